@@ -1,0 +1,10 @@
+"""Engines: the reference evaluator and the incremental engines, behind one protocol."""
+
+from __future__ import annotations
+
+from .base import Engine
+from .reference import Reference
+
+ENGINES: dict[str, type[Engine]] = {"reference": Reference}
+
+__all__ = ["Engine", "ENGINES", "Reference"]

@@ -1,0 +1,74 @@
+"""The protocol every engine implements, so the planner, the CLI and Spark can drive any of them.
+
+An engine is built from a bound :class:`~cepagg.lang.model.Query` (and refuses it with
+:class:`~cepagg.errors.UnsupportedQuery` when it cannot evaluate it). Its state is separate,
+picklable and versioned, so Spark can keep it in a state store:
+
+* ``process(state, batch)`` consumes events in stream order per partition key (ts, then id)
+  and returns result rows that became final;
+* ``advance(state, watermark)`` declares that no event with ``ts <= watermark`` will come and
+  returns rows that became final (closed windows);
+* ``finish(state)`` ends the input and returns the remaining rows.
+
+Rows are tuples in ``query.output_columns`` order. Engines know nothing about Spark.
+"""
+
+from __future__ import annotations
+
+import pickle
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from ..errors import UnsupportedQuery
+from ..events import EventBatch
+from ..lang.model import Query
+from ..result import Result, output_kinds
+
+STATE_FORMAT = 1
+
+
+class Engine(ABC):
+    """Base class of engines. Subclasses set ``name`` and implement the four steps."""
+
+    name: ClassVar[str] = "engine"
+
+    def __init__(self, query: Query):
+        reason = self.refusal(query)
+        if reason:
+            raise UnsupportedQuery(self.name, reason)
+        self.query = query
+
+    @classmethod
+    def refusal(cls, query: Query) -> str | None:
+        """Why this engine cannot evaluate ``query`` (None when it can)."""
+        return None
+
+    @abstractmethod
+    def new_state(self) -> Any: ...
+
+    @abstractmethod
+    def process(self, state: Any, batch: EventBatch) -> list[tuple]: ...
+
+    def advance(self, state: Any, watermark: int) -> list[tuple]:
+        return []
+
+    @abstractmethod
+    def finish(self, state: Any) -> list[tuple]: ...
+
+    def snapshot(self, state: Any) -> bytes:
+        return pickle.dumps((STATE_FORMAT, self.name, state), protocol=5)
+
+    def restore(self, data: bytes) -> Any:
+        version, name, state = pickle.loads(data)
+        if version != STATE_FORMAT or name != self.name:
+            raise ValueError(f"state of {name} format {version} cannot be restored by "
+                             f"{self.name} format {STATE_FORMAT}")
+        return state
+
+    def run(self, batch: EventBatch) -> Result:
+        """Evaluate over a whole batch (sorted here) and return the sorted result."""
+        state = self.new_state()
+        rows = self.process(state, batch.sorted())
+        rows += self.finish(state)
+        kinds = output_kinds(self.query, batch.attribute_kinds())
+        return Result(self.query.output_columns, rows, kinds).sorted()

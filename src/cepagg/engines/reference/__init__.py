@@ -1,0 +1,37 @@
+"""The reference evaluator: enumerate every match by the written semantics, then aggregate.
+
+It is the oracle every other engine is tested against and the "two-step" baseline the seeds
+compare with. It accepts every valid query. It keeps all events until the end of the input,
+so it is meant for tests and small inputs, not for streams.
+
+>>> from cepagg.lang import compile_query
+>>> from cepagg.events import EventBatch
+>>> q = compile_query("RETURN COUNT(*) PATTERN SEQ(A, B, C)")
+>>> stream = [("A", 1), ("B", 2), ("C", 3), ("A", 4), ("B", 5), ("C", 6)]
+>>> Reference(q).run(EventBatch.from_rows({"type": t, "ts": ts} for t, ts in stream)).rows
+[(4,)]
+"""
+
+from __future__ import annotations
+
+from ...events import EventBatch
+from ..base import Engine
+from .evaluate import Evaluation
+
+
+class Reference(Engine):
+    name = "reference"
+
+    def new_state(self) -> list:
+        return []
+
+    def process(self, state: list, batch: EventBatch) -> list[tuple]:
+        state.extend(batch.events())
+        return []
+
+    def finish(self, state: list) -> list[tuple]:
+        events = sorted(state, key=lambda e: (e.ts, e.id))
+        return Evaluation(self.query, events).rows()
+
+
+__all__ = ["Reference"]
