@@ -1,7 +1,8 @@
 """Events in memory: a columnar batch (an Arrow table) and, for the reference evaluator, rows.
 
-Every event has an ``id`` (its position in the input, which also orders events with equal
-timestamps), an integer ``ts`` in the stream's time unit, a ``type`` and attributes. The batch is
+Every event has an identity ``_id`` (its position in the input, which also orders events with
+equal timestamps), an integer ``ts`` in the stream's time unit, a ``type`` and attributes. The
+identity column is ``_id`` so that ``id``, a common attribute name, stays free for users. The batch is
 the unit engines consume; columns are Arrow arrays, convertible to numpy without copies for
 numeric columns.
 """
@@ -14,7 +15,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-RESERVED = ("id", "ts", "type")
+ID = "_id"
+RESERVED = (ID, "ts", "type")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +51,7 @@ def _kind(t: pa.DataType) -> str:
 
 
 class EventBatch:
-    """Events as an Arrow table with columns ``id``, ``ts``, ``type`` and attributes.
+    """Events as an Arrow table with columns ``_id``, ``ts``, ``type`` and attributes.
 
     >>> b = EventBatch.from_rows([{"type": "A", "ts": 1, "x": 5}, {"type": "B", "ts": 2, "x": 7}])
     >>> len(b), b.attribute_kinds()
@@ -74,8 +76,7 @@ class EventBatch:
                 if k not in names and k not in RESERVED:
                     names.append(k)
         cols: dict[str, Any] = {
-            "id": pa.array(list(ids) if ids is not None else
-                           [r.get("id", i) for i, r in enumerate(rows)], pa.int64()),
+            ID: pa.array(list(ids) if ids is not None else range(len(rows)), pa.int64()),
             "ts": pa.array([int(r["ts"]) for r in rows], pa.int64()),
             "type": pa.array([str(r["type"]) for r in rows], pa.string()),
         }
@@ -104,14 +105,14 @@ class EventBatch:
         """The events as Python objects, in table order."""
         names = self.attribute_names
         cols = {n: self.table.column(n).to_pylist() for n in names}
-        ids = self.table.column("id").to_pylist()
+        ids = self.table.column(ID).to_pylist()
         ts = self.table.column("ts").to_pylist()
         types = self.table.column("type").to_pylist()
         return [Event(ids[i], ts[i], types[i], {n: cols[n][i] for n in names}) for i in range(len(ids))]
 
     def sorted(self) -> "EventBatch":
         """Sorted by (ts, id): the stream order every engine assumes."""
-        idx = pa.compute.sort_indices(self.table, sort_keys=[("ts", "ascending"), ("id", "ascending")])
+        idx = pa.compute.sort_indices(self.table, sort_keys=[("ts", "ascending"), (ID, "ascending")])
         return EventBatch(self.table.take(idx), self.time_unit)
 
     def slice(self, offset: int, length: int | None = None) -> "EventBatch":

@@ -230,7 +230,7 @@ class Aggregate:
         return self.func == "COUNT" and not self.vars
 
 
-MATCH_COLUMNS = ("match", "var", "pos", "id", "type", "ts")
+MATCH_COLUMNS = ("match", "var", "pos", "event_id", "type", "ts")
 """Columns of a RETURN-of-events result: one row per (match, bound event)."""
 
 STRATEGIES = ("skip-till-any-match", "skip-till-next-match", "contiguous")
