@@ -58,15 +58,26 @@ class _PendingAtom(PNode):
     decl: _Decl
 
 
-def _finalize(node: PNode) -> PNode:
+@dataclass(frozen=True, eq=False)
+class _Conj(PNode):
+    """``!A ∧ !B`` in one SEQ slot: spliced into the SEQ as consecutive items of one gap."""
+
+    items: tuple[PNode, ...]
+
+
+def _finalize(node: PNode, a: "_Analyzer") -> PNode:
+    """Replace pending atoms by final ones; refuse what cannot stand where it is."""
+    if isinstance(node, _Conj):
+        raise a.error("A conjunction of negated items needs a SEQ around it (negation with "
+                      "nothing around it).", node.pos)
     if isinstance(node, _PendingAtom):
         return Atom(node.id, node.decl.name, node.decl.type, pos=node.pos)
     if isinstance(node, (SeqP, AndP)):
-        return replace(node, items=tuple(_finalize(i) for i in node.items))
+        return replace(node, items=tuple(_finalize(i, a) for i in node.items))
     if isinstance(node, (OrP, BoolOrP)):
-        return replace(node, alts=tuple(_finalize(i) for i in node.alts))
+        return replace(node, alts=tuple(_finalize(i, a) for i in node.alts))
     if isinstance(node, (KleeneP, NotP, ExistsP, WindowP)):
-        return replace(node, body=_finalize(node.body))
+        return replace(node, body=_finalize(node.body, a))
     return node
 
 
@@ -107,8 +118,7 @@ class _Analyzer:
         if isinstance(node, ast.AndPattern):
             items = self._items(node.items, ctx, node.quals)
             if not any(is_positive_item(i) for i in items):
-                raise self.error("AND needs at least one positive item (negation with nothing "
-                                 "around it).", node)
+                return _Conj(self.new_id(), items, pos=node.pos)
             if len(items) == 1:
                 return items[0]
             return AndP(self.new_id(), items, pos=node.pos)
@@ -206,7 +216,8 @@ class _Analyzer:
         flat: list[PNode] = []
         for item in bound:
             # SEQ(SEQ(A, B), C) = SEQ(A, B, C), also with negation inside (NEEL FR1/FR2)
-            flat.extend(item.items if isinstance(item, SeqP) else (item,))
+            # and `!A ∧ !B` in one slot is two negations of the same gap
+            flat.extend(item.items if isinstance(item, (SeqP, _Conj)) else (item,))
         if not any(is_positive_item(i) for i in flat):
             raise self.error("SEQ needs at least one positive item (negation with nothing "
                              "around it).", node)
@@ -334,7 +345,7 @@ def analyze(syntax: ast.QuerySyntax, text: str, *, time_unit: str = "ms",
     a = _Analyzer(text, time_unit, schema)
     bound = a.bind(syntax.pattern, _Ctx())
     a.separate_scopes()
-    pattern = _finalize(bound)
+    pattern = _finalize(bound, a)
     if not is_positive_item(pattern):
         raise a.error("Negation with nothing around it: a pattern cannot be only NOT/EXISTS; "
                       "put it inside SEQ with a positive event.", syntax.pattern)
@@ -359,13 +370,22 @@ def analyze(syntax: ast.QuerySyntax, text: str, *, time_unit: str = "ms",
         raise a.error("EMIT ON CHANGE reports aggregates; the query returns matches.",
                       dict(syntax.clause_pos).get("EMIT ON CHANGE"))
 
-    return Query(
+    query = Query(
         text=text, pattern=pattern, variables=variables, conditions=tuple(conditions),
         stream_filters=tuple(filters), partition_by=tuple(partition_by),
         equivalences=tuple(equivalences), group_by=tuple(group_by), aggregates=tuple(aggregates),
         return_vars=tuple(return_vars), within=within, within_events=within_events, slide=slide,
         emit_on_change=syntax.emit_on_change, strategy=strategy, time_unit=time_unit, syntax=syntax,
     )
+    columns = query.output_columns
+    for item in list(syntax.returns) + list(syntax.agg):
+        if item.alias and columns.count(item.alias) > 1:
+            raise a.error(f"The output already has a column named '{item.alias}'; choose another alias.", item)
+    types = {v.type for v in variables.values()}
+    if "type" in partition_by and None not in types and len(types) > 1:
+        raise a.error("Grouping or partitioning by the event type leaves a pattern of several "
+                      "types without any match.", syntax.pattern)
+    return query
 
 
 # ----------------------------------------------------------------------------------------------
@@ -494,7 +514,46 @@ def _resolve_expr(a: _Analyzer, expr: ast.Expr, variables: dict[str, Variable], 
     bound = go(expr)
     if not isinstance(bound, (ast.Compare, ast.BoolOp, ast.NotExpr)):
         raise a.error("A condition must compare values.", expr)
+    _static_kind(a, bound)
     return bound, used, state["unqualified"], state["next"], state["first_last"]
+
+
+_NUMERIC = {"int": "number", "float": "number", "timestamp": "number", "str": "string", "bool": "bool"}
+
+
+def _static_kind(a: _Analyzer, e: ast.Expr) -> str | None:
+    """The kind of a value expression when it is known before running ("number", "string",
+    "bool"); raises for arithmetic or comparisons that cannot work on any data."""
+    if isinstance(e, ast.Literal):
+        return "bool" if isinstance(e.value, bool) else "string" if isinstance(e.value, str) else "number"
+    if isinstance(e, (ast.Attr, ast.Ref)):
+        if e.name == "ts":
+            return "number"
+        if e.name == "type":
+            return "string"
+        return _NUMERIC.get(a.schema.get(e.name, "")) if a.schema else None
+    if isinstance(e, (ast.Arith, ast.Negate)):
+        operands = (e.left, e.right) if isinstance(e, ast.Arith) else (e.operand,)
+        for o in operands:
+            k = _static_kind(a, o)
+            if k not in (None, "number"):
+                raise a.error(f"Arithmetic needs numbers; this is a {k}.", o)
+        return "number"
+    if isinstance(e, ast.Compare):
+        kinds = [_static_kind(a, o) for o in e.operands]
+        known = [(k, o) for k, o in zip(kinds, e.operands) if k is not None]
+        for (k1, _), (k2, o2) in zip(known, known[1:]):
+            if k1 != k2:
+                raise a.error(f"This compares a {k1} with a {k2}.", e)
+        return "bool"
+    if isinstance(e, ast.BoolOp):
+        for o in e.operands:
+            _static_kind(a, o)
+        return "bool"
+    if isinstance(e, ast.NotExpr):
+        _static_kind(a, e.operand)
+        return "bool"
+    return None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -593,6 +652,9 @@ def _aggregate(a: _Analyzer, item: ast.ReturnItem, variables) -> Aggregate:
     a.check_attr(call.attr, call)
     if call.attr == "type":
         raise a.error(f"{call.func} over the event type is meaningless.", call)
+    kind = a.schema.get(call.attr) if a.schema else None
+    if call.func in ("SUM", "AVG") and kind in ("str", "bool"):
+        raise a.error(f"{call.func} needs a numeric attribute; {call.attr} holds {kind} values.", call)
     return Aggregate(call.func, tuple(names), call.attr, column)
 
 

@@ -76,6 +76,15 @@ class Matcher:
                    and all(self._holds_one(c, v.name, e) for c in self.local.get(v.name, ()))]
             self._candidates[v.name] = (evs, [e.ts for e in evs])
         self._memo: dict[tuple, tuple[M, ...]] = {}
+        # NEXT conditions of a Kleene over a single event (X+) hold pairwise on consecutive
+        # iterations; checking them while enumerating prunes early. They are checked again on
+        # the whole binding, so this is only a shortcut.
+        self._pairwise: dict[int, list[Condition]] = {}
+        for n in query.pattern.walk():
+            if isinstance(n, KleeneP) and isinstance(n.body, Atom):
+                conds = [c for c in query.conditions if c.kind == "edge" and c.next_var == n.body.var]
+                if conds:
+                    self._pairwise[n.id] = conds
 
     # -- conditions ---------------------------------------------------------------------------
 
@@ -110,7 +119,8 @@ class Matcher:
             for parts in self._chain(items, 0, lo, hi):
                 yield M(node, parts[0].start, parts[-1].end, parts)
         elif isinstance(node, KleeneP):
-            for its in self._iterations(node.body, lo, hi):
+            pairwise = self._pairwise.get(node.id, ())
+            for its in self._iterations(node.body, lo, hi, pairwise):
                 yield M(node, its[0].start, its[-1].end, its)
         elif isinstance(node, AndP):
             items = [i for i in node.items if is_positive_item(i)]
@@ -137,10 +147,13 @@ class Matcher:
             for rest in self._chain(items, i + 1, m.end + 1, hi):
                 yield (m,) + rest
 
-    def _iterations(self, body: PNode, lo: int, hi: int) -> Iterator[tuple[M, ...]]:
+    def _iterations(self, body: PNode, lo: int, hi: int, pairwise=(), prev: M | None = None
+                    ) -> Iterator[tuple[M, ...]]:
         for m in self.gen(body, lo, hi):
+            if prev is not None and not all(_pair_holds(c, prev.parts[0], m.parts[0]) for c in pairwise):
+                continue
             yield (m,)
-            for rest in self._iterations(body, m.end + 1, hi):
+            for rest in self._iterations(body, m.end + 1, hi, pairwise, m if pairwise else None):
                 yield (m,) + rest
 
     # -- bindings -----------------------------------------------------------------------------
@@ -243,6 +256,10 @@ class Matcher:
             if self.conditions_hold(item.id, env2) and self.valid(n, lo, hi, env2):
                 return True
         return False
+
+
+def _pair_holds(c: Condition, cur: Event, nxt: Event) -> bool:
+    return holds(c.expr, lambda node: (nxt if isinstance(node, ast.Ref) else cur).get(node.name))
 
 
 def _events(m: M) -> Iterator[Event]:

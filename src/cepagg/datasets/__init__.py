@@ -1,0 +1,1 @@
+"""Event generators for demos, tests and benchmarks, and loaders for real data sets."""

@@ -1,0 +1,466 @@
+"""Reading event files (CSV, JSON Lines, Parquet) into an :class:`EventBatch`; writing results.
+
+Reading is column-wise (pyarrow reads, ``pyarrow.compute`` validates and converts); failing rows
+are located by index and only they are examined one by one, to say exactly what is wrong.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import zoneinfo
+from bisect import bisect_right
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cache
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.json as pjson
+import pyarrow.parquet as pq
+
+from .errors import InputError
+from .events import ID, RESERVED, EventBatch
+
+KINDS = ("int", "float", "str", "bool")
+_EXT = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
+        ".pq": "parquet"}
+_UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+_ARROW = {"int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
+_NUMBER_RE = {"int": r"^[+-]?\d+$", "float": r"(?i)^[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)$"}
+_OFFSET_RE = r"[T ]\d{1,2}(:\d{2}){0,2}(\.\d+)?\s*([Zz]|[+-]\d{2}(:?\d{2})?)$"
+_I64 = 2**63 - 1
+_BAD = (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError)
+
+
+@dataclass
+class ReadReport:
+    """What :func:`read_events` read.
+
+    Attributes:
+        batch: the good events, sorted by (ts, _id).
+        rows_read: data rows in the input, good and bad.
+        rejected: bad rows written to the reject file (0 in "error" mode).
+        reject_path: the reject file written (None in "error" mode).
+    """
+
+    batch: EventBatch
+    rows_read: int
+    rejected: int
+    reject_path: str | None
+
+
+@dataclass
+class _Part:
+    """One input file as raw Arrow columns; unreadable records are all-null placeholders."""
+
+    source: str
+    fmt: str
+    n: int
+    table: pa.Table
+    errors: dict[int, str]  # row -> why it could not be read
+    originals: dict[int, Any]  # row -> its record, where the table lacks it
+    lines: Callable[[], list[int]] | None  # -> line number of each row (None: row + 1)
+
+
+def parse_schema(text: str) -> dict[str, str]:
+    """Parse declared kinds: ``"price:float, company:str"`` -> ``{"price": "float", ...}``.
+
+    Raises:
+        ValueError: an entry is not ``name:kind`` or its kind is not int, float, str or bool.
+    """
+    out = {}
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        name, _, kind = (s.strip() for s in entry.partition(":"))
+        if not name or kind not in KINDS:
+            raise ValueError(f"bad schema entry {entry!r}: expected name:kind, kind one of {', '.join(KINDS)}")
+        out[name] = kind
+    return out
+
+
+def read_events(path: str | Path | Sequence[str | Path], *, format: str | None = None,
+                type_column: str = "type", time_column: str = "ts", time_unit: str = "ms",
+                input_time_unit: str | None = None, timezone: str = "UTC",
+                schema: Mapping[str, str] | None = None, constant_type: str | None = None,
+                on_bad_row: str = "error", reject_path: str | Path | None = None) -> ReadReport:
+    """Read events from files into an :class:`EventBatch` sorted by (ts, _id).
+
+    No row is dropped silently: each is an event or a bad row (an error, or a reject-file line).
+    ``_id`` is a row's 0-based position among the data rows of all files, bad rows included. The
+    time and type columns become ``ts`` and ``type``; any other column with a reserved name
+    (``_id``, ``ts``, ``type``) gets ``_`` appended until the name is free (with
+    ``time_column="time"``, an attribute ``ts`` becomes ``ts_``; ``id`` is an ordinary name).
+    Empty strings (blank ones, for kinds other than str), JSON nulls and missing keys are nulls;
+    a column without values is inferred as str; other Arrow types (dates...) are kept as is.
+    Times must convert exactly to ``time_unit``; timestamps are parsed to the nanosecond (years
+    1677-2262), naive ones in a DST gap or overlap as :mod:`zoneinfo` does (fold=0). Bad rows are
+    numbered from 1: by line for CSV (header = line 1) and JSON Lines, by row for Parquet.
+
+    Args:
+        path: a file, a directory (its files of the format, in name order, skipping names that
+            start with ``_`` or ``.``) or a list of these.
+        format: "csv", "jsonl" or "parquet"; None: from each file's extension.
+        type_column: the column of event types (null or empty: bad row).
+        time_column: the column of times: integers (in ``input_time_unit``), ISO-8601 strings
+            with or without offset, or Arrow timestamps.
+        time_unit: unit of the output ``ts``: "s", "ms", "us" or "ns".
+        input_time_unit: unit of integer times in the input (default: ``time_unit``).
+        timezone: IANA zone of naive timestamps.
+        schema: declared kinds (int, float, str, bool) of input columns; other attributes are
+            inferred: int, else float, else bool (true/false), else str.
+        constant_type: the type of every event; a type column, if any, is then an attribute.
+        on_bad_row: "error" raises InputError for the first bad row; "reject" writes bad rows
+            and an ``_error`` column to the reject file (CSV for CSV input, else JSON Lines),
+            even if there are none.
+        reject_path: the reject file; default ``<dir>/_rejects.<ext>`` for a directory,
+            ``<parent>/_<stem>.rejects.<ext>`` for a file (so directory reads skip it).
+
+    Raises:
+        InputError: a bad row in "error" mode, or input that cannot be read at all.
+        ValueError: a bad argument.
+    """
+    in_unit, declared = input_time_unit or time_unit, parse_schema(",".join(map(":".join, (schema or {}).items())))
+    if on_bad_row not in ("error", "reject") or {time_unit, in_unit} - _UNIT_NS.keys():
+        raise ValueError(f"bad on_bad_row {on_bad_row!r} or time unit {time_unit!r}/{in_unit!r}")
+    try:
+        zone = zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
+        raise ValueError(f"unknown time zone {timezone!r}") from e
+    files = _resolve(path, format)
+    parts = [{"csv": _read_csv, "jsonl": _read_jsonl, "parquet": _read_parquet}[f](p) for p, f in files]
+    used = {time_column} if constant_type is not None else {time_column, type_column}
+    errors: dict[int, list[str]] = {}
+    ts_parts, type_parts, chunks, offsets, total = [], [], {}, [], 0
+    for k, part in enumerate(parts):
+        offsets.append(total)
+        cols = {n: _norm(part.table.column(n)) for n in part.table.column_names}
+        if cols and not used <= cols.keys():
+            raise InputError(f"no column {min(used - cols.keys())!r} (columns: {', '.join(cols)})" + (
+                "; pass constant_type for single-stream data" if time_column in cols else ""), part.source)
+        ts, problems = _times(cols.get(time_column, pa.nulls(part.n)), time_column, in_unit, time_unit, zone)
+        errors.update({total + i: [msg] for i, msg in {**problems, **part.errors}.items()})
+        types = cols.get(type_column, pa.nulls(part.n, pa.string()))
+        types = pc.cast(types, pa.string()) if constant_type is None else pa.array([constant_type] * part.n)
+        for i in np.flatnonzero(np.asarray(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(types), ""), True))):
+            errors.setdefault(total + int(i), []).append(f"type column {type_column!r} is empty")
+        ts_parts.append(ts)
+        type_parts.append(types)
+        for n, c in cols.items():
+            chunks.setdefault(n, {})[k] = c
+        total += part.n
+    for k in declared.keys() - (chunks.keys() - used):
+        raise InputError(f"schema declares {k!r}, which is not an attribute column", str(files[0][0]))
+    table = {ID: pa.array(np.arange(total, dtype=np.int64)),
+             "ts": pa.concat_arrays(ts_parts) if ts_parts else pa.array([], pa.int64()),
+             "type": pa.concat_arrays(type_parts) if type_parts else pa.array([], pa.string())}
+    taken = set(chunks) - set(RESERVED)
+    for name in (n for n in chunks if n not in used):
+        out = name
+        while out in RESERVED or (out != name and out in taken):
+            out += "_"
+        taken.add(out)
+        arrays = [chunks[name].get(k, pa.nulls(p.n)) for k, p in enumerate(parts)]
+        types = {a.type for a in arrays} - {pa.null()}  # files disagreeing on a type meet as strings
+        arr = pa.concat_arrays([pc.cast(a, types.pop() if len(types) == 1 else pa.string()) for a in arrays])
+        table[out], bad = _attribute(arr, declared.get(name))
+        for i in bad:
+            errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid {declared[name]}")
+
+    def problem(i: int) -> tuple[InputError, Any]:
+        k = bisect_right(offsets, i) - 1  # the last part starting at or before i is not empty
+        part, j = parts[k], i - offsets[k]
+        why = part.errors.get(j) or "; ".join(errors[i])  # a reading error is the only message
+        error = InputError(why, part.source, part.lines()[j] if part.lines else j + 1)
+        return error, part.originals[j] if j in part.originals else part.table.slice(j, 1).to_pylist()[0]
+
+    if on_bad_row == "error" and errors:
+        raise problem(min(errors))[0]
+    written = None
+    if on_bad_row == "reject":
+        fmt = "csv" if parts and all(p.fmt == "csv" for p in parts) else "jsonl"
+        first = Path(path[0] if isinstance(path, (list, tuple)) else path)
+        written = str(reject_path or (first / f"_rejects.{fmt}" if first.is_dir()
+                                      else first.parent / f"_{first.stem}.rejects.{fmt}"))
+        header, rows = list(dict.fromkeys(n for p in parts for n in p.table.column_names)), map(problem, sorted(errors))
+        with open(written, "w", newline="", encoding="utf-8") as f:
+            if fmt == "csv":
+                csv.writer(f).writerows([[*header, "_error"], *([*map(r.get, header), e] for e, r in rows)])
+            for e, r in rows if fmt != "csv" else ():
+                r = {c: v for c, v in r.items() if v is not None} if isinstance(r, dict) else {"_raw": r}
+                f.write(json.dumps({**r, "_error": str(e)}, default=str, ensure_ascii=False) + "\n")
+    result = pa.table(table).filter(pa.array(~np.isin(np.arange(total), list(errors))))
+    ts_np, batch = result.column("ts").to_numpy(), EventBatch(result, time_unit)
+    return ReadReport(batch if bool(np.all(ts_np[1:] >= ts_np[:-1])) else batch.sorted(), total,
+                      len(errors) if written else 0, written)
+
+
+def _resolve(path: Any, format: str | None) -> list[tuple[Path, str]]:
+    """The files to read, in order, with their formats."""
+    fmt = {"json": "jsonl", "ndjson": "jsonl"}.get(format or "", format)
+    if fmt not in (None, "csv", "jsonl", "parquet"):
+        raise ValueError(f"format must be csv, jsonl or parquet, not {format!r}")
+    out: list[tuple[Path, str]] = []
+    for p in map(Path, path if isinstance(path, (list, tuple)) else [path]):
+        if not p.exists():
+            raise InputError("no such file or directory", str(p))
+        kids = sorted(c for c in p.iterdir() if c.is_file() and not c.name.startswith((".", "_"))) \
+            if p.is_dir() else [p]
+        found = [(c, fmt or _EXT.get(c.suffix.lower())) for c in kids]
+        found = [(c, f) for c, f in found if f and (p.is_file() or _EXT.get(c.suffix.lower()) == f)]
+        if not found or len({f for _, f in found}) > 1:
+            raise InputError("cannot tell the format, or several formats (pass format=)", str(p))
+        out += found
+    return out
+
+
+def _read_csv(path: Path) -> _Part:
+    """Every column as strings, by pyarrow; row by row if a record has the wrong field count.
+
+    A quoted newline splits a record of two or more fields into records with the wrong count,
+    so pyarrow's faster mode without ``newlines_in_values`` is safe: such files go row by row.
+    """
+    src, errors, originals, invalid = str(path), {}, {}, []
+
+    @cache
+    def records() -> list[tuple[int, list[str]]]:  # (first line, fields) of non-empty records
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            reader, out, prev = csv.reader(f), [], 0
+            for fields in reader:
+                out += [(prev + 1, fields)] if fields else []
+                prev = reader.line_num
+            return out
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            header = next(csv.reader(f), [])
+        if len(set(header)) < len(header):
+            raise InputError(f"duplicate column names in header {header}", src, 1)
+        try:
+            table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(
+                newlines_in_values=len(header) == 1, invalid_row_handler=lambda r: invalid.append(r) or "skip"),
+                convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(header, pa.string()),
+                                                    strings_can_be_null=False)) if header else pa.table({})
+        except pa.ArrowInvalid:
+            invalid.append(None)
+        if invalid:
+            rows = []
+            for k, (_, fields) in enumerate(records()[1:]):
+                if len(fields) != len(header):
+                    errors[k] = f"expected {len(header)} fields, found {len(fields)}: {fields}"
+                    originals[k], fields = dict(zip(header, fields)), [None] * len(header)
+                rows.append(fields)
+            table = pa.table({n: pa.array([r[c] for r in rows], pa.string()) for c, n in enumerate(header)})
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise InputError(f"unreadable CSV: {e}", src) from e
+    return _Part(src, "csv", len(records()) - 1 if invalid else table.num_rows, table, errors, originals,
+                 lambda: [line for line, _ in records()[1:]])
+
+
+def _read_jsonl(path: Path) -> _Part:
+    """Typed columns by pyarrow; row by row (values as JSON text) on bad JSON, type conflicts,
+    nested values or integers Arrow would make inexact doubles."""
+    src, errors, originals = str(path), {}, {}
+    numbered = cache(lambda: [(no, t) for no, t in enumerate(path.read_text("utf-8", "replace").split("\n"), 1)
+                              if t.strip()])
+    try:
+        table = pjson.read_json(path)
+        stamps = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
+        if stamps:  # Arrow infers timestamps, dropping offsets: read those columns as text
+            table = pjson.read_json(path, parse_options=pjson.ParseOptions(
+                explicit_schema=pa.schema([(n, pa.string()) for n in stamps]), unexpected_field_behavior="infer"))
+        n = None if any(pa.types.is_nested(c.type) or pa.types.is_timestamp(c.type) or pa.types.is_floating(
+            c.type) and pc.any(pc.and_(pc.greater_equal(pc.abs(c), 2.0**53), pc.equal(c, pc.floor(c)))).as_py()
+            for c in table.columns) else table.num_rows
+    except _BAD:
+        n = None
+    if n is None:
+        records = []
+        for k, (_, line) in enumerate(numbered()):
+            try:
+                originals[k] = obj = json.loads(line)
+                if not isinstance(obj, dict):
+                    raise ValueError(f"not a JSON object but a {type(obj).__name__}")
+                if ("[" in line or "{" in line[1:]) and any(isinstance(v, (dict, list)) for v in obj.values()):
+                    raise ValueError("nested values are not supported")
+            except ValueError as e:
+                errors[k], originals[k], obj = f"bad JSON: {e}", originals.get(k, line.rstrip("\r")), {}
+            records.append(obj)
+        n, table = len(records), pa.table({c: _py_column([r.get(c) for r in records])
+                                           for c in dict.fromkeys(c for r in records for c in r)})
+    return _Part(src, "jsonl", n, table, errors, originals, lambda: [no for no, _ in numbered()])
+
+
+def _py_column(values: list[Any]) -> pa.Array:
+    """JSON values as an Arrow column: typed if their types agree (ints and floats: float), else text."""
+    try:
+        if bool not in {type(v) for v in values} or all(v is None or type(v) is bool for v in values):
+            return pa.array(values)
+    except _BAD + (pa.ArrowTypeError,):
+        pass
+    return pa.array([v if v is None or type(v) is str else json.dumps(v) if type(v) is bool else str(v)
+                     for v in values], pa.string())
+
+
+def _read_parquet(path: Path) -> _Part:
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise InputError(f"unreadable Parquet: {e}", str(path)) from e
+    return _Part(str(path), "parquet", table.num_rows, table, {}, {}, None)
+
+
+def _norm(col: pa.ChunkedArray) -> pa.Array:
+    """One contiguous array, in int64 / float64 / string if of their kind (unsigned overflow: text)."""
+    t = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+    kind = "int" if pa.types.is_integer(t) else "float" if pa.types.is_floating(t) else "str" if (
+        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)) else None
+    try:
+        return pc.cast(col, _ARROW[kind] if kind else t).combine_chunks()
+    except _BAD:
+        return pc.cast(col, pa.string()).combine_chunks()
+
+
+def _cast_locate(arr: pa.Array, typ: pa.DataType) -> tuple[pa.Array, list[int]]:
+    """Cast; on failure find by bisection the elements that do not cast (they become null)."""
+    try:
+        return pc.cast(arr, typ), []
+    except _BAD:
+        if len(arr) <= 1:
+            return pa.nulls(len(arr), typ), list(range(len(arr)))
+    mid = len(arr) // 2
+    (left, lb), (right, rb) = _cast_locate(arr.slice(0, mid), typ), _cast_locate(arr.slice(mid), typ)
+    return pa.concat_arrays([left, right]), lb + [mid + i for i in rb]
+
+
+def _parse(s: pa.Array, kind: str) -> tuple[pa.Array, list[int]]:
+    """Trimmed strings (null for empty) as int or float, and the indices of those that are not."""
+    ok = pc.match_substring_regex(s, _NUMBER_RE[kind])
+    bad = np.flatnonzero(np.asarray(pc.invert(pc.fill_null(ok, True)))).tolist()
+    if kind == "int" and pc.any(pc.starts_with(s, "+")).as_py():
+        s = pc.replace_substring_regex(s, r"^\+", "")
+    col, more = _cast_locate(pc.if_else(ok, s, None) if bad else s, _ARROW[kind])
+    return col, sorted(set(bad + more))
+
+
+def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
+    """An attribute column in its declared (or inferred) kind, and the indices of bad values."""
+    natural = {pa.int64(): "int", pa.float64(): "float", pa.bool_(): "bool", pa.string(): None}.get(arr.type, "")
+    if kind == "int" and natural == "float":
+        frac = pc.fill_null(pc.not_equal(arr, pc.floor(arr)), False)
+        col, more = _cast_locate(pc.if_else(frac, None, arr), pa.int64())
+        return col, sorted(np.flatnonzero(np.asarray(frac)).tolist() + more)
+    if natural and kind in (None, natural) or natural == "" and kind is None and arr.type != pa.null():
+        return arr, []
+    arr = pc.cast(arr, pa.string())  # other conversions (and null columns) go through text
+    trimmed = pc.utf8_trim_whitespace(arr)
+    trimmed = pc.if_else(pc.equal(trimmed, ""), None, trimmed)
+    kind = kind or (None if trimmed.null_count < len(arr) else "str")
+    for k in [kind] if kind in ("int", "float") else ["int", "float"] if kind is None else []:
+        if kind or pc.all(pc.match_substring_regex(trimmed, _NUMBER_RE[k])).as_py():
+            col, bad = _parse(trimmed, k)
+            if kind or not bad:
+                return col, bad
+    low = pc.utf8_lower(trimmed)
+    bad = pc.and_(pc.is_valid(low), pc.invert(pc.is_in(low, pa.array(["true", "false"]))))
+    if kind == "bool" or kind is None and not pc.any(bad).as_py():
+        return pc.if_else(bad, None, pc.equal(low, "true")), np.flatnonzero(np.asarray(bad)).tolist()
+    return pc.if_else(pc.equal(arr, ""), None, arr), []
+
+
+def _times(arr: pa.Array, name: str, in_unit: str, unit: str,
+           zone: zoneinfo.ZoneInfo) -> tuple[pa.Array, dict[int, str]]:
+    """Times as int64 counts of ``unit`` since the epoch (null where bad), a message per bad row."""
+    n, t, every = len(arr), arr.type, np.arange(len(arr))
+    groups = []  # (rows, int64 values, their unit, positions in the group that did not parse)
+    if pa.types.is_string(t):
+        s = pc.utf8_trim_whitespace(arr)
+        is_int, iso, off = (np.asarray(pc.fill_null(pc.match_substring_regex(s, r), False))
+                            for r in (_NUMBER_RE["int"], r"^\d{4}-\d\d-\d\d", _OFFSET_RE))
+        vals, bad = _parse(s.filter(is_int), "int")
+        groups.append((np.flatnonzero(is_int), np.asarray(pc.fill_null(vals, 0)), in_unit, bad))
+        for mask, typ in ((iso & off, pa.timestamp("ns", "UTC")), (iso & ~off, pa.timestamp("ns"))):
+            vals, bad = _cast_locate(s.filter(mask), typ)
+            vals = pc.cast(vals, pa.int64()) if typ.tz else _localize(vals, zone)
+            groups.append((np.flatnonzero(mask), np.asarray(pc.fill_null(vals, 0)), "ns", bad))
+    elif pa.types.is_timestamp(t) or pa.types.is_integer(t):
+        valid = np.asarray(arr.is_valid())
+        vals = _localize(arr, zone) if pa.types.is_timestamp(t) and not t.tz else pc.cast(arr, pa.int64())
+        groups.append((every[valid], np.asarray(pc.fill_null(vals, 0))[valid],
+                       t.unit if pa.types.is_timestamp(t) else in_unit, []))
+    elif pa.types.is_floating(t):
+        f = np.asarray(pc.fill_null(arr, np.nan), np.float64)
+        whole = np.isfinite(f) & (np.floor(f) == f) & (np.abs(f) < 2.0**63)
+        groups.append((every[whole], f[whole].astype(np.int64), in_unit, []))
+    res, ok, errs, out_per = np.zeros(n, np.int64), np.zeros(n, bool), {}, _UNIT_NS[unit]
+    for idx, vals, vunit, bad in groups:
+        good, per = np.ones(len(idx), bool), _UNIT_NS[vunit]
+        good[bad] = False
+        if per >= out_per:
+            lim = _I64 // (per // out_per)
+            fail, out, why = np.abs(vals) > lim, np.clip(vals, -lim, lim) * (per // out_per), "out of range in"
+        else:
+            fail, out, why = vals % (out_per // per) != 0, vals // (out_per // per), "not a whole number of"
+        for i in idx[good & fail]:
+            errs[int(i)] = f"time column {name!r}: {arr[int(i)].as_py()!r} ({vunit}) is {why} {unit}"
+        good &= ~fail
+        res[idx[good]], ok[idx[good]] = out[good], True
+    for i in np.flatnonzero(~ok):
+        v = arr[int(i)].as_py()
+        errs.setdefault(int(i), f"time column {name!r} is empty" if v is None or str(v).strip() == "" else
+                        f"time column {name!r}: {v!r} is neither an integer nor an ISO-8601 date/time")
+    return pa.array(res, pa.int64(), mask=~ok), errs
+
+
+def _localize(ts: pa.Array, zone: zoneinfo.ZoneInfo) -> pa.Array:
+    """Naive local timestamps in ``zone`` as int64 UTC counts of their own unit."""
+    if zone.key == "UTC" or len(ts) == 0:
+        return pc.cast(ts, pa.int64())
+    try:
+        return pc.cast(pc.assume_timezone(ts, zone.key, ambiguous="earliest", nonexistent="raise"), pa.int64())
+    except pa.ArrowInvalid:  # a time in a DST gap: read as zoneinfo does
+        per, epoch = _UNIT_NS[ts.type.unit], datetime(1970, 1, 1)
+        return pa.array([None if v is None else v - int((epoch + timedelta(microseconds=v * per // 1000)).replace(
+            tzinfo=zone).utcoffset().total_seconds()) * 10**9 // per for v in pc.cast(ts, pa.int64()).to_pylist()],
+            pa.int64())
+
+
+def write_result(result: Any, path: str | Path | None, format: str | None = None) -> None:
+    """Write a :class:`cepagg.result.Result` as CSV, JSON Lines or Parquet, or print it.
+
+    Exact integers beyond int64 become decimal strings in CSV and JSON Lines and DECIMAL(38,0)
+    in Parquet; non-finite floats are written as "nan", "inf", "-inf" (JSON has no literal).
+
+    Args:
+        result: the result table.
+        path: the output file; None or "-" prints ``format_table(result)`` to stdout.
+        format: "csv", "jsonl" or "parquet"; None: from the extension.
+    """
+    from .result import format_table
+
+    if path is None or str(path) == "-":
+        return print(format_table(result))
+    fmt = {"json": "jsonl", "ndjson": "jsonl"}.get(format or "", format) or _EXT.get(Path(path).suffix.lower())
+    if fmt == "parquet":
+        return pq.write_table(result.to_arrow(), path)
+    if fmt not in ("csv", "jsonl"):
+        raise ValueError(f"cannot tell the output format of {str(path)!r}; pass format=")
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        if fmt == "csv":
+            csv.writer(f).writerows([result.columns, *([_cell(v, True) for v in r] for r in result.rows)])
+        for r in result.rows if fmt == "jsonl" else ():
+            f.write(json.dumps(dict(zip(result.columns, map(_cell, r))), ensure_ascii=False) + "\n")
+
+
+def _cell(v: Any, text: bool = False) -> Any:
+    """A value for CSV (``text``) or JSON, exact for integers of any size."""
+    if isinstance(v, bool):
+        return str(v).lower() if text else v
+    if isinstance(v, int):
+        return str(v) if text or abs(v) > _I64 else v
+    if isinstance(v, float) or hasattr(v, "denominator"):
+        return repr(float(v)) if text or not math.isfinite(float(v)) else float(v)
+    return "" if text and v is None else v if v is None or isinstance(v, str) else str(v)

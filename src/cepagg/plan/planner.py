@@ -1,0 +1,92 @@
+"""Choose the engine for a query and explain the choice.
+
+Engines are tried in order of preference (fastest first); each either accepts the query or
+refuses it with a reason. The reference evaluator accepts every valid query, so there is
+always a plan; ``explain`` shows the refusals, which tell a user what to change to reach a
+faster engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..engines import ENGINES, Engine
+from ..errors import UnsupportedQuery
+from ..lang.model import Query
+from ..lang.printer import duration_text
+
+#: Engines tried by ``auto``, fastest first.
+PREFERENCE = ("aseq", "greta", "reference")
+
+
+@dataclass
+class Plan:
+    query: Query
+    engine: str
+    refusals: dict[str, str] = field(default_factory=dict)
+
+    def build(self) -> Engine:
+        return ENGINES[self.engine](self.query)
+
+    def explain(self) -> str:
+        q = self.query
+        lines = [f"engine: {self.engine}"]
+        for name, reason in self.refusals.items():
+            lines.append(f"  not {name}: {reason}")
+        lines.append(f"mode: {_mode(q)}")
+        lines.append("partition by: " + (", ".join(q.partition_by) if q.partition_by else
+                                          "nothing (one partition)"))
+        if q.group_by:
+            lines.append("groups: " + ", ".join(g.column for g in q.group_by))
+        lines.append("variables: " + ", ".join(_var(v) for v in q.variables.values()))
+        for f in q.stream_filters:
+            lines.append(f"stream filter: {f.text}")
+        for c in q.conditions:
+            where = "" if c.scope is None else " (inside a negation)"
+            lines.append(f"condition [{c.kind}]{where}: {c.text}")
+        if q.strategy != "skip-till-any-match":
+            lines.append(f"selection: {q.strategy}")
+        lines.append("returns: " + (", ".join(a.column for a in q.aggregates) if q.aggregates
+                                     else "matches of " + ", ".join(v.split('@')[0] for v in q.return_vars)))
+        return "\n".join(lines)
+
+
+def _mode(q: Query) -> str:
+    if q.within_events is not None:
+        return f"all matches within {q.within_events} events"
+    if q.within is None:
+        return "all matches (no window)" + (", emitted on change" if q.emit_on_change else "")
+    w = duration_text(q.within, q.time_unit)
+    if q.mode == "slide":
+        return f"windows of {w} sliding by {duration_text(q.slide, q.time_unit)}"
+    if q.mode == "emit":
+        return f"sliding window of {w}, a row whenever the value changes"
+    return f"all matches spanning less than {w}"
+
+
+def _var(v) -> str:
+    name = v.name.split("@")[0]
+    kind = v.type or "any type"
+    flags = [f for f, on in (("Kleene", v.kleene is not None), ("negated", v.negated),
+                             ("optional", v.optional)) if on]
+    return f"{name}: {kind}" + (f" ({', '.join(flags)})" if flags else "")
+
+
+def plan(query: Query, engine: str = "auto") -> Plan:
+    """The engine to run ``query``: the named one (refusing loudly) or the fastest that accepts."""
+    if engine != "auto":
+        if engine not in ENGINES:
+            raise UnsupportedQuery(engine, f"no such engine; available: {', '.join(ENGINES)}")
+        reason = ENGINES[engine].refusal(query)
+        if reason:
+            raise UnsupportedQuery(engine, reason)
+        return Plan(query, engine)
+    refusals: dict[str, str] = {}
+    for name in PREFERENCE:
+        if name not in ENGINES:
+            continue
+        reason = ENGINES[name].refusal(query)
+        if reason is None:
+            return Plan(query, name, refusals)
+        refusals[name] = reason
+    raise AssertionError("the reference engine accepts every query")

@@ -1,0 +1,291 @@
+"""Malformed or meaningless queries: each raises a QueryError at an exact place.
+
+Every case gives the query, the 1-based line and column the error must point at, and a fragment
+of the message. ``str(err)`` must carry the offending line with a caret under that column.
+
+The last table lists queries that parse and bind but cannot mean anything (an alias hiding a
+window column, a sum of strings, a string compared with a number): they are refused too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from cepagg.errors import QueryError
+from cepagg.lang import compile_query, parse
+
+
+@dataclass(frozen=True)
+class Bad:
+    id: str
+    text: str
+    line: int
+    column: int
+    message: str  # fragment of err.message
+    schema: dict[str, str] | None = field(default=None, hash=False)
+
+
+SYNTAX = [
+    Bad("missing-close-paren", "PATTERN SEQ(A, B WITHIN 10 s", 1, 18,
+        "Unexpected 'WITHIN'; expected ')'."),
+    Bad("missing-close-paren-at-end", "PATTERN SEQ(A, B", 1, 17, "Unexpected end of query"),
+    Bad("extra-close-paren", "PATTERN SEQ(A a, B b)) WITHIN 5 s", 1, 22, "Unexpected ')'"),
+    Bad("trailing-comparison", "PATTERN SEQ(A, B) WHERE A.x >", 1, 30,
+        "Unexpected end of query; expected one of"),
+    Bad("trailing-or", "PATTERN A OR", 1, 13, "Unexpected end of query"),
+    Bad("trailing-and-in-where", "PATTERN SEQ(A a, B b) WHERE a.x < 1 AND", 1, 40,
+        "Unexpected end of query"),
+    Bad("bad-character", "PATTERN SEQ(A, B) WHERE A.x > 3 @ 4", 1, 33, "Unexpected character '@'."),
+    Bad("missing-pattern-keyword", "SEQ(A, B) WITHIN 10 s", 1, 1, "Unexpected 'SEQ'; expected one of"),
+    Bad("missing-pattern-clause", "RETURN COUNT(*) WITHIN 10 s", 1, 1, "A query needs a PATTERN clause."),
+    Bad("duplicate-within", "PATTERN SEQ(A, B) WITHIN 10 s WITHIN 5 s", 1, 31,
+        "Duplicate WITHIN clause."),
+    Bad("duplicate-where", "PATTERN SEQ(A a, B b) WHERE a.x < 1 WHERE b.x > 2", 1, 37,
+        "Duplicate WHERE clause."),
+    Bad("unterminated-single-quote", "PATTERN SEQ(A a) WHERE a.name = 'IBM", 1, 33,
+        "Unexpected character \"'\"."),
+    Bad("unterminated-double-quote", 'PATTERN SEQ(A a, B b) WHERE a.x < "abc', 1, 35,
+        "Unexpected character '\"'."),
+    Bad("condition-without-comparison", "PATTERN SEQ(A a) WHERE a.x", 1, 27,
+        "Unexpected end of query; expected a comparison."),
+    Bad("unknown-time-unit", "PATTERN SEQ(A, B) WITHIN 10 parsecs", 1, 29, "Unexpected 'parsecs'"),
+    Bad("strategy-not-a-name", "PATTERN SEQ(A, B) STRATEGY 42", 1, 28,
+        "Unexpected '42'; expected a selection strategy."),
+    Bad("syntax-error-on-line-2", "PATTERN SEQ(A, B)\nWHERE A.x >> 3", 2, 12, "Unexpected '>'"),
+    Bad("unclosed-inner-paren-line-3", "RETURN COUNT(*)\nPATTERN SEQ(A a,\n  (SEQ(B b, C c) WITHIN 5 s",
+        3, 28, "Unexpected end of query; expected ')'."),
+]
+
+NAMES = [
+    Bad("unknown-variable-in-where", "PATTERN SEQ(A a, B b) WHERE c.x > 1", 1, 29,
+        "Unknown variable 'c'; the pattern declares a, b."),
+    Bad("unknown-variable-in-aggregate", "RETURN SUM(C.x) PATTERN SEQ(A, B)", 1, 8,
+        "Unknown variable 'C'; the pattern declares A, B."),
+    Bad("unknown-variable-in-group-by", "RETURN COUNT(*) PATTERN SEQ(A, B) GROUP BY C.id", 1, 44,
+        "Unknown variable 'C'"),
+    Bad("unknown-variable-in-equivalence", "PATTERN SEQ(A a, B b) WHERE [a.id, c.id]", 1, 36,
+        "Unknown variable 'c'"),
+    Bad("unknown-variable-on-line-3", "PATTERN SEQ(A a, B b)\nWHERE a.price > 10\n  AND z.price < 5",
+        3, 7, "Unknown variable 'z'"),
+    Bad("variable-declared-twice", "PATTERN SEQ(A x, B x)", 1, 18, "Variable 'x' is declared twice."),
+    Bad("alias-equals-unaliased-type", "PATTERN SEQ(A B, B)", 1, 18, "Variable 'B' is declared twice."),
+    Bad("variable-with-two-types", "PATTERN OR(SEQ(A x, B), SEQ(C x, D))", 1, 29,
+        "Variable 'x' is declared with two different types."),
+    Bad("unknown-attribute-with-schema", "PATTERN SEQ(A a, B b) WHERE a.volume > 10", 1, 29,
+        "Unknown attribute 'volume'; the events have ts, type, price.", {"price": "float"}),
+    Bad("unknown-attribute-in-aggregate-with-schema", "RETURN AVG(b.volume) PATTERN SEQ(A a, B b)",
+        1, 8, "Unknown attribute 'volume'", {"price": "float"}),
+    Bad("unknown-attribute-in-group-by-with-schema",
+        "RETURN COUNT(*)\nPATTERN SEQ(A a, B b)\nGROUP BY sector", 3, 10,
+        "Unknown attribute 'sector'", {"price": "float", "company": "str"}),
+]
+
+AGGREGATES = [
+    Bad("sum-of-variable", "RETURN SUM(A) PATTERN SEQ(A, B)", 1, 8,
+        "SUM needs an attribute: SUM(A.attr)."),
+    Bad("sum-star", "RETURN SUM(*) PATTERN SEQ(A, B)", 1, 8, "SUM needs an attribute: SUM(X.attr)."),
+    Bad("avg-star", "RETURN AVG(*) PATTERN SEQ(A, B)", 1, 8, "AVG needs an attribute"),
+    Bad("count-of-attribute", "RETURN COUNT(A.x) PATTERN SEQ(A, B)", 1, 8,
+        "COUNT takes * or a variable, e.g. COUNT(*) or COUNT(E)."),
+    Bad("sum-of-event-type", "RETURN SUM(A.type) PATTERN SEQ(A, B)", 1, 8,
+        "SUM over the event type is meaningless."),
+    Bad("aggregate-of-negated-variable", "RETURN SUM(b.x) PATTERN SEQ(A a, !B b, C c)", 1, 8,
+        "a negated variable binds no event."),
+    Bad("duplicate-output-alias", "RETURN COUNT(*) AS n, SUM(a.x) AS n PATTERN SEQ(A a, B b)", 1, 23,
+        "Two output columns are named 'n'"),
+    Bad("same-aggregate-twice", "RETURN COUNT(*), COUNT(*) PATTERN SEQ(A a)", 1, 18,
+        "Two output columns are named 'COUNT(*)'"),
+    Bad("return-non-grouped-attribute", "RETURN a.price, COUNT(*) PATTERN SEQ(A a, B b) GROUP BY a.id",
+        1, 8, "RETURN a.price: not a GROUP BY attribute"),
+    Bad("return-unknown-bare-name", "RETURN price PATTERN SEQ(A a)", 1, 8,
+        "RETURN price: not a GROUP BY attribute, a variable or an aggregate."),
+    Bad("return-mixes-aggregates-and-variables", "RETURN a, COUNT(*) PATTERN SEQ(A a, B b)", 1, 8,
+        "RETURN mixes aggregates with matched events"),
+    Bad("return-mix-on-line-3", "PATTERN SEQ(A a, B b)\nWHERE a.x < 10\nRETURN COUNT(*), a", 3, 18,
+        "RETURN mixes aggregates with matched events"),
+    Bad("return-negated-variable", "PATTERN SEQ(A a, !B b, C c) RETURN b", 1, 36,
+        "RETURN b: a negated variable binds no event."),
+    Bad("group-by-negated-variable", "RETURN COUNT(*) PATTERN SEQ(A a, !B b, C c) GROUP BY b.id", 1, 54,
+        "b is negated and binds no event"),
+    Bad("group-by-optional-variable", "RETURN COUNT(*) PATTERN SEQ(A a, OR(B b, C c)) GROUP BY b.id",
+        1, 57, "b is inside OR and is not bound in every match"),
+    Bad("group-by-twice", "RETURN COUNT(*) PATTERN SEQ(A,B) GROUP BY id, id", 1, 47,
+        "GROUP BY lists 'id' twice."),
+]
+
+PATTERNS = [
+    Bad("next-on-non-kleene", "PATTERN SEQ(A a, B b) WHERE a.x < NEXT(a).x", 1, 35,
+        "NEXT(a) is only meaningful for a variable inside a Kleene pattern (a+)."),
+    Bad("first-on-non-kleene", "PATTERN SEQ(A a, B b) WHERE FIRST(b).x > 1", 1, 29,
+        "FIRST(b) is only meaningful for a variable inside a Kleene pattern"),
+    Bad("first-under-nested-kleene", "PATTERN (SEQ(A+, B))+ WHERE FIRST(A).x > 1", 1, 29,
+        "FIRST(A) is ambiguous: A repeats inside an outer Kleene pattern."),
+    Bad("next-of-two-variables", "PATTERN SEQ(A+, B+) WHERE NEXT(A).x < NEXT(B).x", 1, 39,
+        "A condition may use NEXT of only one variable."),
+    Bad("pattern-only-negation", "PATTERN NOT A", 1, 9, "Negation with nothing around it"),
+    Bad("seq-only-negation", "PATTERN SEQ(NOT A)", 1, 9,
+        "SEQ needs at least one positive item (negation with nothing around it)."),
+    Bad("and-only-negations", "PATTERN AND(!A, !B)", 1, 9,
+        "A conjunction of negated items needs a SEQ around it (negation with nothing around it)."),
+    Bad("or-mixes-negated-and-positive", "PATTERN SEQ(A, OR(!B, C), D)", 1, 16,
+        "OR mixes negated (!/NOT, EXISTS) and positive alternatives"),
+    Bad("not-of-disjunction-of-negations", "PATTERN SEQ(A, NOT (!B ∨ !C), D)", 1, 16,
+        "Negating a disjunction of negations is not supported"),
+    Bad("kleene-star", "PATTERN SEQ(A*, B)", 1, 13, "Kleene star '*' is not supported"),
+    Bad("optional", "PATTERN SEQ(A?, B)", 1, 13, "optional '?' is not supported"),
+    Bad("condition-across-two-negations", "PATTERN SEQ(A, !B b, C, !D d, E) WHERE b.x = d.x", 1, 40,
+        "relates variables of two different negated or EXISTS sub-patterns"),
+    Bad("qualification-across-two-negations",
+        "PATTERN SEQ(A a, ! (B b, b.x > a.x), C c, ! (D d, d.y = b.y))", 1, 51,
+        "relates variables of two different negated or EXISTS sub-patterns"),
+    Bad("unknown-strategy", "PATTERN SEQ(A, B) STRATEGY skip-till-some-match", 1, 28,
+        "Unknown selection strategy 'skip-till-some-match'"),
+    Bad("contiguity-with-and", "PATTERN AND(A, B) STRATEGY contiguous", 1, 28,
+        "contiguous needs an order between events; AND has none."),
+]
+
+CONDITIONS = [
+    Bad("condition-without-attribute", "PATTERN SEQ(A, B) WHERE 1 < 2", 1, 25,
+        "This condition names no event attribute."),
+    Bad("qualified-and-unqualified", "PATTERN SEQ(A a, B b) WHERE a.price < price", 1, 29,
+        "mixes unqualified attributes (meaning: every event) with qualified ones"),
+    Bad("equivalence-under-or", "PATTERN SEQ(A, B) WHERE [id] OR A.x > 1", 1, 25,
+        "An equivalence list [..] cannot be combined with OR or NOT"),
+]
+
+WINDOWS = [
+    Bad("slide-without-within", "RETURN COUNT(*) PATTERN SEQ(A, B) SLIDE 1 s", 1, 41,
+        "SLIDE needs a WITHIN window."),
+    Bad("slide-with-emit-on-change",
+        "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 10 s SLIDE 1 s EMIT ON CHANGE", 1, 53,
+        "Use either SLIDE (one row per window) or EMIT ON CHANGE, not both."),
+    Bad("slide-with-emit-multiline",
+        "RETURN COUNT(*)\nPATTERN SEQ(A a, B b)\nGROUP BY a.id\nWITHIN 10 s SLIDE 2 s\nEMIT ON CHANGE",
+        4, 19, "Use either SLIDE"),
+    Bad("zero-window", "PATTERN SEQ(A, B) WITHIN 0 s", 1, 26, "WITHIN must be positive."),
+    Bad("zero-window-on-line-3", "RETURN COUNT(*)\nPATTERN SEQ(A, B)\nWITHIN 0 s", 3, 8,
+        "WITHIN must be positive."),
+    Bad("zero-slide", "RETURN COUNT(*) PATTERN SEQ(A,B) WITHIN 10 s SLIDE 0 s", 1, 52,
+        "SLIDE must be positive."),
+    Bad("fractional-window", "PATTERN SEQ(A, B) WITHIN 1.5 ms", 1, 26,
+        "WITHIN 1.5 ms is not a whole number of ms, the stream's time unit."),
+    Bad("fractional-tuple-window", "RETURN COUNT(*) PATTERN SEQ(A,B) WITHIN 1.5 events", 1, 41,
+        "A tuple-count window must be a positive whole number."),
+    Bad("slide-on-tuple-window", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 100 events SLIDE 10 events",
+        1, 59, "SLIDE is only defined for time windows, not tuple-count windows."),
+    Bad("inner-tuple-window", "PATTERN SEQ(A, EXISTS (SEQ(B, C) WITHIN 5 events), D)", 1, 41,
+        "A tuple-count window is only allowed in the query's WITHIN."),
+    Bad("emit-on-change-on-match-query", "PATTERN SEQ(A, B) WITHIN 10 s EMIT ON CHANGE", 1, 31,
+        "EMIT ON CHANGE reports aggregates; the query returns matches."),
+    Bad("emit-on-change-with-tuple-window",
+        "RETURN COUNT(*) PATTERN SEQ(A,B) WITHIN 100 events EMIT ON CHANGE", 1, 41,
+        "EMIT ON CHANGE is only defined for time windows."),
+]
+
+CASES = SYNTAX + NAMES + AGGREGATES + PATTERNS + CONDITIONS + WINDOWS
+
+
+def _error(case: Bad) -> QueryError:
+    with pytest.raises(QueryError) as info:
+        compile_query(case.text, schema=case.schema)
+    return info.value
+
+
+def _check_excerpt(err: QueryError, text: str) -> None:
+    rendered = str(err).split("\n")
+    source_line, caret_line = rendered[-2], rendered[-1]
+    assert source_line == "  " + text.split("\n")[err.line - 1]
+    assert caret_line.strip() and set(caret_line.strip()) == {"^"}
+    assert caret_line.index("^") == 2 + err.column - 1
+    assert f"Line {err.line}, Col {err.column}." in rendered[0]
+
+
+def test_table_is_well_formed():
+    assert len(CASES) >= 30
+    assert len({c.id for c in CASES}) == len(CASES)
+    assert any(c.line >= 2 for c in SYNTAX) and sum(c.line >= 2 for c in CASES) >= 5
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_query_error(case):
+    err = _error(case)
+    assert (err.line, err.column) == (case.line, case.column), err.message
+    assert case.message in err.message
+    assert err.text == case.text
+    _check_excerpt(err, case.text)
+    if case in SYNTAX:  # reported by parse() already, at the same place
+        with pytest.raises(QueryError) as info:
+            parse(case.text)
+        assert (info.value.line, info.value.column) == (case.line, case.column)
+    else:  # a semantic error: the text parses
+        assert parse(case.text).pattern is not None
+
+
+def test_caret_spans_the_offending_token():
+    err = _error(Bad("", "PATTERN SEQ(A a, B b) WHERE c.x > 1", 1, 29, ""))
+    assert str(err).endswith("\n  PATTERN SEQ(A a, B b) WHERE c.x > 1\n" + " " * 30 + "^^^")
+
+
+def test_schema_knows_builtin_attributes():
+    q = compile_query("PATTERN SEQ(A a, B b) WHERE a.ts < b.ts AND a.price > 1",
+                      schema={"price": "float"})
+    assert len(q.conditions) == 2
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t  "])
+def test_empty_query(text):
+    with pytest.raises(QueryError) as info:
+        compile_query(text)
+    err = info.value
+    assert err.message == "Empty query: expected a PATTERN clause."
+    assert err.line is None and err.column is None
+
+
+def test_unknown_time_unit_of_the_stream():
+    with pytest.raises(QueryError) as info:
+        compile_query("PATTERN SEQ(A, B) WITHIN 10 s", time_unit="fortnight")
+    assert "Unknown time unit 'fortnight'" in info.value.message
+
+
+def test_window_finer_than_the_stream_time_unit():
+    with pytest.raises(QueryError) as info:
+        compile_query("PATTERN SEQ(A, B) WITHIN 500 ms", time_unit="s")
+    err = info.value
+    assert (err.line, err.column) == (1, 26)
+    assert "is not a whole number of s" in err.message
+
+
+# ---------------------------------------------------------------------------------------------
+# Clearly meaningless queries that are refused although they parse and bind.
+# Not listed: a condition relating variables of two exclusive OR alternatives,
+# `PATTERN OR(A a, B b) WHERE a.x = b.x`, which docs/semantics.md §5 defines as holding vacuously.
+
+MEANINGLESS = [
+    pytest.param(
+        "RETURN COUNT(*) AS ts PATTERN SEQ(A, B) WITHIN 10 s EMIT ON CHANGE", None,
+        id="alias-collides-with-emit-ts-column"),
+    pytest.param(
+        "RETURN COUNT(*) AS window_start PATTERN SEQ(A, B) WITHIN 10 s SLIDE 1 s", None,
+        id="alias-collides-with-window-column"),
+    pytest.param(
+        "PATTERN SEQ(A a, B b) WHERE a.price > 'IBM'", {"price": "float"},
+        id="float-attribute-compared-with-string"),
+    pytest.param(
+        "RETURN SUM(a.name) PATTERN SEQ(A a)", {"name": "str"},
+        id="sum-of-string-attribute"),
+    pytest.param(
+        "PATTERN SEQ(A a, B b) WHERE a.x = 'abc' + 2", None,
+        id="arithmetic-on-string-literal"),
+    pytest.param(
+        "RETURN COUNT(*) PATTERN SEQ(A, B) GROUP BY type", None,
+        id="group-by-type-over-two-types"),
+]
+
+
+@pytest.mark.parametrize("text, schema", MEANINGLESS)
+def test_meaningless_query_is_refused(text, schema):
+    with pytest.raises(QueryError) as info:
+        compile_query(text, schema=schema)
+    assert info.value.line is not None
