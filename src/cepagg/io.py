@@ -28,14 +28,13 @@ from .errors import InputError
 from .events import ID, RESERVED, EventBatch
 
 KINDS = ("int", "float", "str", "bool")
-_EXT = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
-        ".pq": "parquet"}
+_EXT = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 _UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
 _NUMBER_RE = {"int": r"^[+-]?\d+$", "float": r"(?i)^[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)$"}
 _OFFSET_RE = r"[T ]\d{1,2}(:\d{2}){0,2}(\.\d+)?\s*([Zz]|[+-]\d{2}(:?\d{2})?)$"
 _I64 = 2**63 - 1
-_BAD = (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError)
+_BAD = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError)
 
 
 @dataclass
@@ -60,7 +59,6 @@ class _Part:
     """One input file as raw Arrow columns; unreadable records are all-null placeholders."""
 
     source: str
-    fmt: str
     n: int
     table: pa.Table
     errors: dict[int, str]  # row -> why it could not be read
@@ -92,17 +90,17 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
 
     No row is dropped silently: each is an event or a bad row (an error, or a reject-file line).
     ``_id`` is a row's 0-based position among the data rows of all files, bad rows included. The
-    time and type columns become ``ts`` and ``type``; any other column with a reserved name
-    (``_id``, ``ts``, ``type``) gets ``_`` appended until the name is free (with
-    ``time_column="time"``, an attribute ``ts`` becomes ``ts_``; ``id`` is an ordinary name).
-    Empty strings (blank ones, for kinds other than str), JSON nulls and missing keys are nulls;
-    a column without values is inferred as str; other Arrow types (dates...) are kept as is.
-    Times must convert exactly to ``time_unit``; timestamps are parsed to the nanosecond (years
-    1677-2262), naive ones in a DST gap or overlap as :mod:`zoneinfo` does (fold=0). Bad rows are
-    numbered from 1: by line for CSV (header = line 1) and JSON Lines, by row for Parquet.
+    time and type columns become ``ts`` and ``type``; another column with a reserved name (``_id``,
+    ``ts``, ``type``) gets ``_`` appended until the name is free (an attribute ``ts`` read with
+    ``time_column="time"`` becomes ``ts_``; ``id`` is an ordinary name). Empty strings (blank ones
+    for kinds other than str), JSON nulls and missing keys are nulls; a column without values is
+    str; other Arrow types (dates...) are kept. Times must convert exactly to ``time_unit``;
+    timestamps are parsed to the nanosecond (years 1677-2262), naive ones in a DST gap or overlap
+    as :mod:`zoneinfo` does (fold=0). Bad rows are numbered from 1: by line for CSV (header = 1)
+    and JSON Lines, by row for Parquet.
 
     Args:
-        path: a file, a directory (its files of the format, in name order, skipping names that
+        path: a file, a directory (its files of the format in name order, skipping names that
             start with ``_`` or ``.``) or a list of these.
         format: "csv", "jsonl" or "parquet"; None: from each file's extension.
         type_column: the column of event types (null or empty: bad row).
@@ -114,11 +112,10 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         schema: declared kinds (int, float, str, bool) of input columns; other attributes are
             inferred: int, else float, else bool (true/false), else str.
         constant_type: the type of every event; a type column, if any, is then an attribute.
-        on_bad_row: "error" raises InputError for the first bad row; "reject" writes bad rows
-            and an ``_error`` column to the reject file (CSV for CSV input, else JSON Lines),
-            even if there are none.
-        reject_path: the reject file; default ``<dir>/_rejects.<ext>`` for a directory,
-            ``<parent>/_<stem>.rejects.<ext>`` for a file (so directory reads skip it).
+        on_bad_row: "error" raises InputError for the first bad row; "reject" writes the bad rows
+            with an ``_error`` column to the reject file (CSV for CSV input, else JSON Lines).
+        reject_path: the reject file, always written in "reject" mode; default
+            ``<dir>/_rejects.<ext>`` for a directory, ``<parent>/_<stem>.rejects.<ext>`` for a file.
 
     Raises:
         InputError: a bad row in "error" mode, or input that cannot be read at all.
@@ -127,46 +124,33 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
     in_unit, declared = input_time_unit or time_unit, parse_schema(",".join(map(":".join, (schema or {}).items())))
     if on_bad_row not in ("error", "reject") or {time_unit, in_unit} - _UNIT_NS.keys():
         raise ValueError(f"bad on_bad_row {on_bad_row!r} or time unit {time_unit!r}/{in_unit!r}")
-    try:
-        zone = zoneinfo.ZoneInfo(timezone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as e:
-        raise ValueError(f"unknown time zone {timezone!r}") from e
-    files = _resolve(path, format)
+    zone, files = zoneinfo.ZoneInfo(timezone), _resolve(path, format)
     parts = [{"csv": _read_csv, "jsonl": _read_jsonl, "parquet": _read_parquet}[f](p) for p, f in files]
     used = {time_column} if constant_type is not None else {time_column, type_column}
-    errors: dict[int, list[str]] = {}
-    ts_parts, type_parts, chunks, offsets, total = [], [], {}, [], 0
-    for k, part in enumerate(parts):
-        offsets.append(total)
-        cols = {n: _norm(part.table.column(n)) for n in part.table.column_names}
-        if cols and not used <= cols.keys():
-            raise InputError(f"no column {min(used - cols.keys())!r} (columns: {', '.join(cols)})" + (
-                "; pass constant_type for single-stream data" if time_column in cols else ""), part.source)
-        ts, problems = _times(cols.get(time_column, pa.nulls(part.n)), time_column, in_unit, time_unit, zone)
-        errors.update({total + i: [msg] for i, msg in {**problems, **part.errors}.items()})
-        types = cols.get(type_column, pa.nulls(part.n, pa.string()))
-        types = pc.cast(types, pa.string()) if constant_type is None else pa.array([constant_type] * part.n)
-        for i in np.flatnonzero(np.asarray(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(types), ""), True))):
-            errors.setdefault(total + int(i), []).append(f"type column {type_column!r} is empty")
-        ts_parts.append(ts)
-        type_parts.append(types)
-        for n, c in cols.items():
-            chunks.setdefault(n, {})[k] = c
-        total += part.n
-    for k in declared.keys() - (chunks.keys() - used):
+    for p in (p for p in parts if p.table.num_columns and not used <= set(p.table.column_names)):
+        missing = min(used - set(p.table.column_names))
+        raise InputError(f"no column {missing!r} (columns: {', '.join(p.table.column_names)})" + (
+            "; pass constant_type for single-stream data" if missing == type_column else ""), p.source)
+    offsets, total, cols = np.cumsum([0] + [p.n for p in parts])[:-1].tolist(), sum(p.n for p in parts), {}
+    for name in dict.fromkeys(n for p in parts for n in p.table.column_names):
+        arrays = [_norm(p.table.column(name)) if name in p.table.column_names else pa.nulls(p.n) for p in parts]
+        types = {a.type for a in arrays} - {pa.null()}  # files disagreeing on a type meet as strings
+        target = types.pop() if len(types) == 1 else pa.string()
+        cols[name] = pa.concat_arrays([pc.cast(a, target) for a in arrays])
+    ts, problems = _times(cols.pop(time_column, pa.nulls(total)), time_column, in_unit, time_unit, zone)
+    errors = {i: [msg] for i, msg in problems.items()}  # unreadable rows are among them: their time is null
+    types = pc.cast(cols.pop(type_column, pa.nulls(total)), pa.string()) if constant_type is None else \
+        pa.array([constant_type] * total, pa.string())
+    for i in np.flatnonzero(np.asarray(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(types), ""), True))):
+        errors.setdefault(int(i), []).append(f"type column {type_column!r} is empty")
+    for k in declared.keys() - cols.keys():
         raise InputError(f"schema declares {k!r}, which is not an attribute column", str(files[0][0]))
-    table = {ID: pa.array(np.arange(total, dtype=np.int64)),
-             "ts": pa.concat_arrays(ts_parts) if ts_parts else pa.array([], pa.int64()),
-             "type": pa.concat_arrays(type_parts) if type_parts else pa.array([], pa.string())}
-    taken = set(chunks) - set(RESERVED)
-    for name in (n for n in chunks if n not in used):
+    table, taken = {ID: pa.array(np.arange(total, dtype=np.int64)), "ts": ts, "type": types}, set(cols) - set(RESERVED)
+    for name, arr in cols.items():
         out = name
         while out in RESERVED or (out != name and out in taken):
             out += "_"
         taken.add(out)
-        arrays = [chunks[name].get(k, pa.nulls(p.n)) for k, p in enumerate(parts)]
-        types = {a.type for a in arrays} - {pa.null()}  # files disagreeing on a type meet as strings
-        arr = pa.concat_arrays([pc.cast(a, types.pop() if len(types) == 1 else pa.string()) for a in arrays])
         table[out], bad = _attribute(arr, declared.get(name))
         for i in bad:
             errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid {declared[name]}")
@@ -182,7 +166,7 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         raise problem(min(errors))[0]
     written = None
     if on_bad_row == "reject":
-        fmt = "csv" if parts and all(p.fmt == "csv" for p in parts) else "jsonl"
+        fmt = "csv" if all(f == "csv" for _, f in files) else "jsonl"
         first = Path(path[0] if isinstance(path, (list, tuple)) else path)
         written = str(reject_path or (first / f"_rejects.{fmt}" if first.is_dir()
                                       else first.parent / f"_{first.stem}.rejects.{fmt}"))
@@ -219,11 +203,7 @@ def _resolve(path: Any, format: str | None) -> list[tuple[Path, str]]:
 
 
 def _read_csv(path: Path) -> _Part:
-    """Every column as strings, by pyarrow; row by row if a record has the wrong field count.
-
-    A quoted newline splits a record of two or more fields into records with the wrong count,
-    so pyarrow's faster mode without ``newlines_in_values`` is safe: such files go row by row.
-    """
+    """Every column as strings, by pyarrow; row by row if a record has the wrong field count."""
     src, errors, originals, invalid = str(path), {}, {}, []
 
     @cache
@@ -239,7 +219,7 @@ def _read_csv(path: Path) -> _Part:
             header = next(csv.reader(f), [])
         if len(set(header)) < len(header):
             raise InputError(f"duplicate column names in header {header}", src, 1)
-        try:
+        try:  # a quoted newline splits a record of 2+ fields into wrong counts: the fast mode is safe
             table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(
                 newlines_in_values=len(header) == 1, invalid_row_handler=lambda r: invalid.append(r) or "skip"),
                 convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(header, pa.string()),
@@ -256,13 +236,12 @@ def _read_csv(path: Path) -> _Part:
             table = pa.table({n: pa.array([r[c] for r in rows], pa.string()) for c, n in enumerate(header)})
     except (UnicodeDecodeError, csv.Error) as e:
         raise InputError(f"unreadable CSV: {e}", src) from e
-    return _Part(src, "csv", len(records()) - 1 if invalid else table.num_rows, table, errors, originals,
+    return _Part(src, len(records()) - 1 if invalid else table.num_rows, table, errors, originals,
                  lambda: [line for line, _ in records()[1:]])
 
 
 def _read_jsonl(path: Path) -> _Part:
-    """Typed columns by pyarrow; row by row (values as JSON text) on bad JSON, type conflicts,
-    nested values or integers Arrow would make inexact doubles."""
+    """Typed columns by pyarrow; row by row on bad JSON, type conflicts, nesting or huge integers."""
     src, errors, originals = str(path), {}, {}
     numbered = cache(lambda: [(no, t) for no, t in enumerate(path.read_text("utf-8", "replace").split("\n"), 1)
                               if t.strip()])
@@ -274,7 +253,7 @@ def _read_jsonl(path: Path) -> _Part:
                 explicit_schema=pa.schema([(n, pa.string()) for n in stamps]), unexpected_field_behavior="infer"))
         n = None if any(pa.types.is_nested(c.type) or pa.types.is_timestamp(c.type) or pa.types.is_floating(
             c.type) and pc.any(pc.and_(pc.greater_equal(pc.abs(c), 2.0**53), pc.equal(c, pc.floor(c)))).as_py()
-            for c in table.columns) else table.num_rows
+            for c in table.columns) else table.num_rows  # (integers that Arrow made inexact doubles)
     except _BAD:
         n = None
     if n is None:
@@ -291,7 +270,7 @@ def _read_jsonl(path: Path) -> _Part:
             records.append(obj)
         n, table = len(records), pa.table({c: _py_column([r.get(c) for r in records])
                                            for c in dict.fromkeys(c for r in records for c in r)})
-    return _Part(src, "jsonl", n, table, errors, originals, lambda: [no for no, _ in numbered()])
+    return _Part(src, n, table, errors, originals, lambda: [no for no, _ in numbered()])
 
 
 def _py_column(values: list[Any]) -> pa.Array:
@@ -299,7 +278,7 @@ def _py_column(values: list[Any]) -> pa.Array:
     try:
         if bool not in {type(v) for v in values} or all(v is None or type(v) is bool for v in values):
             return pa.array(values)
-    except _BAD + (pa.ArrowTypeError,):
+    except _BAD:
         pass
     return pa.array([v if v is None or type(v) is str else json.dumps(v) if type(v) is bool else str(v)
                      for v in values], pa.string())
@@ -310,7 +289,7 @@ def _read_parquet(path: Path) -> _Part:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as e:
         raise InputError(f"unreadable Parquet: {e}", str(path)) from e
-    return _Part(str(path), "parquet", table.num_rows, table, {}, {}, None)
+    return _Part(str(path), table.num_rows, table, {}, {}, None)
 
 
 def _norm(col: pa.ChunkedArray) -> pa.Array:
@@ -348,31 +327,30 @@ def _parse(s: pa.Array, kind: str) -> tuple[pa.Array, list[int]]:
 
 def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     """An attribute column in its declared (or inferred) kind, and the indices of bad values."""
-    natural = {pa.int64(): "int", pa.float64(): "float", pa.bool_(): "bool", pa.string(): None}.get(arr.type, "")
+    natural = {pa.int64(): "int", pa.float64(): "float", pa.bool_(): "bool"}.get(arr.type)
     if kind == "int" and natural == "float":
         frac = pc.fill_null(pc.not_equal(arr, pc.floor(arr)), False)
         col, more = _cast_locate(pc.if_else(frac, None, arr), pa.int64())
         return col, sorted(np.flatnonzero(np.asarray(frac)).tolist() + more)
-    if natural and kind in (None, natural) or natural == "" and kind is None and arr.type != pa.null():
+    if kind in (None, natural) and (natural or arr.type not in (pa.string(), pa.null())):
         return arr, []
-    arr = pc.cast(arr, pa.string())  # other conversions (and null columns) go through text
-    trimmed = pc.utf8_trim_whitespace(arr)
-    trimmed = pc.if_else(pc.equal(trimmed, ""), None, trimmed)
-    kind = kind or (None if trimmed.null_count < len(arr) else "str")
+    text = pc.cast(arr, pa.string())  # other conversions, and null columns, go through text
+    s = pc.utf8_trim_whitespace(text)
+    s = pc.if_else(pc.equal(s, ""), None, s)
+    kind = kind or (None if s.null_count < len(s) else "str")
     for k in [kind] if kind in ("int", "float") else ["int", "float"] if kind is None else []:
-        if kind or pc.all(pc.match_substring_regex(trimmed, _NUMBER_RE[k])).as_py():
-            col, bad = _parse(trimmed, k)
+        if kind or pc.all(pc.match_substring_regex(s, _NUMBER_RE[k])).as_py():
+            col, bad = _parse(s, k)
             if kind or not bad:
                 return col, bad
-    low = pc.utf8_lower(trimmed)
+    low = pc.utf8_lower(s)
     bad = pc.and_(pc.is_valid(low), pc.invert(pc.is_in(low, pa.array(["true", "false"]))))
     if kind == "bool" or kind is None and not pc.any(bad).as_py():
         return pc.if_else(bad, None, pc.equal(low, "true")), np.flatnonzero(np.asarray(bad)).tolist()
-    return pc.if_else(pc.equal(arr, ""), None, arr), []
+    return pc.if_else(pc.equal(text, ""), None, text), []
 
 
-def _times(arr: pa.Array, name: str, in_unit: str, unit: str,
-           zone: zoneinfo.ZoneInfo) -> tuple[pa.Array, dict[int, str]]:
+def _times(arr: pa.Array, name: str, in_unit: str, unit: str, zone: zoneinfo.ZoneInfo) -> tuple[pa.Array, dict]:
     """Times as int64 counts of ``unit`` since the epoch (null where bad), a message per bad row."""
     n, t, every = len(arr), arr.type, np.arange(len(arr))
     groups = []  # (rows, int64 values, their unit, positions in the group that did not parse)
@@ -417,11 +395,10 @@ def _times(arr: pa.Array, name: str, in_unit: str, unit: str,
 
 def _localize(ts: pa.Array, zone: zoneinfo.ZoneInfo) -> pa.Array:
     """Naive local timestamps in ``zone`` as int64 UTC counts of their own unit."""
-    if zone.key == "UTC" or len(ts) == 0:
-        return pc.cast(ts, pa.int64())
     try:
-        return pc.cast(pc.assume_timezone(ts, zone.key, ambiguous="earliest", nonexistent="raise"), pa.int64())
-    except pa.ArrowInvalid:  # a time in a DST gap: read as zoneinfo does
+        return pc.cast(ts if zone.key == "UTC" or not len(ts) else pc.assume_timezone(
+            ts, zone.key, ambiguous="earliest", nonexistent="raise"), pa.int64())
+    except pa.ArrowInvalid:  # a time in a DST gap: read as zoneinfo does (fold=0)
         per, epoch = _UNIT_NS[ts.type.unit], datetime(1970, 1, 1)
         return pa.array([None if v is None else v - int((epoch + timedelta(microseconds=v * per // 1000)).replace(
             tzinfo=zone).utcoffset().total_seconds()) * 10**9 // per for v in pc.cast(ts, pa.int64()).to_pylist()],

@@ -11,6 +11,19 @@ picklable and versioned, so Spark can keep it in a state store:
 * ``finish(state)`` ends the input and returns the remaining rows.
 
 Rows are tuples in ``query.output_columns`` order. Engines know nothing about Spark.
+
+Two options let a caller split one evaluation into independent parts (Spark does):
+
+* ``partial=True`` (WITHIN alone and SLIDE): aggregate cells are partial
+  (:mod:`cepagg.engines.aggregates`) so that rows of the same group from several partitions or
+  slices can be merged with :func:`~cepagg.engines.aggregates.combine_rows`.
+* ``start_range=(a, b)``: only the part of the result that belongs to the time slice
+  ``[a, b)``: matches whose first event is in it (WITHIN alone), windows starting in it
+  (SLIDE), instants in it (EMIT ON CHANGE, where a row is then emitted at *every* instant of
+  the slice, for every group, and the caller drops unchanged rows with
+  :func:`~cepagg.engines.aggregates.drop_unchanged`; only for unqualified GROUP BY keys). The engine
+  still needs the events around the slice (one window before and after) for windows and
+  negation.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ from ..errors import UnsupportedQuery
 from ..events import EventBatch
 from ..lang.model import Query
 from ..result import Result, output_kinds
+from .aggregates import combine_rows
 
 STATE_FORMAT = 1
 
@@ -32,11 +46,17 @@ class Engine(ABC):
 
     name: ClassVar[str] = "engine"
 
-    def __init__(self, query: Query):
+    def __init__(self, query: Query, *, partial: bool = False,
+                 start_range: tuple[int, int] | None = None):
         reason = self.refusal(query)
         if reason:
             raise UnsupportedQuery(self.name, reason)
+        if partial and (query.mode == "emit" or query.returns_matches):
+            raise UnsupportedQuery(self.name, "partial rows exist for aggregates under WITHIN "
+                                   "alone or SLIDE only")
         self.query = query
+        self.partial = partial
+        self.start_range = start_range
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:
@@ -66,9 +86,11 @@ class Engine(ABC):
         return state
 
     def run(self, batch: EventBatch) -> Result:
-        """Evaluate over a whole batch (sorted here) and return the sorted result."""
+        """Evaluate over a whole batch (sorted here) and return the final, sorted result."""
         state = self.new_state()
         rows = self.process(state, batch.sorted())
         rows += self.finish(state)
+        if self.partial:
+            rows = combine_rows(self.query, rows)
         kinds = output_kinds(self.query, batch.attribute_kinds())
         return Result(self.query.output_columns, rows, kinds).sorted()

@@ -31,7 +31,7 @@ class Reference(Engine):
 
     def finish(self, state: list) -> list[tuple]:
         events = sorted(state, key=lambda e: (e.ts, e.id))
-        return Evaluation(self.query, events).rows()
+        return Evaluation(self.query, events, partial=self.partial, start_range=self.start_range).rows()
 
 
 __all__ = ["Reference"]

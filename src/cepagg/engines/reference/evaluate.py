@@ -61,6 +61,13 @@ class Acc:
             else:
                 self.values[i] = max(vals) if cur is None else max(cur, max(vals))
 
+    def partial(self) -> tuple:
+        """Mergeable cells (see cepagg.engines.aggregates)."""
+        out = []
+        for a, v in zip(self.aggs, self.values):
+            out.append(self.count if a.is_count_star else v)
+        return tuple(out)
+
     def result(self) -> tuple:
         out = []
         for a, v in zip(self.aggs, self.values):
@@ -102,8 +109,11 @@ def empty_result(query: Query) -> tuple:
 class Evaluation:
     """Evaluate one query over all events (sorted by ts, id)."""
 
-    def __init__(self, query: Query, events: Sequence[Event]):
+    def __init__(self, query: Query, events: Sequence[Event], partial: bool = False,
+                 start_range: tuple[int, int] | None = None):
         self.q = query
+        self.partial = partial
+        self.lo, self.hi = start_range if start_range is not None else (NEG_INF, POS_INF)
         parts: dict[tuple, list[Event]] = defaultdict(list)
         for e in events:
             key = partition_key(query, e)
@@ -133,13 +143,15 @@ class Evaluation:
         top = q.pattern
         if q.within is not None:
             w = q.within
-            for t0 in sorted({e.ts for e in mt.events}):
+            for t0 in sorted({e.ts for e in mt.events if self.lo <= e.ts < self.hi}):
                 for m in mt.gen(top, t0, t0 + w):
                     if m.start == t0:
                         yield from self._dedup(mt, m, m.end - w + 1, m.start + w, seen)
         elif q.within_events is not None:
             c = q.within_events
             for p0 in range(len(mt.events)):
+                if not self.lo <= mt.events[p0].ts < self.hi:
+                    continue
                 mt.pos_bounds = (p0, p0 + c)
                 found = [m for m in mt.gen(top, NEG_INF, POS_INF) if mt.position[events_of(m)[0].id] == p0]
                 for m in found:
@@ -150,7 +162,8 @@ class Evaluation:
             mt.pos_bounds = (NEG_INF, POS_INF)
         else:
             for m in mt.gen(top, NEG_INF, POS_INF):
-                yield from self._dedup(mt, m, NEG_INF, POS_INF, seen)
+                if self.lo <= m.start < self.hi:
+                    yield from self._dedup(mt, m, NEG_INF, POS_INF, seen)
 
     def matches_in(self, key: tuple, lo: int, hi: int) -> Iterator[tuple[M, Binding]]:
         """Every match lying in the window ``[lo, hi)`` (negation scoped to it too)."""
@@ -204,6 +217,8 @@ class Evaluation:
             for m, env in self.matches_total(k):
                 g = self.group_of(k, env)
                 accs.setdefault(g, Acc(q.aggregates)).add(env)
+        if self.partial:
+            return [g + acc.partial() for g, acc in accs.items()]
         if not q.group_by and not accs:
             accs[()] = Acc(q.aggregates)  # an ungrouped aggregate has one row, as in SQL
         return [g + acc.result() for g, acc in accs.items()]
@@ -214,7 +229,7 @@ class Evaluation:
         for e in self.partitions[key]:
             if relevant(self.q, e):
                 ids.update(range((e.ts - w) // s + 1, e.ts // s + 1))
-        return sorted(ids)
+        return sorted(i for i in ids if self.lo <= i * s < self.hi)
 
     def _rows_slide(self) -> list[tuple]:
         q, s, w = self.q, self.q.slide, self.q.within
@@ -233,6 +248,8 @@ class Evaluation:
                 for m, env in self.matches_in(k, lo, lo + w):
                     g = self.group_of(k, env) + (lo, lo + w)
                     accs.setdefault(g, Acc(q.aggregates)).add(env)
+        if self.partial:
+            return [g + acc.partial() for g, acc in accs.items()]
         return [g + acc.result() for g, acc in accs.items()]
 
     def _rows_emit(self) -> list[tuple]:
@@ -244,7 +261,9 @@ class Evaluation:
         empty = empty_result(q)
         rows: list[tuple] = []
         for ug, keys in by_group.items():
-            instants = sorted({e.ts for k in keys for e in self.partitions[k] if relevant(q, e)})
+            instants = sorted({e.ts for k in keys for e in self.partitions[k]
+                               if relevant(q, e) and self.lo <= e.ts < self.hi})
+            every_instant = self.hi != POS_INF or self.lo != NEG_INF
             last: dict[tuple, tuple] = {}
             for t in instants:
                 lo = t - w + 1 if w is not None else NEG_INF
@@ -252,9 +271,12 @@ class Evaluation:
                 for k in keys:
                     for m, env in self.matches_in(k, lo, t + 1):
                         accs.setdefault(self.group_of(k, env), Acc(q.aggregates)).add(env)
-                for g in sorted(set(last) | set(accs), key=repr):
+                groups = set(last) | set(accs)
+                if every_instant and all(g.var is None for g in q.group_by):
+                    groups.add(ug)  # slices must show every instant, also when the value is empty
+                for g in sorted(groups, key=repr):
                     value = accs[g].result() if g in accs else empty
-                    if value != last.get(g, empty):
+                    if value != last.get(g, empty) or every_instant:
                         rows.append(g + (t,) + value)
                         last[g] = value
         return rows

@@ -1,0 +1,81 @@
+"""The engine protocol: options that split an evaluation, state snapshots.
+
+Every engine runs these (parametrised over ENGINES); the reference defines the expected values.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import pytest
+from generators import random_stream
+
+from cepagg.engines import ENGINES
+from cepagg.engines.aggregates import combine_rows, drop_unchanged
+from cepagg.errors import UnsupportedQuery
+from cepagg.events import EventBatch
+from cepagg.lang import compile_query
+
+QUERIES = [
+    "RETURN COUNT(*), SUM(B.x), AVG(A.x), MAX(C.x) PATTERN SEQ(A, B, !D, C) WITHIN 6",
+    "RETURN COUNT(*), MIN(A.x) PATTERN SEQ(A+, B) WITHIN 5 SLIDE 2",
+    "RETURN g, COUNT(*) PATTERN SEQ(A, C) WHERE [g] GROUP BY g WITHIN 4 SLIDE 3",
+    "RETURN COUNT(*), SUM(A.x) PATTERN SEQ(A, B) WITHIN 5 EMIT ON CHANGE",
+    "RETURN COUNT(*) PATTERN SEQ(NOT D, A, B, NOT C) WITHIN 5",
+]
+
+
+def _engines(query):
+    for name, cls in ENGINES.items():
+        if cls.refusal(query) is None:
+            yield name, cls
+
+
+def _slices(rows, width):
+    top = max(r["ts"] for r in rows) + 1
+    return [(a, min(a + width, top + width)) for a in range(-20, top + width, width)]
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_time_slices_merge_to_the_whole(text):
+    rng = random.Random(hash(text) & 0xFFFF)
+    q = compile_query(text)
+    for _ in range(15):
+        rows = random_stream(rng, "ABCD", n=14, attrs={"x": (0, 9), "g": ["u", "v"]})
+        batch = EventBatch.from_rows(rows)
+        for name, cls in _engines(q):
+            whole = cls(q).run(batch)
+            parts = []
+            for a, b in _slices(rows, 4):
+                eng = cls(q, partial=q.mode != "emit", start_range=(a, b))
+                state = eng.new_state()
+                parts += eng.process(state, batch.sorted()) + eng.finish(state)
+            merged = drop_unchanged(q, parts) if q.mode == "emit" else combine_rows(q, parts)
+            got = type(whole)(whole.columns, merged, whole.kinds).sorted()
+            assert not whole.diff(got), (name, text, rows, whole.diff(got))
+
+
+@pytest.mark.parametrize("text", QUERIES)
+def test_state_survives_a_snapshot_between_batches(text):
+    rng = random.Random(7)
+    q = compile_query(text)
+    for _ in range(5):
+        rows = random_stream(rng, "ABCD", n=14, attrs={"x": (0, 9), "g": ["u", "v"]})
+        batch = EventBatch.from_rows(rows).sorted()
+        for name, cls in _engines(q):
+            whole = cls(q).run(batch)
+            eng = cls(q)
+            state = eng.new_state()
+            out = eng.process(state, batch.slice(0, 7))
+            state = eng.restore(eng.snapshot(state))
+            out += eng.process(state, batch.slice(7))
+            out += eng.finish(state)
+            got = type(whole)(whole.columns, out, whole.kinds).sorted()
+            assert not whole.diff(got), (name, text)
+
+
+def test_named_engine_refuses_with_reason():
+    q = compile_query("PATTERN SEQ(A, B)")
+    with pytest.raises(UnsupportedQuery):
+        ENGINES["reference"](q, partial=True)  # matches have no partial form
