@@ -121,6 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", default="auto")
     p.set_defaults(func=cmd_explain)
 
+    from .bench import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
+
     p = sub.add_parser("demo", help="generate a small stock stream and run seed queries on it")
     p.add_argument("--seed", type=int, default=7)
     p.set_defaults(func=cmd_demo)

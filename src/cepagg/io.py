@@ -11,11 +11,12 @@ import json
 import math
 import zoneinfo
 from bisect import bisect_right
+from collections import namedtuple
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -54,16 +55,10 @@ class ReadReport:
     reject_path: str | None
 
 
-@dataclass
-class _Part:
-    """One input file as raw Arrow columns; unreadable records are all-null placeholders."""
-
-    source: str
-    n: int
-    table: pa.Table
-    errors: dict[int, str]  # row -> why it could not be read
-    originals: dict[int, Any]  # row -> its record, where the table lacks it
-    lines: Callable[[], list[int]] | None  # -> line number of each row (None: row + 1)
+# One input file as raw Arrow columns (unreadable records are all-null placeholders): its name, row
+# count, table, reading errors by row, original records by row where the table lacks them, and a
+# function giving the line number of each row (None for Parquet: row + 1).
+_Part = namedtuple("_Part", "source n table errors originals lines")
 
 
 def parse_schema(text: str) -> dict[str, str]:
@@ -88,16 +83,12 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
                 on_bad_row: str = "error", reject_path: str | Path | None = None) -> ReadReport:
     """Read events from files into an :class:`EventBatch` sorted by (ts, _id).
 
-    No row is dropped silently: each is an event or a bad row (an error, or a reject-file line).
-    ``_id`` is a row's 0-based position among the data rows of all files, bad rows included. The
-    time and type columns become ``ts`` and ``type``; another column with a reserved name (``_id``,
-    ``ts``, ``type``) gets ``_`` appended until the name is free (an attribute ``ts`` read with
-    ``time_column="time"`` becomes ``ts_``; ``id`` is an ordinary name). Empty strings (blank ones
-    for kinds other than str), JSON nulls and missing keys are nulls; a column without values is
-    str; other Arrow types (dates...) are kept. Times must convert exactly to ``time_unit``;
-    timestamps are parsed to the nanosecond (years 1677-2262), naive ones in a DST gap or overlap
-    as :mod:`zoneinfo` does (fold=0). Bad rows are numbered from 1: by line for CSV (header = 1)
-    and JSON Lines, by row for Parquet.
+    Every row becomes an event or a bad row (an error, or a reject-file line), never dropped.
+    ``_id`` is a row's 0-based position among the data rows of all files, bad rows included. An
+    attribute with a reserved name (``_id``, ``ts``, ``type``) gets ``_`` appended until the name
+    is free (``ts`` read with ``time_column="time"`` becomes ``ts_``). Empty strings, JSON nulls and
+    missing keys are nulls. Times convert exactly or not at all; naive ones in a DST gap or overlap
+    are read as :mod:`zoneinfo` does (fold=0). Bad rows are numbered from 1, by line (CSV header = 1).
 
     Args:
         path: a file, a directory (its files of the format in name order, skipping names that
@@ -133,7 +124,7 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
             "; pass constant_type for single-stream data" if missing == type_column else ""), p.source)
     offsets, total, cols = np.cumsum([0] + [p.n for p in parts])[:-1].tolist(), sum(p.n for p in parts), {}
     for name in dict.fromkeys(n for p in parts for n in p.table.column_names):
-        arrays = [_norm(p.table.column(name)) if name in p.table.column_names else pa.nulls(p.n) for p in parts]
+        arrays = [p.table.column(name).combine_chunks() if name in p.table.column_names else pa.nulls(p.n) for p in parts]
         types = {a.type for a in arrays} - {pa.null()}  # files disagreeing on a type meet as strings
         target = types.pop() if len(types) == 1 else pa.string()
         cols[name] = pa.concat_arrays([pc.cast(a, target) for a in arrays])
@@ -292,17 +283,6 @@ def _read_parquet(path: Path) -> _Part:
     return _Part(str(path), table.num_rows, table, {}, {}, None)
 
 
-def _norm(col: pa.ChunkedArray) -> pa.Array:
-    """One contiguous array, in int64 / float64 / string if of their kind (unsigned overflow: text)."""
-    t = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
-    kind = "int" if pa.types.is_integer(t) else "float" if pa.types.is_floating(t) else "str" if (
-        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)) else None
-    try:
-        return pc.cast(col, _ARROW[kind] if kind else t).combine_chunks()
-    except _BAD:
-        return pc.cast(col, pa.string()).combine_chunks()
-
-
 def _cast_locate(arr: pa.Array, typ: pa.DataType) -> tuple[pa.Array, list[int]]:
     """Cast; on failure find by bisection the elements that do not cast (they become null)."""
     try:
@@ -352,6 +332,8 @@ def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
 
 def _times(arr: pa.Array, name: str, in_unit: str, unit: str, zone: zoneinfo.ZoneInfo) -> tuple[pa.Array, dict]:
     """Times as int64 counts of ``unit`` since the epoch (null where bad), a message per bad row."""
+    if not (pa.types.is_timestamp(arr.type) or pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        arr = pc.cast(arr, pa.string())  # dictionary, large or null strings, dates, booleans...
     n, t, every = len(arr), arr.type, np.arange(len(arr))
     groups = []  # (rows, int64 values, their unit, positions in the group that did not parse)
     if pa.types.is_string(t):
