@@ -46,6 +46,7 @@ class StreamSpec:
     kinds: tuple[tuple[str, str], ...]
     engine: str
     input_columns: tuple[str, ...]  # event columns in the order the operator receives them
+    on_late: str = "count"  # "count": count and keep samples; "fail": stop the query
 
     def query(self) -> Query:
         return _compiled(self.text, self.time_unit, self.kinds)
@@ -83,6 +84,9 @@ class BucketState:
     close_by: int | None = None  # time (stream unit) by which every open window has closed
     revisions: dict = field(default_factory=dict)
     ended: bool = False
+    advanced_to: int | None = None  # the engine was told no event at or before this time comes
+    late: int = 0  # events that came after their time had been closed
+    late_samples: list = field(default_factory=list)
 
 
 def _processor_class():
@@ -114,6 +118,22 @@ def _processor_class():
                     table = table.set_column(i, name, pa.compute.cast(table.column(i), want))
             return table
 
+        def _admit(self, st: BucketState, table: pa.Table) -> None:
+            """Buffer new events; those whose time the engine has already closed are late."""
+            if st.advanced_to is not None:
+                late_mask = pa.compute.less_equal(table.column("ts"), st.advanced_to)
+                late = table.filter(late_mask)
+                if late.num_rows:
+                    if self.spec.on_late == "fail":
+                        raise LateEvent(f"{late.num_rows} event(s) arrived after time {st.advanced_to} "
+                                        f"was closed, e.g. {late.slice(0, 1).to_pylist()[0]}")
+                    st.late += late.num_rows
+                    room = 10 - len(st.late_samples)
+                    st.late_samples += late.slice(0, max(0, room)).to_pylist()
+                    table = table.filter(pa.compute.invert(late_mask))
+            if table.num_rows:
+                st.pending.append(table)
+
         def _load(self) -> BucketState:
             if self.blob.exists():
                 return pickle.loads(self.blob.get()[0])
@@ -126,7 +146,7 @@ def _processor_class():
             st = self._load()
             for pdf in rows:
                 if len(pdf):
-                    st.pending.append(self._table(pdf))
+                    self._admit(st, self._table(pdf))
             out = self._release(st, timerValues.getCurrentWatermarkInMs())
             yield from self._finish_call(st, out)
 
@@ -167,7 +187,8 @@ def _processor_class():
                 st.ended = True
                 st.engine_state = engine.new_state()
             elif watermark_ms > 0:
-                rows += engine.advance(st.engine_state, (watermark_ms - 1) // unit)
+                st.advanced_to = (watermark_ms - 1) // unit
+                rows += engine.advance(st.engine_state, st.advanced_to)
             return rows
 
         def _finish_call(self, st: BucketState, rows: list[tuple]) -> Iterator:
@@ -203,9 +224,13 @@ def _processor_class():
     return CepaggProcessor
 
 
+class LateEvent(RuntimeError):
+    """An event arrived after its time was closed, and the run was told to fail on that."""
+
+
 def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
            time_column: str = "ts", time_unit: str = "ms", delay: str = "0 seconds",
-           buckets: int = 16):
+           buckets: int = 16, on_late: str = "count"):
     """The result stream of ``query`` over the streaming events DataFrame ``df``.
 
     Args:
@@ -213,6 +238,8 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
             or a timestamp) and attributes, e.g. ``spark.readStream.format("cepagg")...``.
         delay: how late an event may arrive (Spark's watermark delay, e.g. "5 seconds").
         buckets: number of hash buckets of the partition key (the unit of Spark state).
+        on_late: an event later than ``delay`` is counted (``"count"``, see :func:`late_events`)
+            or stops the query (``"fail"``); it is never dropped silently.
 
     Returns:
         (result DataFrame, output mode) — start it with :func:`start` or ``writeStream``.
@@ -244,7 +271,8 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
               .withWatermark(OP_TIME, delay)
               .withColumn(OP_BUCKET, bucket.cast("int"))
               .drop(OP_TIME))  # the watermark is set; the operator does not need the column
-    spec = StreamSpec(text, time_unit, tuple(sorted(kinds.items())), engine_name, tuple(ordered_cols))
+    spec = StreamSpec(text, time_unit, tuple(sorted(kinds.items())), engine_name, tuple(ordered_cols),
+                      on_late)
     mode = "Update" if spec.update_mode else "Append"
     out = events.groupBy(OP_BUCKET).transformWithStateInPandas(
         statefulProcessor=_processor_class()(spec),
@@ -302,11 +330,26 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
 
 def dropped_by_watermark(query) -> int:
     """Rows Spark dropped as too late, summed over the query's recent progress reports."""
+    import json
+
     total = 0
     for p in query.recentProgress or []:
-        for op in p.get("stateOperators", []) if isinstance(p, dict) else []:
+        report = p if isinstance(p, dict) else json.loads(p.json)
+        for op in report.get("stateOperators", []):
             total += int(op.get("numRowsDroppedByWatermark", 0))
     return total
+
+
+def late_events(spark, checkpoint: str) -> tuple[int, list[dict]]:
+    """Events that arrived too late in a run (count, up to 10 samples per bucket), read from
+    the checkpoint's state store, together with the rows Spark itself dropped."""
+    state = spark.read.format("statestore").option("stateVarName", "blob").load(checkpoint)
+    count, samples = 0, []
+    for row in state.select("value.b").collect():
+        st = pickle.loads(row[0])
+        count += st.late
+        samples += st.late_samples
+    return count, samples
 
 
 def _warn_dropped(query) -> None:
