@@ -58,17 +58,17 @@ class _Partition(InputPartition):
 
 class CepaggStreamReader(DataSourceStreamReader):
     def __init__(self, options: dict, schema):
+        options = {k.lower(): v for k, v in options.items()}  # Spark may lower-case option names
         self.options = options
         self.path = options["path"]
         self.fmt = options.get("format", "")
         self.rate = float(options["rate"]) if options.get("rate") else None
         self.finite = options.get("finite", "false").lower() == "true"
-        self.max_batch = int(options["maxEventsPerBatch"]) if options.get("maxEventsPerBatch") else None
+        self.max_batch = int(options["maxeventsperbatch"]) if options.get("maxeventsperbatch") else None
         self._last_call = time.monotonic()
 
     def _events(self):
-        opts = json.dumps({k: v for k, v in self.options.items() if k not in ("path", "format")}, sort_keys=True)
-        return _load(self.path, self.fmt, opts, _stamp(self.path))[1]
+        return _load(self.path, self.fmt, _read_options(self.options), _stamp(self.path))[1]
 
     def _total(self) -> int:
         return len(self._events()) + (1 if self.finite else 0)
@@ -86,8 +86,11 @@ class CepaggStreamReader(DataSourceStreamReader):
             now = time.monotonic()
             end = min(end, pos + max(1, int(self.rate * (now - self._last_call))))
             self._last_call = now
-        if isinstance(limit, ReadMaxRows):
-            end = min(end, pos + limit.maxRows)
+        # Spark 4.3 passes ReadAllAvailable to Python sources whatever the trigger, so the
+        # source's own maxEventsPerBatch is applied here too: it is what cuts micro-batches.
+        cap = limit.max_rows if isinstance(limit, ReadMaxRows) else self.max_batch
+        if cap:
+            end = min(end, pos + cap)
         return {"pos": end}
 
     def reportLatestOffset(self):
@@ -106,7 +109,7 @@ class CepaggStreamReader(DataSourceStreamReader):
         if self.finite and partition.end > n:
             from ..lang.model import TIME_UNITS_MS
 
-            unit = TIME_UNITS_MS[self.options.get("time_unit", "ms")]
+            unit = TIME_UNITS_MS[self.options.get("time_unit") or "ms"]
             yield _end_row(events[0] if events else None, END_TS_MS // unit)
 
     def commit(self, end: dict) -> None:
@@ -131,13 +134,20 @@ class CepaggSource(DataSource):
     def schema(self):
         from .schema import spark_kind  # noqa: F401  (pyspark available here)
 
-        opts = json.dumps({k: v for k, v in self.options.items() if k not in ("path", "format")}, sort_keys=True)
-        arrow_schema = _load(self.options["path"], self.options.get("format", ""), opts,
-                             _stamp(self.options["path"]))[0]
+        options = {k.lower(): v for k, v in self.options.items()}
+        arrow_schema = _load(options["path"], options.get("format", ""), _read_options(options),
+                             _stamp(options["path"]))[0]
         return _ddl(arrow_schema)
 
     def streamReader(self, schema):
         return CepaggStreamReader(dict(self.options), schema)
+
+
+_READ_OPTIONS = ("type_column", "time_column", "time_unit", "input_time_unit", "schema", "constant_type")
+
+
+def _read_options(options: dict) -> str:
+    return json.dumps({k: options[k] for k in _READ_OPTIONS if options.get(k)}, sort_keys=True)
 
 
 def _ddl(arrow_schema) -> str:

@@ -284,6 +284,54 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
 def start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
           checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
           **options):
+    """Run :func:`stream` into a sink and return the StreamingQuery (see also :func:`run_to_end`)."""
+    return _start(df, query, out=out, format=format, checkpoint=checkpoint, available_now=available_now,
+                  processing_time=processing_time, **options)
+
+
+def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, **options):
+    """Run a stream whose source ends with the end-of-stream event (``format("cepagg")`` with
+    ``finite=true``) until that event has closed every window, then stop it.
+
+    Micro-batches follow one another without pause (the source's ``maxEventsPerBatch`` or
+    ``rate`` cuts them); the run stops after the batch in which the watermark passed the end,
+    which is the batch that flushed the last windows.
+    """
+    import time as _time
+
+    q = _start(df, query, available_now=False, processing_time="0 seconds", **options)
+    deadline = _time.monotonic() + timeout
+    try:
+        while _time.monotonic() < deadline:
+            if q.exception() is not None:
+                raise q.exception()
+            if _flushed(q):
+                break
+            _time.sleep(0.2)
+        else:
+            raise TimeoutError(f"the stream did not end within {timeout:.0f} s")
+    finally:
+        q.stop()
+    return q
+
+
+def _flushed(q) -> bool:
+    import json
+    from datetime import datetime
+
+    for p in q.recentProgress or []:
+        report = p if isinstance(p, dict) else json.loads(p.json)
+        wm = (report.get("eventTime") or {}).get("watermark")
+        if wm and report.get("batchId", -1) >= 0:
+            at = datetime.fromisoformat(wm.replace("Z", "+00:00")).timestamp() * 1000
+            if at > END_WATERMARK_MS and int(report.get("numInputRows", 0)) == 0:
+                return True
+    return False
+
+
+def _start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
+           checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
+           **options):
     """Run :func:`stream` into a sink and return the StreamingQuery.
 
     Append-mode results go to Spark's file sink (exactly once through its commit log) or the
