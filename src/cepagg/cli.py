@@ -43,6 +43,11 @@ def _add_event_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reject", metavar="PATH", help="write bad rows here instead of failing")
 
 
+def _add_spark_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--master", help="Spark master (default local[2]; e.g. local[*], spark://host:7077)")
+    p.add_argument("--spark-config", help="file of Spark settings (spark-defaults.conf style)")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     schema = None
     if args.schema:
@@ -65,12 +70,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from .io import parse_schema, read_events, write_result
-    from .plan import plan
-    from .runner import attach_event_columns
+def _read(args: argparse.Namespace):
+    from .io import parse_schema, read_events
 
-    text = _query_text(args)
     report = read_events(
         args.events, format=args.format, type_column=args.type_column, time_column=args.time_column,
         time_unit=args.time_unit, input_time_unit=args.input_time_unit, timezone=args.timezone,
@@ -80,16 +82,89 @@ def cmd_run(args: argparse.Namespace) -> int:
     if report.rejected:
         print(f"cepagg: {report.rejected} bad row(s) of {report.rows_read} written to {report.reject_path}",
               file=sys.stderr)
+    return report
+
+
+def spark_session(args: argparse.Namespace):
+    from .spark.session import get_session, read_config_file
+
+    config = read_config_file(args.spark_config) if getattr(args, "spark_config", None) else {}
+    return get_session(getattr(args, "master", None), config)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .io import write_result
+    from .plan import plan
+    from .result import Result, output_kinds
+    from .runner import attach_event_columns
+
+    text = _query_text(args)
+    report = _read(args)
     q = compile_query(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
     p = plan(q, args.engine)
     started = time.perf_counter()
-    result = p.build().run(report.batch)
+    if args.no_spark:
+        result = p.build().run(report.batch)
+        if q.returns_matches:
+            result = attach_event_columns(result, report.batch)
+        where = "in-process"
+    else:
+        from .spark import run as spark_run
+        from .spark.progress import Progress
+
+        spark = spark_session(args)
+        df = spark.createDataFrame(report.batch.table.to_pandas())
+        with Progress(spark):
+            out = spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True)
+            rows = [tuple(_plain(v) for v in r) for r in out.collect()]
+        kinds = output_kinds(q, report.batch.attribute_kinds())
+        columns = tuple(out.columns)
+        result = Result(columns, rows, kinds + ("any",) * (len(columns) - len(kinds)))
+        where = f"Spark {spark.sparkContext.master}"
     elapsed = time.perf_counter() - started
-    if q.returns_matches:
-        result = attach_event_columns(result, report.batch)
     write_result(result, args.out)
-    print(f"cepagg: {len(report.batch)} events, engine {p.engine}, {len(result)} rows in {elapsed:.3f} s",
-          file=sys.stderr)
+    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {len(result)} rows "
+          f"in {elapsed:.3f} s", file=sys.stderr)
+    return 0
+
+
+def _plain(v):
+    from decimal import Decimal
+
+    return int(v) if isinstance(v, Decimal) else v
+
+
+def cmd_stream(args: argparse.Namespace) -> int:
+    from .spark.sources import register
+    from .spark.streaming import late_events, run_to_end, start
+
+    text = _query_text(args)
+    spark = spark_session(args)
+    register(spark)
+    reader = spark.readStream.format("cepagg").option("path", args.events)
+    for key in ("format", "type_column", "time_column", "time_unit", "input_time_unit", "schema", "constant_type"):
+        value = getattr(args, key, None)
+        if value:
+            reader = reader.option(key, value)
+    if args.rate:
+        reader = reader.option("rate", str(args.rate))
+    if args.events_per_batch:
+        reader = reader.option("maxEventsPerBatch", str(args.events_per_batch))
+    reader = reader.option("finite", "false" if args.follow else "true")
+    df = reader.load()
+    options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=args.delay,
+                   time_unit=args.time_unit, engine=args.engine, on_late=args.on_late)
+    if args.follow:
+        q = start(df, text, available_now=False, processing_time=args.trigger, **options)
+        q.awaitTermination()
+    else:
+        run_to_end(df, text, **options)
+    if args.checkpoint:
+        count, samples = late_events(spark, args.checkpoint)
+        if count:
+            print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}; "
+                  f"e.g. {samples[:3]}", file=sys.stderr)
+    print(f"cepagg: results in {args.out}", file=sys.stderr)
     return 0
 
 
@@ -104,12 +179,36 @@ def build_parser() -> argparse.ArgumentParser:
         "Complex event analytics: aggregate pattern matches without constructing them."))
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("run", help="evaluate a query over an events file")
+    p = sub.add_parser("run", help="evaluate a query over an events file (on Spark, local mode by default)")
     _add_query_args(p)
     _add_event_args(p)
     p.add_argument("--engine", default="auto", help="engine: auto (default), reference, ...")
     p.add_argument("--out", default="-", help="output file (.csv, .jsonl, .parquet) or - for a table")
+    _add_spark_args(p)
+    p.add_argument("--no-spark", action="store_true", help="run the engine in this process, without Spark")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("stream", help="run a query as a Structured Streaming job over an events file")
+    _add_query_args(p)
+    p.add_argument("--events", required=True, help="events file or directory")
+    p.add_argument("--format", choices=["csv", "jsonl", "parquet"])
+    p.add_argument("--type-column", default="type")
+    p.add_argument("--time-column", default="ts")
+    p.add_argument("--input-time-unit")
+    p.add_argument("--schema")
+    p.add_argument("--constant-type")
+    p.add_argument("--rate", type=float, help="replay at this many events per second")
+    p.add_argument("--events-per-batch", type=int, help="cut micro-batches at this many events")
+    p.add_argument("--delay", default="0 seconds", help="allowed lateness (watermark delay)")
+    p.add_argument("--on-late", choices=["count", "fail"], default="count")
+    p.add_argument("--follow", action="store_true", help="keep running (no end of input)")
+    p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow")
+    p.add_argument("--engine", default="auto")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"])
+    p.add_argument("--checkpoint", help="checkpoint directory (recovery after a crash)")
+    _add_spark_args(p)
+    p.set_defaults(func=cmd_stream)
 
     p = sub.add_parser("check", help="parse and check a query, print its normalised form")
     _add_query_args(p)
