@@ -40,20 +40,30 @@ def generate(n_events: int = 1000, companies: int = 4, sectors: int = 2, tick_ms
     gaps = np.maximum(1, rng.exponential(tick_ms, n_events).astype(np.int64))
     ts = np.cumsum(gaps)
     steps = rng.normal(0.0, volatility, n_events)
+    start = 100.0 + 10.0 * rng.standard_normal(companies)
+    # one random walk per company: cumulative sums within each company's events, vectorised
+    order = np.argsort(company, kind="stable")
+    walk = np.cumsum(steps[order])
+    firsts = np.searchsorted(company[order], np.arange(companies))
+    offset = np.concatenate(([0.0], walk))[firsts]  # the sum before each company's first event
+    walk -= np.repeat(offset, np.diff(np.append(firsts, n_events)))
     price = np.empty(n_events)
-    last = 100.0 + 10.0 * rng.standard_normal(companies)
-    for i in range(n_events):
-        last[company[i]] = max(1.0, last[company[i]] + steps[i])
-        price[i] = round(last[company[i]], 2)
-    names = np.array([f"C{c}" for c in range(companies)], dtype=object)
-    sector_names = np.array([SECTORS[c % sectors % len(SECTORS)] for c in range(companies)], dtype=object)
-    types = names[company] if ticker_types else np.full(n_events, event_type, dtype=object)
+    price[order] = np.round(np.maximum(1.0, start[company[order]] + walk), 2)
+    names = pa.array([f"C{c}" for c in range(companies)], pa.string())
+    sector_names = pa.array([SECTORS[c % sectors % len(SECTORS)] for c in range(companies)], pa.string())
+    by_company = pa.array(company.astype(np.int32))
+
+    def labels(dictionary: pa.Array) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(by_company, dictionary).cast(pa.string())
+
+    one_type = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n_events, np.int32)), pa.array([event_type]))
+    types = labels(names) if ticker_types else one_type.cast(pa.string())
     table = pa.table({
         ID: pa.array(np.arange(n_events, dtype=np.int64)),
         "ts": pa.array(ts),
-        "type": pa.array(types.tolist(), pa.string()),
-        "company": pa.array(names[company].tolist(), pa.string()),
-        "sector": pa.array(sector_names[company].tolist(), pa.string()),
+        "type": types,
+        "company": labels(names),
+        "sector": labels(sector_names),
         "price": pa.array(price),
         "volume": pa.array(rng.integers(1, 1000, n_events)),
     })
