@@ -1,0 +1,96 @@
+"""The `cepagg` command end to end (in-process paths; the Spark path is tested under tests/spark)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+
+from cepagg.cli import main
+
+
+def _csv(tmp_path, text: str, name: str = "events.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+EVENTS = "type,ts,x,g\nA,1,5,u\nB,2,7,u\nC,3,1,v\nA,4,2,u\nB,6,3,v\nC,9,8,u\n"
+
+
+def test_check_prints_the_normalised_query(capsys):
+    assert main(["check", "-q", "RETURN COUNT(*) PATTERN (A, B, !C, D) WITHIN 10s"]) == 0
+    out = capsys.readouterr().out
+    assert "PATTERN SEQ(A, B, NOT C, D)" in out and "WITHIN 10 seconds" in out
+
+
+def test_check_reports_a_positioned_error(capsys):
+    assert main(["check", "-q", "PATTERN SEQ(A a, B b)\nWHERE NEXT(a).x > 1"]) == 1
+    err = capsys.readouterr().err
+    assert "Line 2, Col 7" in err and "^^^^" in err and "Traceback" not in err
+
+
+def test_check_reads_a_query_file(tmp_path, capsys):
+    path = tmp_path / "q.cep"
+    path.write_text("-- a comment\nRETURN COUNT(*)\nPATTERN Stock S+ WHERE S.price > NEXT(S).price\n")
+    assert main(["check", str(path)]) == 0
+    assert "(Stock S)+" in capsys.readouterr().out
+
+
+def test_explain_names_the_engine_and_the_conditions(capsys):
+    assert main(["explain", "-q", "RETURN g, COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] AND a.x > 2 "
+                 "GROUP BY g WITHIN 5 SLIDE 5"]) == 0
+    out = capsys.readouterr().out
+    assert "engine:" in out and "partition by: g" in out and "condition [local]: a.x > 2" in out
+
+
+def test_run_in_process_prints_a_table(tmp_path, capsys):
+    events = _csv(tmp_path, EVENTS)
+    assert main(["run", "-q", "RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B, C) WITHIN 6", "--events", events,
+                 "--no-spark", "--engine", "reference"]) == 0
+    out = capsys.readouterr().out
+    assert "COUNT(*)" in out and "(1 row)" in out
+    assert out.split("\n")[2].split() == ["2", "10"]
+
+
+def test_run_writes_parquet_with_exact_counts(tmp_path):
+    events = _csv(tmp_path, EVENTS)
+    out = tmp_path / "out.parquet"
+    assert main(["run", "-q", "RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g", "--events", events,
+                 "--no-spark", "--out", str(out)]) == 0
+    table = pq.read_table(out)
+    assert table.column_names == ["g", "COUNT(*)"]
+    assert table.to_pylist() == [{"g": "u", "COUNT(*)": 1}]  # (A1, B2); B6 is in group v
+
+
+def test_run_returns_matches_with_attributes(tmp_path):
+    events = _csv(tmp_path, EVENTS)
+    out = tmp_path / "m.jsonl"
+    assert main(["run", "-q", "PATTERN SEQ(A a, C c) WHERE a.x > c.x WITHIN 3", "--events", events,
+                 "--no-spark", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["match"], r["var"], r["ts"], r["x"]) for r in rows] == [(1, "a", 1, 5), (1, "c", 3, 1)]
+
+
+def test_bad_row_stops_the_run_with_file_and_line(tmp_path, capsys):
+    events = _csv(tmp_path, "type,ts,x\nA,1,5\nB,oops,7\n")
+    assert main(["run", "-q", "PATTERN SEQ(A, B)", "--events", events, "--no-spark"]) == 1
+    err = capsys.readouterr().err
+    assert "events.csv" in err and "3" in err
+
+
+def test_bad_rows_can_be_rejected_and_counted(tmp_path, capsys):
+    events = _csv(tmp_path, "type,ts,x\nA,1,5\nB,oops,7\nB,3,2\n,4,1\n")
+    reject = tmp_path / "bad.csv"
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B)", "--events", events, "--no-spark",
+                 "--reject", str(reject)]) == 0
+    captured = capsys.readouterr()
+    assert "2 bad row(s) of 4" in captured.err
+    assert captured.out.split("\n")[2].strip() == "1"
+    assert len(reject.read_text().strip().splitlines()) == 3  # header + two rows
+
+
+def test_unknown_engine_is_refused(tmp_path, capsys):
+    events = _csv(tmp_path, EVENTS)
+    assert main(["run", "-q", "PATTERN SEQ(A, B)", "--events", events, "--no-spark", "--engine", "nope"]) == 1
+    assert "no such engine" in capsys.readouterr().err
