@@ -51,6 +51,10 @@ class Plan:
             lines.append(f"selection: {q.strategy}")
         lines.append("returns: " + (", ".join(a.column for a in q.aggregates) if q.aggregates
                                      else "matches of " + ", ".join(v.split('@')[0] for v in q.return_vars)))
+        from ..spark.batch import plan_split  # no pyspark import at module level
+
+        split, keys, partial, why = plan_split(q)
+        lines.append(f"on Spark: {why}")
         return "\n".join(lines)
 
 
