@@ -224,8 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_bench_parser(sub)
 
-    p = sub.add_parser("demo", help="generate a small stock stream and run seed queries on it")
-    p.add_argument("--seed", type=int, default=7)
+    from .demo import add_arguments as add_demo_arguments
+
+    p = sub.add_parser("demo", help="run example queries over real flight data on Spark (the main job)")
+    add_demo_arguments(p)
     p.set_defaults(func=cmd_demo)
     return parser
 
