@@ -50,11 +50,12 @@ class Spec:
     width: int = 0
 
     def query(self) -> Query:
-        return _compiled(self.text, self.time_unit, self.kinds)
+        return compiled(self.text, self.time_unit, self.kinds)
 
 
 @lru_cache(maxsize=32)
-def _compiled(text: str, time_unit: str, kinds: tuple) -> Query:
+def compiled(text: str, time_unit: str, kinds: tuple) -> Query:
+    """A query compiled once per worker process (tasks get its text, not the bound object)."""
     return compile_query(text, time_unit=time_unit, schema=dict(kinds))
 
 
@@ -167,37 +168,40 @@ def _out_cols(spec: Spec):
     return cols
 
 
-def _emit(spec: Spec, rows: list[tuple], part: str = "") -> pa.RecordBatch:
-    q = spec.query()
+def _emit(spec: Spec, rows: list[tuple]) -> pa.RecordBatch:
     if spec.partial:
-        rows = [S.flatten_partial(q, r) for r in rows]
-    elif q.returns_matches:
-        rows = [r + (part,) for r in rows]
+        rows = [S.flatten_partial(spec.query(), r) for r in rows]
     return S.to_arrow(rows, _out_cols(spec))
 
 
-def run_keys(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: events sorted by (key, ts, _id); one engine state per key."""
-    engine = _engine(spec, partial=spec.partial)
-    keys = list(spec.keys)
-    current = None
-    state = None
-    out: list[tuple] = []
+def _units(batches: Iterator[pa.RecordBatch], label) -> Iterator[tuple[object, pa.Table]]:
+    """Runs of consecutive rows with the same unit (a key, or a time slice) in sorted batches.
+
+    ``label(table)`` gives the unit of every row and the table without helper columns.
+    """
     for rb in batches:
         if rb.num_rows == 0:
             continue
-        table = pa.Table.from_batches([rb])
-        key_values = list(zip(*(table.column(k).to_pylist() for k in keys))) if keys else [()] * rb.num_rows
+        units, table = label(pa.Table.from_batches([rb]))
         start = 0
         for i in range(1, rb.num_rows + 1):
-            if i == rb.num_rows or key_values[i] != key_values[start]:
-                key = key_values[start]
-                if key != current:
-                    if state is not None:
-                        out += [(r, repr(current)) for r in engine.finish(state)]
-                    current, state = key, engine.new_state()
-                out += [(r, repr(current)) for r in engine.process(state, EventBatch(table.slice(start, i - start)))]
+            if i == rb.num_rows or units[i] != units[start]:
+                yield units[start], table.slice(start, i - start)
                 start = i
+
+
+def _drive(spec: Spec, batches, label, make_engine) -> Iterator[pa.RecordBatch]:
+    """One engine state per unit, in unit order; rows tagged with their unit."""
+    current = engine = state = None
+    out: list[tuple[tuple, str]] = []
+    for unit, table in _units(batches, label):
+        if unit != current:
+            if state is not None:
+                out += [(r, repr(current)) for r in engine.finish(state)]
+            current = unit
+            engine = make_engine(unit)
+            state = engine.new_state()
+        out += [(r, repr(current)) for r in engine.process(state, EventBatch(table))]
         if len(out) >= 4096:
             yield _rows_batch(spec, out)
             out = []
@@ -207,51 +211,37 @@ def run_keys(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Recor
         yield _rows_batch(spec, out)
 
 
+def run_keys(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: events sorted by (key, ts, _id); one engine state per key."""
+    engine = _engine(spec, partial=spec.partial)  # the same engine serves every key
+
+    def label(table: pa.Table):
+        keys = list(zip(*(table.column(k).to_pylist() for k in spec.keys))) if spec.keys \
+            else [()] * table.num_rows
+        return keys, table
+
+    return _drive(spec, batches, label, lambda key: engine)
+
+
+def run_slices(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: events sorted by (slice, ts, _id); one engine per slice (its range)."""
+
+    def label(table: pa.Table):
+        return table.column("__slice").to_pylist(), table.drop(["__slice"])
+
+    def make_engine(k: int):
+        a = spec.t0 + k * spec.width
+        window = (a, a + spec.width) if spec.split == "time" else None
+        return _engine(spec, partial=spec.partial, start_range=window)
+
+    return _drive(spec, batches, label, make_engine)
+
+
 def _rows_batch(spec: Spec, tagged: list[tuple[tuple, str]]) -> pa.RecordBatch:
     q = spec.query()
     if q.returns_matches:
         return S.to_arrow([r + (p,) for r, p in tagged], _out_cols(spec))
     return _emit(spec, [r for r, _ in tagged])
-
-
-def run_slices(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: events sorted by (slice, ts, _id); one engine state per slice."""
-    q = spec.query()
-    current = None
-    engine = state = None
-    out: list[tuple] = []
-
-    def close():
-        rows = engine.finish(state)
-        return [(r, f"slice{current}") for r in rows]
-
-    for rb in batches:
-        if rb.num_rows == 0:
-            continue
-        table = pa.Table.from_batches([rb])
-        slices = table.column("__slice").to_pylist()
-        table = table.drop(["__slice"])
-        start = 0
-        for i in range(1, rb.num_rows + 1):
-            if i == rb.num_rows or slices[i] != slices[start]:
-                k = slices[start]
-                if k != current:
-                    if state is not None:
-                        out += close()
-                    a = spec.t0 + k * spec.width
-                    current = k
-                    window = (a, a + spec.width) if spec.split == "time" else None
-                    engine = _engine(spec, partial=spec.partial, start_range=window)
-                    state = engine.new_state()
-                out += [(r, f"slice{current}") for r in engine.process(state, EventBatch(table.slice(start, i - start)))]
-                start = i
-        if len(out) >= 4096:
-            yield _rows_batch(spec, out)
-            out = []
-    if state is not None:
-        out += close()
-    if out:
-        yield _rows_batch(spec, out)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from ..events import ID, EventBatch
 from ..lang import compile_query
 from ..lang.model import TIME_UNITS_MS, Query
 from . import schema as S
+from .batch import compiled
 from .sources import END_TS_MS, END_TYPE
 
 END_WATERMARK_MS = END_TS_MS - 10**12  # a watermark beyond this means the input has ended
@@ -49,17 +50,12 @@ class StreamSpec:
     on_late: str = "count"  # "count": count and keep samples; "fail": stop the query
 
     def query(self) -> Query:
-        return _compiled(self.text, self.time_unit, self.kinds)
+        return compiled(self.text, self.time_unit, self.kinds)
 
     @property
     def update_mode(self) -> bool:
         q = self.query()
         return q.mode == "total" and not q.returns_matches
-
-
-@lru_cache(maxsize=16)
-def _compiled(text: str, time_unit: str, kinds: tuple) -> Query:
-    return compile_query(text, time_unit=time_unit, schema=dict(kinds))
 
 
 @lru_cache(maxsize=16)
