@@ -271,6 +271,8 @@ class Layer:
         if not final and f <= lane.safe_to:
             return False
         eng = self.engine
+        if lane.spec is not None and not lane.spec_stale and not final:
+            self._ensure_spec(st, lane)  # the speculative state must see these events before they leave the buffer
         k = bisect.bisect_right(lane.buffer, (f, INF), key=_order)
         ready, lane.buffer = lane.buffer[:k], lane.buffer[k:]
         rows: list[tuple] = []
