@@ -38,10 +38,12 @@ class OrderConfig:
     lateness: int | None = None
     clock: str = "key"
     on_late: str = "drop"
+    purge: bool = True
 
     def build(self, query: Query, schema, engine: str = "auto") -> Layer:
         return Layer(query, self.strategy, schema, engine=engine, slack=self.slack,
-                     lateness=self.lateness, clock=self.clock, on_late=self.on_late)
+                     lateness=self.lateness, clock=self.clock, on_late=self.on_late,
+                     purge=self.purge)
 
     def __str__(self) -> str:
         if self.strategy == "kslack":

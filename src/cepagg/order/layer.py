@@ -49,6 +49,7 @@ from ..events import ID, Event, EventBatch
 from ..lang.model import Query
 from .output import Output
 from .policy import LateLog, check_policy
+from .purge import negated_types, purgeable, sequence_of
 from .shape import ALL, INF, NEG, Shape
 from .stream import Punctuation
 
@@ -74,6 +75,8 @@ class Lane:
     numbers: dict = field(default_factory=dict)  # match identity -> numbers of its live copies
     sealed_to: int = NEG  # units with seal time <= this are final and forgotten
     view_to: int = NEG  # frontier at the last evaluation of this lane's matches
+    recent: list = field(default_factory=list)  # (ts, type) released within a window (for purging)
+    purged_at: int = -1  # punctuation version of the last purge
 
 
 @dataclass
@@ -85,6 +88,7 @@ class LayerState:
     last_punct_frontier: int = NEG
     last_clock: int = NEG
     punct_changed: bool = False
+    punct_version: int = 0
     next_match: int = 1
     dirty: dict = field(default_factory=dict)  # lanes with news since the last tick (ordered set)
     open: dict = field(default_factory=dict)  # lanes that may still emit when time moves on
@@ -106,11 +110,13 @@ class Layer:
         lateness: L for aggressive (None: unbounded, history is never folded).
         clock: "key" (a clock per lane, as the chapter's K-slack) or "global".
         on_late: "drop", "output" or "fail" (:mod:`.policy`).
+        purge: conservative only: drop buffered events that punctuations prove can never match
+            (Algorithm 2, :mod:`.purge`).
     """
 
     def __init__(self, query: Query, strategy: str, schema: pa.Schema, *, engine: str = "auto",
                  slack: int | None = None, lateness: int | None = None, clock: str = "key",
-                 on_late: str = "drop"):
+                 on_late: str = "drop", purge: bool = True):
         from ..plan import plan
 
         if strategy not in STRATEGIES:
@@ -134,6 +140,9 @@ class Layer:
         self.names = schema.names
         self.i_ts, self.i_id, self.i_type = (self.names.index(n) for n in ("ts", ID, "type"))
         self.attrs = [(i, n) for i, n in enumerate(self.names) if n not in ("ts", ID, "type")]
+        self.purge_seq = sequence_of(query) if strategy == "conservative" and purge else None
+        if self.purge_seq is not None:
+            self.purge_types = set(self.purge_seq) - negated_types(query)
 
     # -- state --------------------------------------------------------------------------------
 
@@ -176,6 +185,7 @@ class Layer:
         if old is None or p.t > old:
             st.punct[p.type] = p.t
             st.punct_changed = True
+            st.punct_version += 1
 
     def _late(self, st: LayerState, lane: Lane, ts: int, typ: str) -> str | None:
         if self.strategy == "conservative":
@@ -256,6 +266,8 @@ class Layer:
     def _work(self, st: LayerState, key: tuple, lane: Lane, at: int, final: bool) -> list[Output]:
         f = INF if final else self._frontier(st, lane)
         released = self._release(st, lane, f, final)
+        if self.purge_seq is not None and not final and lane.purged_at < st.punct_version and lane.buffer:
+            self._purge(st, lane)
         view, full = self._view(st, lane, f, final, released)
         out = self._diff(st, lane, view, full, at)
         self._seal(lane, f)
@@ -286,9 +298,33 @@ class Layer:
             rows += eng.advance(lane.safe, f)
         lane.safe_to = f
         self._add(lane.journal, rows)
+        if self.purge_seq is not None:
+            keep = f - self.q.within + 2
+            lane.recent = [x for x in lane.recent if x[0] >= keep] + \
+                [(e[0], e[2][self.i_type]) for e in ready if e[0] >= keep]
         if self.strategy == "conservative" and not lane.buffer:
             lane.spec, lane.spec_journal = None, self.shape.empty_units()  # the look-ahead is the safe state
         return bool(ready)
+
+    def _purge(self, st: LayerState, lane: Lane) -> None:
+        """Drop buffered events that can never be part of a match (Algorithm 2)."""
+        lane.purged_at = st.punct_version
+        present: dict = {}
+        for ts, typ in lane.recent:
+            present.setdefault(typ, []).append(ts)
+        for e in lane.buffer:
+            present.setdefault(e[2][self.i_type], []).append(e[0])
+        for v in present.values():
+            v.sort()
+        closed = {t: self._closed(st, t) for t in set(self.purge_seq)}
+        w = self.q.within
+        keep = [e for e in lane.buffer if e[2][self.i_type] not in self.purge_types
+                or not purgeable(self.purge_seq, e[2][self.i_type], e[0], closed, present, w)]
+        if len(keep) < len(lane.buffer):
+            st.stats["purged"] += len(lane.buffer) - len(keep)
+            lane.buffer = keep
+            if lane.spec is not None:
+                lane.spec_stale = True
 
     def _view(self, st: LayerState, lane: Lane, f: int, final: bool, released: bool):
         """The lane's current set of units the strategy may show, and whether it is complete
