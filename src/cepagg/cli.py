@@ -99,10 +99,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import attach_event_columns
 
     text = _query_text(args)
+    if args.order and not args.no_spark:
+        raise SystemExit("cepagg run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     report = _read(args)
     q = compile_query(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
     p = plan(q, args.engine)
     started = time.perf_counter()
+    if args.order:
+        return _run_ordered(args, q, p, report, started)
     if args.no_spark:
         result = p.build().run(report.batch)
         if q.returns_matches:
@@ -125,6 +129,39 @@ def cmd_run(args: argparse.Namespace) -> int:
     write_result(result, args.out)
     print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {len(result)} rows "
           f"in {elapsed:.3f} s", file=sys.stderr)
+    return 0
+
+
+def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
+    """``cepagg run --order ... --no-spark``: the file's row order is the arrival order."""
+    from .io import write_result
+    from .order import Arrival, OrderConfig, run_ordered
+    from .order.cli import config_from_args, punctuations_for, write_late
+    from .runner import attach_event_columns
+
+    batch = report.batch
+    batch = type(batch)(batch.table.sort_by("_id"), batch.time_unit)  # arrival order, not time order
+    arrival = Arrival.from_batch(batch)
+    arrival = punctuations_for(args, arrival)
+    config: OrderConfig = config_from_args(args)
+    run = run_ordered(q, arrival, config, engine=p.engine, tick=args.tick)
+    result = run.net()
+    if q.returns_matches:
+        result = attach_event_columns(result, arrival.events)
+    elapsed = time.perf_counter() - started
+    write_result(result, args.out)
+    if args.changes:
+        write_result(run.table(), args.changes)
+    if args.on_late == "output":
+        write_late(run.late_events, args.late_out)
+    kinds = {}
+    for o in run.outputs:
+        kinds[o.kind] = kinds.get(o.kind, 0) + 1
+    print(f"cepagg: {len(arrival.events)} events, {len(arrival.punctuations())} punctuations, engine {p.engine} "
+          f"(in-process), order {config}: {len(result)} rows in {elapsed:.3f} s; output rows "
+          f"{', '.join(f'{k} {n}' for k, n in sorted(kinds.items())) or 'none'}", file=sys.stderr)
+    if run.late_count:
+        print(f"cepagg: {run.late_count} late event(s) ({args.on_late}), e.g. {run.late_samples[:3]}", file=sys.stderr)
     return 0
 
 
@@ -186,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="-", help="output file (.csv, .jsonl, .parquet) or - for a table")
     _add_spark_args(p)
     p.add_argument("--no-spark", action="store_true", help="run the engine in this process, without Spark")
+    from .order.cli import add_order_args
+
+    add_order_args(p, spark=False)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("stream", help="run a query as a Structured Streaming job over an events file")

@@ -114,3 +114,20 @@ def in_order_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict]:
     """The stream sorted by time with ``_id`` = position: the rows :func:`disorder` orders."""
     order = sorted(range(len(rows)), key=lambda i: rows[i]["ts"])
     return [dict(rows[i], _id=k) for k, i in enumerate(order)]
+
+
+def exact_punctuations(arrival: Arrival, rate: float, punct: str = "types",
+                       rng: random.Random | None = None) -> Arrival:
+    """The same arrival with truthful punctuations added (computed from the whole arrival,
+    as a source that knows its own delays would send them)."""
+    rng = rng or random.Random(0)
+    table = arrival.events.table
+    stream = [{"type": t, "ts": ts} for t, ts in zip(table.column("type").to_pylist(), table.column("ts").to_pylist())]
+    existing, k = [], 0
+    for item in arrival.items:
+        if isinstance(item, Punctuation):
+            existing.append((k, item))
+        else:
+            k += 1
+    added = _punctuations(stream, list(range(len(stream))), rng, rate, punct)
+    return Arrival.from_batch(arrival.events, sorted(existing + added, key=lambda x: x[0]))
