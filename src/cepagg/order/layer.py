@@ -90,6 +90,7 @@ class LayerState:
     punct_changed: bool = False
     punct_version: int = 0
     next_match: int = 1
+    match_step: int = 1  # match numbers go next_match, next_match + step, ... (unique across buckets)
     dirty: dict = field(default_factory=dict)  # lanes with news since the last tick (ordered set)
     open: dict = field(default_factory=dict)  # lanes that may still emit when time moves on
     late: LateLog = field(default_factory=LateLog)
@@ -437,7 +438,7 @@ class Layer:
             have = pub.get(ident, 0)
             for _ in range(n - have):
                 number = st.next_match
-                st.next_match += 1
+                st.next_match += st.match_step
                 lane.numbers.setdefault(ident, []).append(number)
                 out += [Output("insert", r, 0, at, clock) for r in shape.match_rows(ident, number)]
             if n < have:
