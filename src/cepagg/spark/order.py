@@ -214,6 +214,9 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, chec
     late_path = late_out or f"{out}/_late"
 
     def sink(batch_df, batch_id: int) -> None:
+        if format == "console":
+            batch_df.show(truncate=False)
+            return
         batch_df = batch_df.persist()
         rows = batch_df.filter(F.col("kind") != "late").drop("late")
         rows.write.mode("overwrite").format(format).save(f"{out}/batch={batch_id}")
