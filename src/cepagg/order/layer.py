@@ -217,9 +217,10 @@ class Layer:
     def _clock(self, st: LayerState, lane: Lane) -> int:
         return st.clock if self.clock_mode == "global" else lane.clock
 
-    def _frontier(self, st: LayerState, lane: Lane) -> int:
+    def _frontier(self, st: LayerState, lane: Lane | None) -> int:
+        """Events up to this time go to the safe state, and it is final up to it."""
         f = self._punct_frontier(st)
-        c = self._clock(st, lane)
+        c = st.clock if lane is None else self._clock(st, lane)
         if c <= NEG:
             return f
         if self.strategy == "kslack":
@@ -242,7 +243,7 @@ class Layer:
             todo.update(st.open)
         st.punct_changed = False
         if self.clock_mode == "global":
-            st.global_safe = self._frontier(st, Lane(safe=None))
+            st.global_safe = self._frontier(st, None)
         st.last_punct_frontier, st.last_clock = fp, st.clock
         out: list[Output] = []
         for key in todo:
