@@ -48,6 +48,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tick", type=int, default=1, help="emit after every N arrivals")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--plots", default="docs/img", help="directory for the PNG plots ('' for none)")
+    p.add_argument("--spark", action="store_true",
+                   help="instead: on Spark, a slow key (--slow-lag behind the others) under Spark's global "
+                        "watermark vs the layer's per-key clocks (uses --events, --keys, --batch-rows)")
+    p.add_argument("--slow-lag", type=int, default=40, help="--spark: how far the slow key lags (default 40)")
+    p.add_argument("--batch-rows", type=int, default=20, help="--spark: events per micro-batch (default 20)")
 
 
 def stream(rng: random.Random, n: int, keys: int) -> list[dict]:
@@ -189,6 +194,8 @@ def _settled(shape, final, unit, events):
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.spark:
+        return spark_lag(args)
     from ..lang import compile_query
     from ..order.disorder import disorder
 
@@ -306,3 +313,94 @@ def plots(results: list[dict], where: Path) -> list[Path]:
         plt.close(fig)
         paths.append(path)
     return paths
+
+
+def spark_lag(args: argparse.Namespace) -> int:
+    """One key's events all arrive ``--slow-lag`` time units behind the others'. Spark's global
+    watermark (K-slack with one clock, :func:`cepagg.spark.streaming.start`) must be as large as
+    the lag to keep them; the layer's per-key clocks (:mod:`cepagg.spark.order`) keep them with
+    a small K."""
+    import json
+    import os
+    import shutil
+    import tempfile
+    from decimal import Decimal
+
+    from ..engines import ENGINES
+    from ..events import EventBatch
+    from ..lang import compile_query
+    from ..order import OrderConfig, same_result
+    from ..result import Result
+    from ..spark.order import late_count, start_ordered
+    from ..spark.session import get_session
+    from ..spark.sources import END_TS_MS, END_TYPE
+    from ..spark.streaming import dropped_by_watermark, late_events, read_latest, start
+
+    text = QUERIES["slide"]
+    rng = random.Random(args.seed)
+    rows = []
+    for k in range(args.keys):
+        ts = 0
+        for _ in range(args.events // args.keys):
+            ts += rng.randint(0, 3)
+            rows.append({"type": rng.choice("AABBC"), "ts": ts, "x": rng.randint(0, 9), "g": f"k{k}"})
+    rows.sort(key=lambda r: (r["ts"] + (args.slow_lag if r["g"] == "k0" else 0), r["g"]))
+    rows = [dict(r, _id=i) for i, r in enumerate(rows)]
+    base = tempfile.mkdtemp(prefix="cepagg-bench-")
+    os.makedirs(f"{base}/in")
+    size = args.batch_rows
+    pieces = -(-len(rows) // size)
+    for p in range(pieces):
+        chunk = rows[p * size:(p + 1) * size]
+        if p == pieces - 1:
+            chunk = chunk + [{"_id": len(rows), "type": END_TYPE, "ts": END_TS_MS}]
+        path = f"{base}/in/p{p:05d}.json"
+        with open(path, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in chunk)
+        os.utime(path, (1000 + p, 1000 + p))
+    q = compile_query(text)
+    expected = ENGINES["reference"](q).run(EventBatch.from_rows(
+        [{k: v for k, v in r.items() if k != "_id"} for r in rows], ids=[r["_id"] for r in rows]))
+    spark = get_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    schema = "_id long, type string, ts long, x long, g string"
+
+    def source():
+        return spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(f"{base}/in")
+
+    def result(df):
+        return Result(q.output_columns, [tuple(int(v) if isinstance(v, Decimal) else v for v in r) for r in df.collect()])
+
+    small = 5
+    runs = [
+        (f"Spark watermark, delay {small} (global clock)", "wm", lambda d: start(
+            source(), text, out=f"{d}/out", checkpoint=f"{d}/chk", delay=f"{small} milliseconds", buckets=4)),
+        (f"Spark watermark, delay {args.slow_lag + small} (global clock)", "wm", lambda d: start(
+            source(), text, out=f"{d}/out", checkpoint=f"{d}/chk", delay=f"{args.slow_lag + small} milliseconds",
+            buckets=4)),
+        (f"layer kslack K={small}, per-key clocks", "layer", lambda d: start_ordered(
+            source(), text, OrderConfig("kslack", slack=small), out=f"{d}/out", checkpoint=f"{d}/chk", buckets=4)),
+        (f"layer aggressive L={small}, per-key clocks", "layer", lambda d: start_ordered(
+            source(), text, OrderConfig("aggressive", lateness=small), out=f"{d}/out", checkpoint=f"{d}/chk",
+            buckets=4)),
+    ]
+    print(f"cepagg bench disorder --spark: {len(rows)} events, {args.keys} keys, key k0 {args.slow_lag} behind, "
+          f"{size} events per micro-batch, query {text}", file=sys.stderr)
+    print("| run | events | wall s | events/s | late (dropped or counted) | equals reference |")
+    print("|---|---|---|---|---|---|")
+    for k, (name, kind, go) in enumerate(runs):
+        d = f"{base}/run{k}"
+        started = time.perf_counter()
+        sq = go(d)
+        sq.awaitTermination()
+        wall = time.perf_counter() - started
+        if kind == "wm":
+            lost = late_events(spark, f"{d}/chk")[0] + dropped_by_watermark(sq)
+            got = result(spark.read.parquet(f"{d}/out"))
+        else:
+            lost = late_count(spark, f"{d}/chk")[0]
+            got = result(read_latest(spark, f"{d}/out", text))
+        same = not same_result(q, expected, got)
+        print(f"| {name} | {len(rows)} | {wall:.1f} | {len(rows) / wall:.0f} | {lost} | {'yes' if same else 'NO'} |",
+              flush=True)
+    shutil.rmtree(base, ignore_errors=True)
+    return 0
