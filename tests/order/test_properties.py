@@ -79,7 +79,7 @@ def _check(text, arr, config, engine, tick=1):
 
 def test_kslack_with_enough_slack_equals_the_reference():
     rng = random.Random(11)
-    for _ in range(cases(25, 400)):
+    for _ in range(cases(80, 1000)):
         text, arr = random_case(rng)
         k = max(arr.lateness(), default=0)
         clock = rng.choice(["key", "global"])
@@ -91,7 +91,7 @@ def test_kslack_with_enough_slack_equals_the_reference():
 
 def test_kslack_counts_exactly_the_events_later_than_k():
     rng = random.Random(12)
-    for _ in range(cases(15, 200)):
+    for _ in range(cases(30, 300)):
         text, arr = random_case(rng)
         late = arr.lateness()
         k = rng.randint(0, max(late, default=0))
@@ -105,7 +105,7 @@ def test_kslack_counts_exactly_the_events_later_than_k():
 
 def test_conservative_equals_the_reference_and_never_revises():
     rng = random.Random(13)
-    for _ in range(cases(25, 400)):
+    for _ in range(cases(80, 1000)):
         text, arr = random_case(rng, punctuate=rng.choice([0.0, 0.2, 0.6, 1.0]))
         assert not arr.check_punctuations()
         for engine in engines_for(compile_query(text)):
@@ -117,7 +117,7 @@ def test_conservative_equals_the_reference_and_never_revises():
 
 def test_aggressive_converges_to_the_reference():
     rng = random.Random(14)
-    for _ in range(cases(25, 400)):
+    for _ in range(cases(80, 1000)):
         text, arr = random_case(rng, punctuate=rng.choice([0.0, 0.0, 0.3]))
         bound = rng.choice([None, max(arr.lateness(), default=0)])
         for engine in engines_for(compile_query(text)):
@@ -134,7 +134,7 @@ def test_aggressive_emits_no_later_than_an_in_order_engine():
     rightly withholds a unit the in-order engine emitted, and an even later positive event may
     restore the same value by coincidence."""
     rng = random.Random(15)
-    for _ in range(cases(20, 300)):
+    for _ in range(cases(40, 500)):
         text, arr = random_case(rng)
         q = compile_query(text)
         shape = Shape(q)

@@ -58,7 +58,7 @@ def config_from_args(args: argparse.Namespace):
     lateness = parse_span(args.lateness, args.time_unit)
     if args.order == "kslack" and slack is None:
         raise SystemExit("cepagg: --order kslack needs --slack K")
-    if args.on_late == "output" and not getattr(args, "late_out", None) and not hasattr(args, "out_format"):
+    if args.on_late == "output" and not args.late_out:
         raise SystemExit("cepagg: --on-late output needs --late-out PATH")
     return OrderConfig(args.order, slack=slack, lateness=lateness, clock=args.clock, on_late=args.on_late)
 

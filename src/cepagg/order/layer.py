@@ -394,13 +394,9 @@ class Layer:
         return eng.finish(eng.restore(eng.snapshot(state)))
 
     def _add(self, units, rows: list[tuple]) -> None:
-        if not rows:
-            return
-        new = self.shape.units(rows)
-        if isinstance(units, Counter):
-            units.update(new)
-        else:
-            units.update(new)
+        """Add engine rows to a journal (a Counter adds match counts, a dict replaces rows)."""
+        if rows:
+            units.update(self.shape.units(rows))
 
     def _diff(self, st: LayerState, lane: Lane, view, full: bool, at: int) -> list[Output]:
         """Outputs that turn what was emitted into ``view``. Only aggressive revises; for the
