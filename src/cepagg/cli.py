@@ -99,10 +99,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import attach_event_columns
 
     text = _query_text(args)
+    if args.order and not args.no_spark:
+        raise SystemExit("cepagg run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     report = _read(args)
     q = compile_query(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
     p = plan(q, args.engine)
     started = time.perf_counter()
+    if args.order:
+        return _run_ordered(args, q, p, report, started)
     if args.no_spark:
         result = p.build().run(report.batch)
         if q.returns_matches:
@@ -125,6 +129,39 @@ def cmd_run(args: argparse.Namespace) -> int:
     write_result(result, args.out)
     print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {len(result)} rows "
           f"in {elapsed:.3f} s", file=sys.stderr)
+    return 0
+
+
+def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
+    """``cepagg run --order ... --no-spark``: the file's row order is the arrival order."""
+    from .io import write_result
+    from .order import Arrival, OrderConfig, run_ordered
+    from .order.cli import config_from_args, punctuations_for, write_late
+    from .runner import attach_event_columns
+
+    batch = report.batch
+    batch = type(batch)(batch.table.sort_by("_id"), batch.time_unit)  # arrival order, not time order
+    arrival = Arrival.from_batch(batch)
+    arrival = punctuations_for(args, arrival)
+    config: OrderConfig = config_from_args(args)
+    run = run_ordered(q, arrival, config, engine=p.engine, tick=args.tick)
+    result = run.net()
+    if q.returns_matches:
+        result = attach_event_columns(result, arrival.events)
+    elapsed = time.perf_counter() - started
+    write_result(result, args.out)
+    if args.changes:
+        write_result(run.table(), args.changes)
+    if args.on_late == "output":
+        write_late(run.late_events, args.late_out)
+    kinds = {}
+    for o in run.outputs:
+        kinds[o.kind] = kinds.get(o.kind, 0) + 1
+    print(f"cepagg: {len(arrival.events)} events, {len(arrival.punctuations())} punctuations, engine {p.engine} "
+          f"(in-process), order {config}: {len(result)} rows in {elapsed:.3f} s; output rows "
+          f"{', '.join(f'{k} {n}' for k, n in sorted(kinds.items())) or 'none'}", file=sys.stderr)
+    if run.late_count:
+        print(f"cepagg: {run.late_count} late event(s) ({args.on_late}), e.g. {run.late_samples[:3]}", file=sys.stderr)
     return 0
 
 
@@ -152,8 +189,11 @@ def cmd_stream(args: argparse.Namespace) -> int:
         reader = reader.option("maxEventsPerBatch", str(args.events_per_batch))
     reader = reader.option("finite", "false" if args.follow else "true")
     df = reader.load()
+    if args.order:
+        return _stream_ordered(args, spark, df, text)
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=args.delay,
-                   time_unit=args.time_unit, engine=args.engine, on_late=args.on_late)
+                   time_unit=args.time_unit, engine=args.engine,
+                   on_late="fail" if args.on_late == "fail" else "count")
     if args.follow:
         q = start(df, text, available_now=False, processing_time=args.trigger, **options)
         q.awaitTermination()
@@ -165,6 +205,50 @@ def cmd_stream(args: argparse.Namespace) -> int:
             print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}; "
                   f"e.g. {samples[:3]}", file=sys.stderr)
     print(f"cepagg: results in {args.out}", file=sys.stderr)
+    return 0
+
+
+def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
+    """``cepagg stream --order``: the ordering layer on Spark (:mod:`cepagg.spark.order`)."""
+    from .order import OrderConfig
+    from .order.cli import parse_span
+    from .spark.order import late_count, run_ordered_to_end, start_ordered
+
+    slack, lateness = parse_span(args.slack, args.time_unit), parse_span(args.lateness, args.time_unit)
+    if args.punctuate not in (None, "in-file"):
+        raise SystemExit("cepagg stream: punctuations come from the input (rows of type __punct__)")
+    if args.order == "kslack" and slack is None:
+        raise SystemExit("cepagg stream: --order kslack needs --slack K")
+    if args.order == "kslack" and args.clock == "global":
+        # K-slack with one clock for the stream is Spark's own watermark with delay K
+        from .spark.streaming import run_to_end, start
+
+        delay = f"{slack * TIME_UNITS_MS[args.time_unit]} milliseconds"
+        options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=delay,
+                       time_unit=args.time_unit, engine=args.engine,
+                       on_late="fail" if args.on_late == "fail" else "count")
+        if args.follow:
+            start(df, text, available_now=False, processing_time=args.trigger, **options).awaitTermination()
+        else:
+            run_to_end(df, text, **options)
+        print(f"cepagg: results in {args.out} (K-slack on Spark's watermark, delay {delay})", file=sys.stderr)
+        return 0
+    if args.clock == "global":
+        raise SystemExit("cepagg stream: --clock global exists for kslack only (Spark's watermark)")
+    policy = {"count": "drop"}.get(args.on_late, args.on_late)
+    config = OrderConfig(args.order, slack=slack, lateness=lateness, clock="key", on_late=policy)
+    options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, late_out=args.late_out,
+                   time_unit=args.time_unit, engine=args.engine)
+    if args.follow:
+        start_ordered(df, text, config, available_now=False, processing_time=args.trigger, **options).awaitTermination()
+    else:
+        run_ordered_to_end(df, text, config, **options)
+    if args.checkpoint:
+        count, samples = late_count(spark, args.checkpoint)
+        if count:
+            print(f"cepagg: {count} late event(s) ({policy}); e.g. {samples[:3]}", file=sys.stderr)
+    print(f"cepagg: output rows (with kind, revision) in {args.out}; net them with "
+          f"cepagg.spark.streaming.read_latest", file=sys.stderr)
     return 0
 
 
@@ -186,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="-", help="output file (.csv, .jsonl, .parquet) or - for a table")
     _add_spark_args(p)
     p.add_argument("--no-spark", action="store_true", help="run the engine in this process, without Spark")
+    from .order.cli import add_order_args
+
+    add_order_args(p, spark=False)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("stream", help="run a query as a Structured Streaming job over an events file")
@@ -200,7 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rate", type=float, help="replay at this many events per second")
     p.add_argument("--events-per-batch", type=int, help="cut micro-batches at this many events")
     p.add_argument("--delay", default="0 seconds", help="allowed lateness (watermark delay)")
-    p.add_argument("--on-late", choices=["count", "fail"], default="count")
+    p.add_argument("--on-late", choices=["count", "drop", "output", "fail"], default="count",
+                   help="late events: count (= drop), output (with --order: to --late-out), fail")
+    p.add_argument("--late-out", help="with --order and --on-late output: directory for late events "
+                                      "(default OUT/_late)")
     p.add_argument("--follow", action="store_true", help="keep running (no end of input)")
     p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow")
     p.add_argument("--engine", default="auto")
@@ -208,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"])
     p.add_argument("--checkpoint", help="checkpoint directory (recovery after a crash)")
     _add_spark_args(p)
+    from .order.cli import add_order_args
+
+    add_order_args(p, spark=True)
     p.set_defaults(func=cmd_stream)
 
     p = sub.add_parser("check", help="parse and check a query, print its normalised form")

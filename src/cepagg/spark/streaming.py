@@ -357,12 +357,25 @@ def _start(df, query: str | Query, *, out: str | None = None, format: str = "par
 
 
 def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
-    """The current result of an Update-mode run: the highest revision of every group."""
+    """The current result of an Update-mode run: the highest revision of every group.
+
+    Output of the ordering layer (:mod:`cepagg.spark.order`, rows with a ``kind`` column) is
+    netted per group and window/instant (latest revision, retracted keys dropped) or, for
+    matches, per match number (deleted matches dropped)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     q = query if isinstance(query, Query) else compile_query(query)
     df = spark.read.format(format).load(path)
+    if "kind" in df.columns:
+        from ..engines.aggregates import key_width
+
+        cols = [F.col(f"`{c}`") for c in q.output_columns]
+        keys = cols[q.output_columns.index("match"):][:1] if q.returns_matches else cols[:key_width(q)]
+        w = Window.partitionBy(*keys) if keys else Window.partitionBy(F.lit(0))
+        latest = (df.withColumn("__top", F.max("revision").over(w))
+                  .filter((F.col("revision") == F.col("__top")) & F.col("kind").isin("row", "revision", "insert")))
+        return latest.select(*cols)
     groups = [g.column for g in q.group_by]
     w = Window.partitionBy(*groups).orderBy(F.col("revision").desc()) if groups else \
         Window.orderBy(F.col("revision").desc())

@@ -1,0 +1,68 @@
+"""``cepagg run --order ... --no-spark``: the file's row order is the arrival order."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from cepagg.cli import main
+
+ROWS = [("A", 3), ("C", 5), ("A", 7), ("B", 11), ("C", 9), ("__punct__", 20)]
+
+
+@pytest.fixture
+def events(tmp_path):
+    path = tmp_path / "ev.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["type", "ts", "x"])
+        for t, ts in ROWS:
+            w.writerow([t, ts, "" if t == "__punct__" else 1])
+    return str(path)
+
+
+def _read(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("order,kinds,rows", [
+    (["--order", "kslack", "--slack", "1"], ["insert", "insert"], 2),  # c9 is dropped: a wrong match
+    (["--order", "kslack", "--slack", "2"], [], 0),
+    (["--order", "conservative"], [], 0),
+    (["--order", "aggressive", "--lateness", "5"], ["insert", "insert", "delete", "delete"], 0),
+])
+def test_run_order_in_process(events, tmp_path, order, kinds, rows):
+    out, changes = tmp_path / "out.csv", tmp_path / "changes.csv"
+    assert main(["run", "-q", "PATTERN SEQ(A, !C, B) WITHIN 10", "--events", events, "--no-spark",
+                 "--out", str(out), "--changes", str(changes), *order]) == 0
+    assert [r["kind"] for r in _read(changes)] == kinds
+    assert len(_read(out)) == rows
+
+
+def test_run_order_late_events_to_a_file_or_failure(events, tmp_path, capsys):
+    late = tmp_path / "late.jsonl"
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, !C, B) WITHIN 10", "--events", events, "--no-spark",
+                 "--order", "kslack", "--slack", "1", "--on-late", "output", "--late-out", str(late)]) == 0
+    assert [json.loads(x)["ts"] for x in late.read_text().splitlines()] == [9]
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, !C, B) WITHIN 10", "--events", events, "--no-spark",
+                 "--order", "kslack", "--slack", "1", "--on-late", "fail"]) == 1
+    assert "later than allowed" in capsys.readouterr().err
+
+
+def test_run_order_needs_no_spark(events):
+    with pytest.raises(SystemExit):
+        main(["run", "-q", "PATTERN SEQ(A, B)", "--events", events, "--order", "conservative"])
+
+
+def test_exact_punctuations_release_conservative_results(events, tmp_path):
+    changes = tmp_path / "changes.csv"
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 4 SLIDE 2", "--events", events,
+                 "--no-spark", "--order", "conservative", "--punctuate", "exact:1", "--changes", str(changes)]) == 0
+    got = _read(changes)
+    assert [(r["window_start"], r["COUNT(*)"], r["kind"]) for r in got] == [("2", "1", "row"), ("6", "1", "row")]
+    # [2, 6) is final once A and C are closed up to 5: at the punctuation right after c5
+    # (arrival: a3, its 3 punctuations, c5, then position 5)
+    assert int(got[0]["at"]) == 5
