@@ -85,3 +85,28 @@ def test_rows_later_than_the_delay_are_counted(spark, tmp_path):
     assert count + dropped_by_watermark(q) == 1  # reported, by cepagg or by Spark
     assert count == 0 or samples[0]["ts"] == 15
     assert _rows(spark.read.parquet(str(tmp_path / "out"))) == [(0, 50, 1), (100, 150, 1)]
+
+
+def test_bucket_keys_never_split_a_group():
+    from cepagg.spark.streaming import bucket_keys
+
+    def keys(text):
+        return bucket_keys(compile_query(text))
+
+    assert keys("RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 5") == ["g"]
+    assert keys("RETURN h, COUNT(*) PATTERN SEQ(A, B) WHERE [g, h] GROUP BY h WITHIN 5") == ["h"]
+    assert keys("RETURN COUNT(*) PATTERN SEQ(A, B) WHERE [g] WITHIN 5") == []
+    assert keys("RETURN COUNT(*) PATTERN SEQ(A a, B b) GROUP BY a.g WITHIN 5") == []
+
+
+def test_ungrouped_query_over_partitions_reports_one_row(spark, tmp_path):
+    rng = random.Random(4)
+    rows = random_stream(rng, "AB", n=40, max_gap=2, attrs={"x": (0, 9), "g": ["u", "v", "w"]})
+    for i, r in enumerate(rows):
+        r["_id"] = i
+    _write_files(str(tmp_path / "in"), rows, rng)
+    text = "RETURN COUNT(*) PATTERN SEQ(A, B) WHERE [g] WITHIN 6 SLIDE 6"
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(tmp_path / "in"))
+    q = start(df, text, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"), delay="20 milliseconds")
+    q.awaitTermination()
+    assert _rows(spark.read.parquet(str(tmp_path / "out"))) == sorted(run_local(text, EventBatch.from_rows(rows)).rows)

@@ -220,6 +220,20 @@ def _processor_class():
     return CepaggProcessor
 
 
+def bucket_keys(q: Query) -> list[str]:
+    """Attributes whose hash picks a bucket: every row of a result group must come out of one
+    bucket, so that no group is reported twice. That is the partition key when each group is
+    one partition, the group attributes when several partitions feed a group (GROUP BY sector
+    with [company, sector]), and nothing (one bucket) when a group is only known from the
+    matches (GROUP BY X.a) or the query has no groups at all but several partitions."""
+    groups = [g.attr for g in q.group_by if g.var is None]
+    if q.mode != "emit" and set(q.partition_by) <= set(groups) and len(groups) == len(q.group_by):
+        return list(q.partition_by)
+    if len(groups) == len(q.group_by):
+        return groups
+    return []
+
+
 class LateEvent(RuntimeError):
     """An event arrived after its time was closed, and the run was told to fail on that."""
 
@@ -259,7 +273,7 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
     q = compile_query(text, time_unit=time_unit, schema=kinds)
     engine_name = plan(q, engine).engine
-    keys = [g.attr for g in q.group_by if g.var is None] if q.mode == "emit" else list(q.partition_by)
+    keys = bucket_keys(q)
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
     ordered_cols = [OP_ID, "ts", "type"] + sorted(kinds)
     events = (events.withColumnRenamed(ID, OP_ID).select(*ordered_cols)
