@@ -31,7 +31,9 @@ ENGINES = ("cepagg", "cepagg-spark", "flink-cep", "flink-sql", "core")
 
 #: What each engine's ``elapsed_ms`` covers (printed under the tables).
 ENGINE_TIME = {
-    "cepagg": "read the CSV + plan + evaluate (in-process, one core)",
+    "cepagg": "read the CSV + plan + evaluate, in one process on one core, after a warm-up run "
+              "on the file's first rows (imports and the query grammar, as a JVM's start is "
+              "excluded for the peers)",
     "cepagg-spark": "read the CSV into a DataFrame + cepagg.spark.run + collect (local[2])",
     "flink-cep": "the job's net run time: read and parse the CSV, CEP, count every match "
                  "(parallelism 1; the MiniCluster's start is excluded)",
