@@ -104,8 +104,9 @@ def main(args: argparse.Namespace) -> int:
         with open(results, "w") as f:
             for name in chosen:
                 wl = wls[name]
-                windows = [int(x) for x in args.windows.split(",")] if args.windows else list(wl.windows)
                 for strategy in strategies:
+                    windows = ([int(x) for x in args.windows.split(",")] if args.windows
+                               else list(wl.windows_for(strategy)))
                     for keyed in keyed_opts:
                         stopped: dict[str, str] = {}
                         for w in sorted(windows):
