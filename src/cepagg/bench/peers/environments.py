@@ -136,12 +136,25 @@ def _base_python_for_flink() -> str:
 
 
 def find_python313() -> str | None:
-    """A CPython 3.13 for pycer: CEPAGG_PY313, python3.13 on PATH, or pyenv's."""
-    cands = [os.environ.get("CEPAGG_PY313"), shutil.which("python3.13")]
+    """A CPython 3.13 for pycer: CEPAGG_PY313, pyenv's 3.13, or python3.13 on PATH.
+
+    Each candidate is run once to check its version (a pyenv shim on PATH can exist for a
+    version that is not active, and then fails).
+    """
+    cands = [os.environ.get("CEPAGG_PY313")]
     cands += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.13*/bin/python3.13")))
-    cands += sorted(glob.glob("/root/.pyenv/versions/3.13*/bin/python3.13"))
+    cands += [shutil.which("python3.13"), "/usr/bin/python3.13", "/usr/local/bin/python3.13"]
+    seen = set()
     for c in cands:
-        if c and os.path.exists(c):
+        if not c or c in seen or not os.path.exists(c):
+            continue
+        seen.add(c)
+        try:
+            out = subprocess.run([c, "-c", "import sys; print(sys.version_info[:2] == (3, 13))"],
+                                 capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if out == "True":
             return c
     return None
 
