@@ -49,6 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--docs", action="store_true",
                    help="write the results into docs/peers.md and the plots into docs/peers/")
     p.add_argument("--report-only", action="store_true", help="rebuild the report from results.jsonl")
+    p.add_argument("--probes", action="store_true",
+                   help="run the semantic probes (tiny streams where definitions differ) instead")
     p.add_argument("--flink-parallelism", type=int, default=1)
     p.add_argument("--java-heap", default="4g", help="-Xmx of the Flink CEP JVM")
 
@@ -84,6 +86,8 @@ def main(args: argparse.Namespace) -> int:
             "machine": f"{platform.machine()}, {_cpus()} cores, Python {platform.python_version()}",
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
+    if args.probes:
+        return _probes(args, engines, out)
     if not args.report_only:
         peers = tuple(e for e in engines if not e.startswith("cepagg"))
         envs = None
@@ -142,6 +146,26 @@ def main(args: argparse.Namespace) -> int:
     if diffs:
         print(f"[peers] {len(diffs)} count(s) differ from cepagg's: see the report "
               "(docs/peers.md explains each kind)", file=sys.stderr)
+    return 0
+
+
+PROBES_START, PROBES_END = "<!-- peers:probes:start -->", "<!-- peers:probes:end -->"
+
+
+def _probes(args, engines, out) -> int:
+    from .probes import probes_markdown, run_probes
+
+    engines = [e for e in engines if e != "cepagg-spark"]
+    peers = tuple(e for e in engines if e != "cepagg")
+    envs = ensure(args.cache, peers, install=not args.no_install) if peers else None
+    runner = Runner(envs, out / "probes", args.timeout, args.flink_parallelism, args.java_heap)
+    body = probes_markdown(run_probes(runner, out / "probes", engines), engines)
+    (out / "probes.md").write_text(body + "\n")
+    print(body)
+    if args.docs:
+        docs = Path("docs") if Path("docs/peers.md").exists() else REPO / "docs"
+        report.update_docs(docs / "peers.md", body, PROBES_START, PROBES_END)
+        print(f"[peers] wrote the probes into {docs / 'peers.md'}", file=sys.stderr)
     return 0
 
 

@@ -314,11 +314,11 @@ def plot(outcomes: list[Outcome], workloads: dict[str, Workload], out_dir: Path,
     return paths
 
 
-def update_docs(doc: Path, body: str) -> None:
-    """Replace the text between the results markers of docs/peers.md with ``body``."""
+def update_docs(doc: Path, body: str, start: str = START, end: str = END) -> None:
+    """Replace the text between two markers of docs/peers.md with ``body``."""
     text = doc.read_text()
-    if START not in text or END not in text:
-        raise ValueError(f"{doc} has no {START} ... {END} markers")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    doc.write_text(f"{head}{START}\n{body.rstrip()}\n{END}{tail}")
+    if start not in text or end not in text:
+        raise ValueError(f"{doc} has no {start} ... {end} markers")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(f"{head}{start}\n{body.rstrip()}\n{end}{tail}")
