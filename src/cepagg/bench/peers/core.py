@@ -42,8 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--declaration", required=True)
     ap.add_argument("--query", required=True)
     a = ap.parse_args(argv)
-    # CORE writes a log file in the working directory: keep it out of the caller's.
-    os.chdir(os.path.dirname(os.path.abspath(a.csv)))
+    a.csv = os.path.abspath(a.csv)
+    # CORE writes a log file (logs/) in the working directory: keep it beside the data.
+    os.chdir(os.path.dirname(a.csv))
     import pycer
 
     t0 = time.perf_counter()

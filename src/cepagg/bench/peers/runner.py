@@ -206,7 +206,7 @@ class Runner:
 
     # ---------------------------------------------------------------- one run
     def run(self, engine: str, wl: Workload, strategy: str, keyed: bool, window: int) -> Outcome:
-        csv = write_data(wl.data, self.data_dir)
+        csv = write_data(wl.data, self.data_dir).resolve()
         base = dict(engine=engine, workload=wl.name, strategy=strategy, keyed=keyed, window_ms=window)
         cmd = self.command(engine, wl, strategy, keyed, window, csv)
         if isinstance(cmd, Inexpressible):
