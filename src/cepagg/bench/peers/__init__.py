@@ -7,8 +7,11 @@ the query as a subprocess with a time limit, checks that the counts agree, and w
 ratios and plots (``report``). A peer stops at the first window it does not finish in time.
 
 Outputs in ``--out`` (default ``out/peers``): ``results.jsonl`` (one record per run),
-``report.md``, ``peers-<workload>.png``. ``--docs`` also writes the results section of
-docs/peers.md and copies the plots to docs/peers/.
+``report.md``, ``peers-<workload>.png``. ``--docs`` also runs the semantic probes
+(:mod:`.probes`), writes both into docs/peers.md and copies the plots to docs/peers/. The final
+numbers come from one command on a quiet machine::
+
+    cepagg bench peers --scale full --timeout 300 --docs
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-install", action="store_true", help="use installed peers only")
     p.add_argument("--out", type=Path, default=Path("out/peers"), help="results, report and plots")
     p.add_argument("--docs", action="store_true",
-                   help="write the results into docs/peers.md and the plots into docs/peers/")
+                   help="write the results (and the probes, which it then also runs) into "
+                        "docs/peers.md and the plots into docs/peers/")
     p.add_argument("--report-only", action="store_true", help="rebuild the report from results.jsonl")
     p.add_argument("--probes", action="store_true",
                    help="run the semantic probes (tiny streams where definitions differ) instead")
@@ -140,6 +144,8 @@ def main(args: argparse.Namespace) -> int:
         report.update_docs(docs / "peers.md", body.replace("](peers-", "](peers/peers-"))
         print(f"[peers] wrote the results into {docs / 'peers.md'} and the plots into {docs / 'peers'}",
               file=sys.stderr)
+        if not args.report_only:
+            _probes(args, engines, out)
     print(f"[peers] results: {results}; report: {out / 'report.md'}; plots: {out}/peers-*.png",
           file=sys.stderr)
     diffs = report.disagreements(outcomes)
