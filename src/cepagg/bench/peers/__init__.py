@@ -85,14 +85,20 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.jsonl"
-    meta = {"command": "cepagg bench peers " + " ".join(sys.argv[3:]) if sys.argv[1:3] == ["bench", "peers"]
-            else " ".join(sys.argv), "scale": args.scale, "time limit": f"{args.timeout:.0f} s",
-            "machine": f"{platform.machine()}, {_cpus()} cores, Python {platform.python_version()}",
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    meta_file = out / "meta.json"
+    if args.report_only and meta_file.exists():
+        meta = json.loads(meta_file.read_text())
+    else:
+        meta = {"command": "cepagg bench peers " + " ".join(sys.argv[3:]) if sys.argv[1:3] == ["bench", "peers"]
+                else " ".join(sys.argv), "scale": args.scale, "time limit": f"{args.timeout:.0f} s",
+                "machine": f"{platform.machine()}, {_cpus()} cores, Python {platform.python_version()}",
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    timeout = float(str(meta.get("time limit", f"{args.timeout}")).split()[0])
 
     if args.probes:
         return _probes(args, engines, out)
     if not args.report_only:
+        meta_file.write_text(json.dumps(meta, indent=1))
         peers = tuple(e for e in engines if not e.startswith("cepagg"))
         envs = None
         if peers:
@@ -133,7 +139,7 @@ def main(args: argparse.Namespace) -> int:
                                 f.write(o.to_json() + "\n")
                                 f.flush()
     outcomes = report.load(results)
-    body = _report(outcomes, wls, out, meta, args.timeout)
+    body = _report(outcomes, wls, out, meta, timeout)
     (out / "report.md").write_text(body)
     print(body)
     if args.docs:

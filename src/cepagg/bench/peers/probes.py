@@ -48,6 +48,8 @@ PROBES = [
           "skip-till-any-match", 11, "7 (every non-empty subset of the three B)"),
     Probe("window-edge-contiguous", "the same, contiguous, WITHIN 10 ms", EDGE_ROWS,
           _wl("edge", ABC, ("A", "B", "C")), "contiguous", 10, "0"),
+    Probe("window-edge-contiguous+1", "the same, contiguous, WITHIN 11 ms", EDGE_ROWS,
+          _wl("edge", ABC, ("A", "B", "C")), "contiguous", 11, "1 (A B B B C, span 10 < 11)"),
     Probe("stnm-kleene", "a1 b2 b3 c4, SEQ(A, B+, C) skip-till-next-match: may {a1 b2 c4} skip b3?",
           ((1, "A", "k", 1.0), (2, "B", "k", 1.0), (3, "B", "k", 1.0), (4, "C", "k", 1.0)),
           _wl("stnm", ABC, ("A", "B", "C")), "skip-till-next-match", 100,

@@ -115,8 +115,14 @@ def markdown(outcomes: list[Outcome], workloads: dict[str, Workload], meta: dict
     """The results section of docs/peers.md."""
     idx = index(outcomes)
     comps = {(c.workload, c.strategy, c.keyed, c.window_ms, c.peer): c for c in comparisons(outcomes)}
-    engines = [e for e in ENGINES if any(o.engine == e for o in outcomes)]
+    engines = [e for e in ENGINES if any(o.engine == e and o.status != "unavailable" for o in outcomes)]
     lines: list[str] = []
+    for e in ENGINES:
+        if e not in engines:
+            why = next((o.detail for o in outcomes if o.engine == e), None)
+            if why:
+                lines.append(f"* **{e}** did not run: {why}")
+                lines.append("")
     if meta:
         lines.append("Run: " + ", ".join(f"{k} `{v}`" if k == "command" else f"{k} {v}"
                                           for k, v in meta.items()))
@@ -161,7 +167,8 @@ def markdown(outcomes: list[Outcome], workloads: dict[str, Workload], meta: dict
                 cells.append(fmt_x(c.speedup) if c else "")
             lines.append("| " + " | ".join(cells) + " |")
         reasons = {o.engine: o.detail for o in outcomes if (o.workload, o.strategy, o.keyed) ==
-                   (wl_name, strategy, keyed) and o.status in ("inexpressible", "unavailable")}
+                   (wl_name, strategy, keyed) and o.status in ("inexpressible", "unavailable")
+                   and o.engine in engines}
         for e, why in reasons.items():
             lines.append(f"\n* {e}: {why}")
         lines.append("")
