@@ -98,6 +98,21 @@ def test_timestamps_with_offsets_and_naive_in_timezone(tmp_path):
         utc(2013, 1, 1, 4, 17), utc(2013, 1, 1, 5, 17)]
 
 
+def test_naive_times_in_dst_overlap_and_gap(tmp_path):
+    p = _csv(tmp_path, "ts,type\n2013-11-03 01:30,A\n2013-03-10 02:30,A\n")
+    with pytest.raises(InputError, match=r"row 3: .*'2013-03-10 02:30' is neither .* in America/New_York"):
+        read_events(p, timezone="America/New_York")  # a local time that never existed
+    report = read_events(p, timezone="America/New_York", on_bad_row="reject", reject_path=tmp_path / "r.csv")
+    utc = datetime(2013, 11, 3, 5, 30, tzinfo=timezone.utc)  # the earlier of the two 01:30 (EDT)
+    assert report.batch.table.column("ts").to_pylist() == [int(utc.timestamp() * 1000)]
+
+
+def test_empty_files(tmp_path):
+    assert len(read_events(_csv(tmp_path, "", "a.csv")).batch) == 0
+    report = read_events(_csv(tmp_path, "ts,type,x\n", "b.csv"))
+    assert (len(report.batch), report.rows_read) == (0, 0)
+
+
 def test_parquet_timestamp_columns(tmp_path):
     p = tmp_path / "e.parquet"
     naive = pa.array([datetime(2020, 1, 1, 12)], pa.timestamp("us"))
@@ -172,7 +187,6 @@ def test_csv_bad_rows_name_file_and_line(tmp_path, text, line, message):
     ('{"ts": 1, "type": "A"}\n{"ts": 2.5, "type": "A"}\n', 2, "2.5 is neither an integer"),
     ('{"ts": 1, "type": "A"}\n{"ts": 2, "type": null}\n', 2, "type column 'type' is empty"),
     ('{"ts": 1, "type": "A", "v": 1}\n{"ts": 2, "type": "A", "v": "x"}\n', 2, "column 'v': 'x' is not a valid int"),
-    ('{"ts": 1, "type": "A", "w": {"a": 1}}\n', 1, "bad JSON: nested values are not supported"),
 ])
 def test_jsonl_bad_rows_name_file_and_line(tmp_path, text, line, message):
     p = tmp_path / "bad.jsonl"
@@ -219,10 +233,11 @@ def test_reject_mode_jsonl_and_parquet_default_path(tmp_path):
 
 def test_jsonl_falls_back_for_conflicting_types_and_huge_ints(tmp_path):
     p = tmp_path / "e.jsonl"
-    p.write_text('{"ts": 1, "type": "A", "v": 1, "big": 12345678901234567890}\n'
-                 '{"ts": "2", "type": "A", "v": 2.5, "big": "x"}\n')
+    p.write_text('{"ts": 1, "type": "A", "v": 1, "big": 12345678901234567890, "w": {"a": [1]}}\n'
+                 '{"ts": "2", "type": "A", "v": 2.5, "big": "x", "w": null}\n')
     report = read_events(p, schema={"big": "str"})
     assert report.batch.table.column("big").to_pylist() == ["12345678901234567890", "x"]
+    assert report.batch.table.column("w").to_pylist() == ['{"a": [1]}', None]  # nested values: JSON text
     assert report.batch.table.column("v").to_pylist() == [1.0, 2.5]
     assert report.batch.table.column("ts").to_pylist() == [1, 2]
 

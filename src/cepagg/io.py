@@ -1,8 +1,4 @@
-"""Reading event files (CSV, JSON Lines, Parquet) into an :class:`EventBatch`; writing results.
-
-Reading is column-wise (pyarrow reads, ``pyarrow.compute`` validates and converts); failing rows
-are located by index and only they are examined one by one, to say exactly what is wrong.
-"""
+"""Event files (CSV, JSON Lines, Parquet) to an :class:`EventBatch`, column-wise with pyarrow; results to files."""
 
 from __future__ import annotations
 
@@ -13,10 +9,9 @@ import zoneinfo
 from bisect import bisect_right
 from collections import namedtuple
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -27,9 +22,11 @@ import pyarrow.parquet as pq
 
 from .errors import InputError
 from .events import ID, RESERVED, EventBatch
+from .result import format_table
 
 KINDS = ("int", "float", "str", "bool")
-_EXT = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+_EXT = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
+        ".pq": "parquet"}
 _UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
 _NUMBER_RE = {"int": r"^[+-]?\d+$", "float": r"(?i)^[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)$"}
@@ -55,9 +52,7 @@ class ReadReport:
     reject_path: str | None
 
 
-# One input file as raw Arrow columns (unreadable records are all-null placeholders): its name, row
-# count, table, reading errors by row, original records by row where the table lacks them, and a
-# function giving the line number of each row (None for Parquet: row + 1).
+# A file's raw columns (unreadable records: null rows) with reading errors, records the table lacks and lines.
 _Part = namedtuple("_Part", "source n table errors originals lines")
 
 
@@ -67,13 +62,10 @@ def parse_schema(text: str) -> dict[str, str]:
     Raises:
         ValueError: an entry is not ``name:kind`` or its kind is not int, float, str or bool.
     """
-    out = {}
-    for entry in filter(None, (e.strip() for e in text.split(","))):
-        name, _, kind = (s.strip() for s in entry.partition(":"))
-        if not name or kind not in KINDS:
-            raise ValueError(f"bad schema entry {entry!r}: expected name:kind, kind one of {', '.join(KINDS)}")
-        out[name] = kind
-    return out
+    pairs = [(n.strip(), k.strip()) for n, _, k in (e.partition(":") for e in text.split(",") if e.strip())]
+    for name, kind in (p for p in pairs if not p[0] or p[1] not in KINDS):
+        raise ValueError(f"bad schema entry {name + ':' + kind!r}: expected name:kind with kind in {KINDS}")
+    return dict(pairs)
 
 
 def read_events(path: str | Path | Sequence[str | Path], *, format: str | None = None,
@@ -87,21 +79,19 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
     ``_id`` is a row's 0-based position among the data rows of all files, bad rows included. An
     attribute with a reserved name (``_id``, ``ts``, ``type``) gets ``_`` appended until the name
     is free (``ts`` read with ``time_column="time"`` becomes ``ts_``). Empty strings, JSON nulls and
-    missing keys are nulls. Times convert exactly or not at all; naive ones in a DST gap or overlap
-    are read as :mod:`zoneinfo` does (fold=0). Bad rows are numbered from 1, by line (CSV header = 1).
+    missing keys are nulls; nested JSON values are JSON text. Times convert exactly or not at all;
+    a naive time in a DST overlap is the earlier instant, in a gap a bad row. Bad rows are numbered
+    from 1: by line in CSV (header = 1) and JSON Lines, by row in Parquet.
 
     Args:
-        path: a file, a directory (its files of the format in name order, skipping names that
-            start with ``_`` or ``.``) or a list of these.
+        path: a file, a directory (its files of the format by name, but ``_*`` and ``.*``) or a list.
         format: "csv", "jsonl" or "parquet"; None: from each file's extension.
         type_column: the column of event types (null or empty: bad row).
-        time_column: the column of times: integers (in ``input_time_unit``), ISO-8601 strings
-            with or without offset, or Arrow timestamps.
+        time_column: the column of times: integers, ISO-8601 strings or Arrow timestamps.
         time_unit: unit of the output ``ts``: "s", "ms", "us" or "ns".
         input_time_unit: unit of integer times in the input (default: ``time_unit``).
         timezone: IANA zone of naive timestamps.
-        schema: declared kinds (int, float, str, bool) of input columns; other attributes are
-            inferred: int, else float, else bool (true/false), else str.
+        schema: declared kinds (int, float, str, bool); else int, float, bool (true/false) or str.
         constant_type: the type of every event; a type column, if any, is then an attribute.
         on_bad_row: "error" raises InputError for the first bad row; "reject" writes the bad rows
             with an ``_error`` column to the reject file (CSV for CSV input, else JSON Lines).
@@ -112,10 +102,12 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         InputError: a bad row in "error" mode, or input that cannot be read at all.
         ValueError: a bad argument.
     """
-    in_unit, declared = input_time_unit or time_unit, parse_schema(",".join(map(":".join, (schema or {}).items())))
-    if on_bad_row not in ("error", "reject") or {time_unit, in_unit} - _UNIT_NS.keys():
-        raise ValueError(f"bad on_bad_row {on_bad_row!r} or time unit {time_unit!r}/{in_unit!r}")
-    zone, files = zoneinfo.ZoneInfo(timezone), _resolve(path, format)
+    in_unit, declared = input_time_unit or time_unit, dict(schema or {})
+    if on_bad_row not in ("error", "reject") or {time_unit, in_unit} - _UNIT_NS.keys() or \
+            timezone not in zoneinfo.available_timezones() or not set(declared.values()) <= set(KINDS):
+        raise ValueError(f"on_bad_row={on_bad_row!r}, time units {time_unit!r}/{in_unit!r}, timezone={timezone!r}, "
+                         f"schema={declared}: expected 'error' or 'reject', s, ms, us or ns, an IANA zone, {KINDS}")
+    zone, files = zoneinfo.ZoneInfo(timezone), list(_resolve(path, format))
     parts = [{"csv": _read_csv, "jsonl": _read_jsonl, "parquet": _read_parquet}[f](p) for p, f in files]
     used = {time_column} if constant_type is not None else {time_column, type_column}
     for p in (p for p in parts if p.table.num_columns and not used <= set(p.table.column_names)):
@@ -124,7 +116,8 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
             "; pass constant_type for single-stream data" if missing == type_column else ""), p.source)
     offsets, total, cols = np.cumsum([0] + [p.n for p in parts])[:-1].tolist(), sum(p.n for p in parts), {}
     for name in dict.fromkeys(n for p in parts for n in p.table.column_names):
-        arrays = [p.table.column(name).combine_chunks() if name in p.table.column_names else pa.nulls(p.n) for p in parts]
+        arrays = [p.table.column(name).combine_chunks() if name in p.table.column_names else pa.nulls(p.n)
+                  for p in parts]
         types = {a.type for a in arrays} - {pa.null()}  # files disagreeing on a type meet as strings
         target = types.pop() if len(types) == 1 else pa.string()
         cols[name] = pa.concat_arrays([pc.cast(a, target) for a in arrays])
@@ -134,9 +127,10 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         pa.array([constant_type] * total, pa.string())
     for i in np.flatnonzero(np.asarray(pc.fill_null(pc.equal(pc.utf8_trim_whitespace(types), ""), True))):
         errors.setdefault(int(i), []).append(f"type column {type_column!r} is empty")
-    for k in declared.keys() - cols.keys():
-        raise InputError(f"schema declares {k!r}, which is not an attribute column", str(files[0][0]))
-    table, taken = {ID: pa.array(np.arange(total, dtype=np.int64)), "ts": ts, "type": types}, set(cols) - set(RESERVED)
+    if missing := sorted(declared.keys() - cols.keys()):
+        raise InputError(f"schema declares {missing}, not attribute columns of the input", str(files[0][0]))
+    table = {ID: pa.array(np.arange(total, dtype=np.int64)), "ts": ts, "type": types}
+    taken = set(cols) - set(RESERVED)
     for name, arr in cols.items():
         out = name
         while out in RESERVED or (out != name and out in taken):
@@ -161,7 +155,8 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         first = Path(path[0] if isinstance(path, (list, tuple)) else path)
         written = str(reject_path or (first / f"_rejects.{fmt}" if first.is_dir()
                                       else first.parent / f"_{first.stem}.rejects.{fmt}"))
-        header, rows = list(dict.fromkeys(n for p in parts for n in p.table.column_names)), map(problem, sorted(errors))
+        header = list(dict.fromkeys(n for p in parts for n in p.table.column_names))
+        rows = [problem(i) for i in sorted(errors)]
         with open(written, "w", newline="", encoding="utf-8") as f:
             if fmt == "csv":
                 csv.writer(f).writerows([[*header, "_error"], *([*map(r.get, header), e] for e, r in rows)])
@@ -174,68 +169,68 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
                       len(errors) if written else 0, written)
 
 
-def _resolve(path: Any, format: str | None) -> list[tuple[Path, str]]:
+def _resolve(path: Any, format: str | None) -> Iterator[tuple[Path, str]]:
     """The files to read, in order, with their formats."""
-    fmt = {"json": "jsonl", "ndjson": "jsonl"}.get(format or "", format)
-    if fmt not in (None, "csv", "jsonl", "parquet"):
+    if format not in (None, "csv", "jsonl", "parquet"):
         raise ValueError(f"format must be csv, jsonl or parquet, not {format!r}")
-    out: list[tuple[Path, str]] = []
     for p in map(Path, path if isinstance(path, (list, tuple)) else [path]):
         if not p.exists():
             raise InputError("no such file or directory", str(p))
         kids = sorted(c for c in p.iterdir() if c.is_file() and not c.name.startswith((".", "_"))) \
             if p.is_dir() else [p]
-        found = [(c, fmt or _EXT.get(c.suffix.lower())) for c in kids]
-        found = [(c, f) for c, f in found if f and (p.is_file() or _EXT.get(c.suffix.lower()) == f)]
-        if not found or len({f for _, f in found}) > 1:
-            raise InputError("cannot tell the format, or several formats (pass format=)", str(p))
-        out += found
-    return out
+        found = [(c, f) for c in kids if (f := format or _EXT.get(c.suffix.lower()))
+                 and (p.is_file() or _EXT.get(c.suffix.lower()) == f)]
+        if not found:
+            raise InputError("no file of a known format (pass format=)", str(p))
+        yield from found
 
 
 def _read_csv(path: Path) -> _Part:
-    """Every column as strings, by pyarrow; row by row if a record has the wrong field count."""
+    """Every column as strings, by pyarrow; records with a wrong field count become null rows."""
     src, errors, originals, invalid = str(path), {}, {}, []
 
     @cache
-    def records() -> list[tuple[int, list[str]]]:  # (first line, fields) of non-empty records
+    def numbered() -> list[int]:  # a row per non-empty line, unless records span lines: then ask csv
+        lines = [k for k, t in enumerate(path.read_text("utf-8-sig").split("\n"), 1) if t.strip("\r")][1:]
+        if len(lines) == len(table):
+            return lines
         with open(path, newline="", encoding="utf-8-sig") as f:
-            reader, out, prev = csv.reader(f), [], 0
+            reader, starts, prev = csv.reader(f), [], 0
             for fields in reader:
-                out += [(prev + 1, fields)] if fields else []
+                starts += [prev + 1] if fields else []
                 prev = reader.line_num
-            return out
+            return starts[1:]
+
+    def read(threads: bool) -> pa.Table:  # with threads, pyarrow does not number the invalid rows
+        parse = pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=lambda r: invalid.append(r) or "skip")
+        return pcsv.read_csv(path, read_options=pcsv.ReadOptions(use_threads=threads), parse_options=parse,
+                             convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(header, pa.string()),
+                                                                 strings_can_be_null=False))
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             header = next(csv.reader(f), [])
         if len(set(header)) < len(header):
             raise InputError(f"duplicate column names in header {header}", src, 1)
-        try:  # a quoted newline splits a record of 2+ fields into wrong counts: the fast mode is safe
-            table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(
-                newlines_in_values=len(header) == 1, invalid_row_handler=lambda r: invalid.append(r) or "skip"),
-                convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys(header, pa.string()),
-                                                    strings_can_be_null=False)) if header else pa.table({})
-        except pa.ArrowInvalid:
-            invalid.append(None)
-        if invalid:
-            rows = []
-            for k, (_, fields) in enumerate(records()[1:]):
-                if len(fields) != len(header):
-                    errors[k] = f"expected {len(header)} fields, found {len(fields)}: {fields}"
-                    originals[k], fields = dict(zip(header, fields)), [None] * len(header)
-                rows.append(fields)
-            table = pa.table({n: pa.array([r[c] for r in rows], pa.string()) for c, n in enumerate(header)})
-    except (UnicodeDecodeError, csv.Error) as e:
+        table = read(True) if header else pa.table({})
+        if invalid:  # read again serially, to learn where the invalid records are, and put null rows there
+            invalid.clear()
+            table = read(False)
+            for r in invalid:
+                errors[r.number - 2] = f"expected {len(header)} fields, found {r.actual_columns}: {r.text!r}"
+                originals[r.number - 2] = dict(zip(header, next(csv.reader([r.text]))))
+            rows = np.full(len(table) + len(errors), -1)
+            rows[np.setdiff1d(np.arange(len(rows)), list(errors))] = np.arange(len(table))
+            table = table.take(pa.array(rows, mask=rows < 0))
+    except (pa.ArrowInvalid, UnicodeDecodeError, csv.Error) as e:
         raise InputError(f"unreadable CSV: {e}", src) from e
-    return _Part(src, len(records()) - 1 if invalid else table.num_rows, table, errors, originals,
-                 lambda: [line for line, _ in records()[1:]])
+    return _Part(src, table.num_rows, table, errors, originals, numbered)
 
 
 def _read_jsonl(path: Path) -> _Part:
     """Typed columns by pyarrow; row by row on bad JSON, type conflicts, nesting or huge integers."""
     src, errors, originals = str(path), {}, {}
-    numbered = cache(lambda: [(no, t) for no, t in enumerate(path.read_text("utf-8", "replace").split("\n"), 1)
-                              if t.strip()])
+    lines = cache(lambda: [(no, t) for no, t in enumerate(path.read_text("utf-8", "replace").split("\n"), 1)
+                           if t.strip()])  # (line number, text) of the non-blank lines
     try:
         table = pjson.read_json(path)
         stamps = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
@@ -249,33 +244,30 @@ def _read_jsonl(path: Path) -> _Part:
         n = None
     if n is None:
         records = []
-        for k, (_, line) in enumerate(numbered()):
+        for k, (_, line) in enumerate(lines()):
             try:
                 originals[k] = obj = json.loads(line)
                 if not isinstance(obj, dict):
                     raise ValueError(f"not a JSON object but a {type(obj).__name__}")
-                if ("[" in line or "{" in line[1:]) and any(isinstance(v, (dict, list)) for v in obj.values()):
-                    raise ValueError("nested values are not supported")
             except ValueError as e:
                 errors[k], originals[k], obj = f"bad JSON: {e}", originals.get(k, line.rstrip("\r")), {}
             records.append(obj)
         n, table = len(records), pa.table({c: _py_column([r.get(c) for r in records])
                                            for c in dict.fromkeys(c for r in records for c in r)})
-    return _Part(src, n, table, errors, originals, lambda: [no for no, _ in numbered()])
+    return _Part(src, n, table, errors, originals, cache(lambda: [no for no, _ in lines()]))
 
 
 def _py_column(values: list[Any]) -> pa.Array:
     """JSON values as an Arrow column: typed if their types agree (ints and floats: float), else text."""
-    try:
-        if bool not in {type(v) for v in values} or all(v is None or type(v) is bool for v in values):
-            return pa.array(values)
-    except _BAD:
-        pass
-    return pa.array([v if v is None or type(v) is str else json.dumps(v) if type(v) is bool else str(v)
+    kinds = {type(v) for v in values} - {type(None)}
+    if kinds in ({bool}, {str}) or kinds <= {int, float} and all(abs(v) <= _I64 for v in values if type(v) is int):
+        return pa.array(values)
+    return pa.array([v if v is None or type(v) is str else str(v) if type(v) in (int, float) else json.dumps(v)
                      for v in values], pa.string())
 
 
 def _read_parquet(path: Path) -> _Part:
+    """The table as it is stored, Arrow types and all."""
     try:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as e:
@@ -283,16 +275,16 @@ def _read_parquet(path: Path) -> _Part:
     return _Part(str(path), table.num_rows, table, {}, {}, None)
 
 
-def _cast_locate(arr: pa.Array, typ: pa.DataType) -> tuple[pa.Array, list[int]]:
-    """Cast; on failure find by bisection the elements that do not cast (they become null)."""
+def _cast_locate(arr: pa.Array, typ: pa.DataType, convert: Any = pc.cast) -> tuple[pa.Array, list[int]]:
+    """Convert; on failure find by bisection the elements that do not convert (they become null)."""
     try:
-        return pc.cast(arr, typ), []
+        return convert(arr, typ), []
     except _BAD:
         if len(arr) <= 1:
             return pa.nulls(len(arr), typ), list(range(len(arr)))
-    mid = len(arr) // 2
-    (left, lb), (right, rb) = _cast_locate(arr.slice(0, mid), typ), _cast_locate(arr.slice(mid), typ)
-    return pa.concat_arrays([left, right]), lb + [mid + i for i in rb]
+        mid = len(arr) // 2
+        (left, lb), (right, rb) = (_cast_locate(arr.slice(a, b), typ, convert) for a, b in ((0, mid), (mid, None)))
+        return pa.concat_arrays([left, right]), lb + [mid + i for i in rb]
 
 
 def _parse(s: pa.Array, kind: str) -> tuple[pa.Array, list[int]]:
@@ -308,10 +300,8 @@ def _parse(s: pa.Array, kind: str) -> tuple[pa.Array, list[int]]:
 def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     """An attribute column in its declared (or inferred) kind, and the indices of bad values."""
     natural = {pa.int64(): "int", pa.float64(): "float", pa.bool_(): "bool"}.get(arr.type)
-    if kind == "int" and natural == "float":
-        frac = pc.fill_null(pc.not_equal(arr, pc.floor(arr)), False)
-        col, more = _cast_locate(pc.if_else(frac, None, arr), pa.int64())
-        return col, sorted(np.flatnonzero(np.asarray(frac)).tolist() + more)
+    if kind in ("int", "float") and natural in ("int", "float"):  # floats with a fraction do not cast
+        return _cast_locate(arr, _ARROW[kind])
     if kind in (None, natural) and (natural or arr.type not in (pa.string(), pa.null())):
         return arr, []
     text = pc.cast(arr, pa.string())  # other conversions, and null columns, go through text
@@ -334,75 +324,57 @@ def _times(arr: pa.Array, name: str, in_unit: str, unit: str, zone: zoneinfo.Zon
     """Times as int64 counts of ``unit`` since the epoch (null where bad), a message per bad row."""
     if not (pa.types.is_timestamp(arr.type) or pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
         arr = pc.cast(arr, pa.string())  # dictionary, large or null strings, dates, booleans...
-    n, t, every = len(arr), arr.type, np.arange(len(arr))
-    groups = []  # (rows, int64 values, their unit, positions in the group that did not parse)
+    n, t = len(arr), arr.type
+    groups = []  # (rows, their int64 values, null where they do not parse, and unit)
     if pa.types.is_string(t):
         s = pc.utf8_trim_whitespace(arr)
         is_int, iso, off = (np.asarray(pc.fill_null(pc.match_substring_regex(s, r), False))
                             for r in (_NUMBER_RE["int"], r"^\d{4}-\d\d-\d\d", _OFFSET_RE))
-        vals, bad = _parse(s.filter(is_int), "int")
-        groups.append((np.flatnonzero(is_int), np.asarray(pc.fill_null(vals, 0)), in_unit, bad))
+        groups.append((is_int, _parse(s.filter(is_int), "int")[0], in_unit))
         for mask, typ in ((iso & off, pa.timestamp("ns", "UTC")), (iso & ~off, pa.timestamp("ns"))):
-            vals, bad = _cast_locate(s.filter(mask), typ)
-            vals = pc.cast(vals, pa.int64()) if typ.tz else _localize(vals, zone)
-            groups.append((np.flatnonzero(mask), np.asarray(pc.fill_null(vals, 0)), "ns", bad))
-    elif pa.types.is_timestamp(t) or pa.types.is_integer(t):
-        valid = np.asarray(arr.is_valid())
-        vals = _localize(arr, zone) if pa.types.is_timestamp(t) and not t.tz else pc.cast(arr, pa.int64())
-        groups.append((every[valid], np.asarray(pc.fill_null(vals, 0))[valid],
-                       t.unit if pa.types.is_timestamp(t) else in_unit, []))
-    elif pa.types.is_floating(t):
-        f = np.asarray(pc.fill_null(arr, np.nan), np.float64)
-        whole = np.isfinite(f) & (np.floor(f) == f) & (np.abs(f) < 2.0**63)
-        groups.append((every[whole], f[whole].astype(np.int64), in_unit, []))
+            vals = _cast_locate(s.filter(mask), typ)[0]
+            groups.append((mask, pc.cast(vals, pa.int64()) if typ.tz else _localize(vals, zone), "ns"))
+    else:  # integers, timestamps, or floats (those with a fraction do not cast)
+        vals = _localize(arr, zone) if pa.types.is_timestamp(t) and not t.tz else _cast_locate(arr, pa.int64())[0]
+        groups.append((np.ones(n, bool), vals, t.unit if pa.types.is_timestamp(t) else in_unit))
     res, ok, errs, out_per = np.zeros(n, np.int64), np.zeros(n, bool), {}, _UNIT_NS[unit]
-    for idx, vals, vunit, bad in groups:
-        good, per = np.ones(len(idx), bool), _UNIT_NS[vunit]
-        good[bad] = False
+    for mask, vals, vunit in groups:
+        idx, valid, per = np.flatnonzero(mask), np.asarray(vals.is_valid()), _UNIT_NS[vunit]
+        vals = np.asarray(pc.fill_null(vals, 0))
         if per >= out_per:
             lim = _I64 // (per // out_per)
             fail, out, why = np.abs(vals) > lim, np.clip(vals, -lim, lim) * (per // out_per), "out of range in"
         else:
             fail, out, why = vals % (out_per // per) != 0, vals // (out_per // per), "not a whole number of"
-        for i in idx[good & fail]:
+        for i in idx[valid & fail]:
             errs[int(i)] = f"time column {name!r}: {arr[int(i)].as_py()!r} ({vunit}) is {why} {unit}"
-        good &= ~fail
-        res[idx[good]], ok[idx[good]] = out[good], True
+        res[idx[valid & ~fail]], ok[idx[valid & ~fail]] = out[valid & ~fail], True
     for i in np.flatnonzero(~ok):
         v = arr[int(i)].as_py()
         errs.setdefault(int(i), f"time column {name!r} is empty" if v is None or str(v).strip() == "" else
-                        f"time column {name!r}: {v!r} is neither an integer nor an ISO-8601 date/time")
+                        f"time column {name!r}: {v!r} is neither an integer nor an ISO-8601 time in {zone.key}")
     return pa.array(res, pa.int64(), mask=~ok), errs
 
 
 def _localize(ts: pa.Array, zone: zoneinfo.ZoneInfo) -> pa.Array:
-    """Naive local timestamps in ``zone`` as int64 UTC counts of their own unit."""
-    try:
-        return pc.cast(ts if zone.key == "UTC" or not len(ts) else pc.assume_timezone(
-            ts, zone.key, ambiguous="earliest", nonexistent="raise"), pa.int64())
-    except pa.ArrowInvalid:  # a time in a DST gap: read as zoneinfo does (fold=0)
-        per, epoch = _UNIT_NS[ts.type.unit], datetime(1970, 1, 1)
-        return pa.array([None if v is None else v - int((epoch + timedelta(microseconds=v * per // 1000)).replace(
-            tzinfo=zone).utcoffset().total_seconds()) * 10**9 // per for v in pc.cast(ts, pa.int64()).to_pylist()],
-            pa.int64())
+    """Naive local timestamps in ``zone`` as int64 UTC counts of their unit; null for times in a DST gap."""
+    return pc.cast(ts, pa.int64()) if zone.key == "UTC" else _cast_locate(ts, pa.int64(), lambda a, t: pc.cast(
+        pc.assume_timezone(a, zone.key, ambiguous="earliest", nonexistent="raise"), t))[0]
 
 
 def write_result(result: Any, path: str | Path | None, format: str | None = None) -> None:
     """Write a :class:`cepagg.result.Result` as CSV, JSON Lines or Parquet, or print it.
 
-    Exact integers beyond int64 become decimal strings in CSV and JSON Lines and DECIMAL(38,0)
-    in Parquet; non-finite floats are written as "nan", "inf", "-inf" (JSON has no literal).
+    Integers beyond int64 become decimal strings in CSV and JSON Lines, DECIMAL(38,0) in Parquet.
 
     Args:
         result: the result table.
         path: the output file; None or "-" prints ``format_table(result)`` to stdout.
         format: "csv", "jsonl" or "parquet"; None: from the extension.
     """
-    from .result import format_table
-
     if path is None or str(path) == "-":
         return print(format_table(result))
-    fmt = {"json": "jsonl", "ndjson": "jsonl"}.get(format or "", format) or _EXT.get(Path(path).suffix.lower())
+    fmt = format or _EXT.get(Path(path).suffix.lower())
     if fmt == "parquet":
         return pq.write_table(result.to_arrow(), path)
     if fmt not in ("csv", "jsonl"):

@@ -25,8 +25,11 @@ class Plan:
     engine: str
     refusals: dict[str, str] = field(default_factory=dict)
 
-    def build(self) -> Engine:
-        return ENGINES[self.engine](self.query)
+    def build(self, **options) -> Engine:
+        """The engine, built; ``options`` are the protocol's (``partial``, ``start_range``)."""
+        return ENGINES[self.engine](self.query, **options)
+
+    build_with = build
 
     def explain(self) -> str:
         q = self.query

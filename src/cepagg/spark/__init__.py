@@ -1,0 +1,10 @@
+"""cepagg on Spark: batch (``run``) and Structured Streaming (``stream``).
+
+This package is the only place that imports pyspark; the engines know nothing about Spark
+and the adapter defines no pattern semantics of its own.
+"""
+
+from .batch import prepare_events, run
+from .session import get_session
+
+__all__ = ["run", "prepare_events", "get_session"]

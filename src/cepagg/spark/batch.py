@@ -1,0 +1,388 @@
+"""Batch evaluation on Spark: events DataFrame in, result DataFrame out.
+
+Two ways to split the work, chosen from the query (``explain_split`` says which and why):
+
+* **by key** — queries with a partition key (GROUP BY or equivalence attributes): the events
+  are repartitioned by the key and sorted by (key, ts, _id) within partitions; ``mapInArrow``
+  streams each partition's Arrow batches through the engine one key at a time, so a worker
+  holds one key's window, not its history.
+* **by time** — queries without a partition key: time is cut into slices; each event is
+  copied to the slices whose window margin covers it; each slice is evaluated with the
+  engine's ``start_range`` option, so every match (window, instant) is counted by exactly one
+  slice; the partial results are merged.
+
+Where one group is fed by several partitions or slices, engines emit partial aggregates and
+Spark merges them (sums add, minima and maxima combine, averages are sum over count). The
+engine code, aggregate semantics included, is the same as in-process: nothing about
+patterns is implemented here.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator
+
+import pyarrow as pa
+
+from ..errors import InputError
+from ..events import ID, EventBatch
+from ..lang import compile_query
+from ..lang.model import TIME_UNITS_MS, Query
+from . import schema as S
+
+_INTERNAL = ("__slice",)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a Spark task needs to rebuild the query and engine (pickled to the workers)."""
+
+    text: str
+    time_unit: str
+    kinds: tuple[tuple[str, str], ...]
+    engine: str
+    split: str  # "key" | "time" | "single"
+    keys: tuple[str, ...]
+    partial: bool
+    t0: int = 0
+    width: int = 0
+
+    def query(self) -> Query:
+        return _compiled(self.text, self.time_unit, self.kinds)
+
+
+@lru_cache(maxsize=32)
+def _compiled(text: str, time_unit: str, kinds: tuple) -> Query:
+    return compile_query(text, time_unit=time_unit, schema=dict(kinds))
+
+
+# ----------------------------------------------------------------------------------------------
+# Input
+
+
+def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", time_unit: str = "ms",
+                   input_time_unit: str | None = None, on_bad_row: str = "error",
+                   reject_path: str | None = None):
+    """Normalise an events DataFrame to the columns ``_id, ts, type, <attributes>``.
+
+    ``ts`` may be a timestamp (converted exactly to integers in ``time_unit``) or an integer in
+    ``input_time_unit`` (default: ``time_unit``). Rows without type or time are bad rows: an
+    error naming how many and showing some, or (``on_bad_row="reject"``) written to
+    ``reject_path`` and counted on stderr. They are never dropped silently.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    for col in (type_column, time_column):
+        if col not in df.columns:
+            raise InputError(f"the events have no column {col!r} (columns: {', '.join(df.columns)})")
+    ts_type = df.schema[time_column].dataType
+    unit_ms = TIME_UNITS_MS[time_unit]
+    if isinstance(ts_type, (T.TimestampType, T.TimestampNTZType)):
+        micros = F.unix_micros(F.col(time_column).cast("timestamp"))
+        ts = (micros / F.lit(unit_ms * 1000)).cast("long")
+        exact = micros % F.lit(unit_ms * 1000) == 0
+    else:
+        factor = TIME_UNITS_MS[input_time_unit or time_unit] / unit_ms
+        if factor >= 1:
+            ts, exact = F.col(time_column).cast("long") * F.lit(int(factor)), F.lit(True)
+        else:
+            div = int(round(1 / factor))
+            ts, exact = (F.col(time_column).cast("long") / F.lit(div)).cast("long"), F.col(time_column) % div == 0
+    attrs = [c for c in df.columns if c not in (type_column, time_column)]
+    renamed = [F.col(f"`{c}`").alias(c + "_" if c in ("_id", "ts", "type") else c) for c in attrs]
+    with_id = df if ID in df.columns else df.withColumn(ID, F.monotonically_increasing_id())
+    events = with_id.select(
+        F.col(ID).cast("long").alias(ID), ts.alias("ts"), F.col(type_column).cast("string").alias("type"),
+        (F.col(type_column).isNull() | F.col(time_column).isNull() | ~exact).alias("__bad"), *renamed)
+    bad = events.filter("__bad")
+    if on_bad_row == "reject":
+        if reject_path is None:
+            raise InputError("on_bad_row='reject' needs reject_path")
+        n = bad.count()
+        if n:
+            bad.drop("__bad").write.mode("overwrite").parquet(reject_path)
+            print(f"cepagg: {n} bad row(s) (no type, no time, or a time not whole in {time_unit}) "
+                  f"written to {reject_path}", file=sys.stderr)
+    else:
+        sample = bad.limit(3).collect()
+        if sample:
+            n = bad.count()
+            raise InputError(f"{n} row(s) without a type, without a time or with a time that is not a "
+                             f"whole number of {time_unit}, e.g. {[r.asDict() for r in sample]}; "
+                             "use on_bad_row='reject' to set them aside")
+    return events.filter(~F.col("__bad")).drop("__bad")
+
+
+# ----------------------------------------------------------------------------------------------
+# Planning the split
+
+
+def plan_split(query: Query) -> tuple[str, tuple[str, ...], bool, str]:
+    """(split, key columns, partial, why) for a query."""
+    unqualified_groups = tuple(g.attr for g in query.group_by if g.var is None)
+    if query.mode == "emit":
+        # an instant's value needs every partition of the group at once
+        if unqualified_groups:
+            return "key", unqualified_groups, False, "EMIT ON CHANGE: one task per group"
+        keys: tuple[str, ...] = ()
+    else:
+        keys = query.partition_by
+    if keys:
+        merge = not set(keys) <= set(unqualified_groups)
+        why = "partitioned by " + ", ".join(keys)
+        if merge and not query.returns_matches:
+            why += "; several partitions feed a group, their partial aggregates are merged"
+        return "key", keys, merge and not query.returns_matches, why
+    if query.within is None and query.within_events is None:
+        return "single", (), False, "no window and no partition key: one task sees the whole stream"
+    if query.within_events is not None:
+        return "single", (), False, "tuple-count windows cannot be cut by time: one task"
+    if query.mode == "emit" and any(g.var is not None for g in query.group_by):
+        return "single", (), False, "EMIT ON CHANGE with GROUP BY X.a cannot be cut by time: one task"
+    return "time", (), not query.returns_matches and query.mode != "emit", \
+        "no partition key: time slices overlapping by the window, merged"
+
+
+# ----------------------------------------------------------------------------------------------
+# Workers
+
+
+def _engine(spec: Spec, **options):
+    from ..plan import plan
+
+    return plan(spec.query(), spec.engine).build_with(**options)
+
+
+def _out_cols(spec: Spec):
+    q = spec.query()
+    kinds = dict(spec.kinds)
+    if spec.partial:
+        return S.partial_ddl(q, kinds)
+    cols = S.result_ddl(q, kinds)
+    if q.returns_matches:
+        cols = cols + [("__part", "string")]
+    return cols
+
+
+def _emit(spec: Spec, rows: list[tuple], part: str = "") -> pa.RecordBatch:
+    q = spec.query()
+    if spec.partial:
+        rows = [S.flatten_partial(q, r) for r in rows]
+    elif q.returns_matches:
+        rows = [r + (part,) for r in rows]
+    return S.to_arrow(rows, _out_cols(spec))
+
+
+def run_keys(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: events sorted by (key, ts, _id); one engine state per key."""
+    engine = _engine(spec, partial=spec.partial)
+    keys = list(spec.keys)
+    current = None
+    state = None
+    out: list[tuple] = []
+    for rb in batches:
+        if rb.num_rows == 0:
+            continue
+        table = pa.Table.from_batches([rb])
+        key_values = list(zip(*(table.column(k).to_pylist() for k in keys))) if keys else [()] * rb.num_rows
+        start = 0
+        for i in range(1, rb.num_rows + 1):
+            if i == rb.num_rows or key_values[i] != key_values[start]:
+                key = key_values[start]
+                if key != current:
+                    if state is not None:
+                        out += [(r, repr(current)) for r in engine.finish(state)]
+                    current, state = key, engine.new_state()
+                out += [(r, repr(current)) for r in engine.process(state, EventBatch(table.slice(start, i - start)))]
+                start = i
+        if len(out) >= 4096:
+            yield _rows_batch(spec, out)
+            out = []
+    if state is not None:
+        out += [(r, repr(current)) for r in engine.finish(state)]
+    if out:
+        yield _rows_batch(spec, out)
+
+
+def _rows_batch(spec: Spec, tagged: list[tuple[tuple, str]]) -> pa.RecordBatch:
+    q = spec.query()
+    if q.returns_matches:
+        return S.to_arrow([r + (p,) for r, p in tagged], _out_cols(spec))
+    return _emit(spec, [r for r, _ in tagged])
+
+
+def run_slices(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: events sorted by (slice, ts, _id); one engine state per slice."""
+    q = spec.query()
+    current = None
+    engine = state = None
+    out: list[tuple] = []
+
+    def close():
+        rows = engine.finish(state)
+        return [(r, f"slice{current}") for r in rows]
+
+    for rb in batches:
+        if rb.num_rows == 0:
+            continue
+        table = pa.Table.from_batches([rb])
+        slices = table.column("__slice").to_pylist()
+        table = table.drop(["__slice"])
+        start = 0
+        for i in range(1, rb.num_rows + 1):
+            if i == rb.num_rows or slices[i] != slices[start]:
+                k = slices[start]
+                if k != current:
+                    if state is not None:
+                        out += close()
+                    a = spec.t0 + k * spec.width
+                    current = k
+                    window = (a, a + spec.width) if spec.split == "time" else None
+                    engine = _engine(spec, partial=spec.partial, start_range=window)
+                    state = engine.new_state()
+                out += [(r, f"slice{current}") for r in engine.process(state, EventBatch(table.slice(start, i - start)))]
+                start = i
+        if len(out) >= 4096:
+            yield _rows_batch(spec, out)
+            out = []
+    if state is not None:
+        out += close()
+    if out:
+        yield _rows_batch(spec, out)
+
+
+# ----------------------------------------------------------------------------------------------
+# Driver
+
+
+def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
+        time_column: str = "ts", time_unit: str = "ms", input_time_unit: str | None = None,
+        on_bad_row: str = "error", reject_path: str | None = None, parallelism: int | None = None,
+        prepared: bool = False):
+    """Evaluate ``query`` over the events DataFrame ``df``; the result as a DataFrame.
+
+    Args:
+        df: events with a type column, a time column and attribute columns.
+        query: query text (or a compiled query; its text is recompiled on the workers).
+        engine: "auto" (the fastest engine that accepts the query), or a name.
+        type_column, time_column, time_unit, input_time_unit, on_bad_row, reject_path: see
+            :func:`prepare_events`.
+        parallelism: number of Spark partitions (default: the session's default parallelism).
+        prepared: ``df`` already has the columns ``_id, ts, type`` (from :func:`prepare_events`).
+
+    Returns:
+        A DataFrame with ``query.output_columns`` (plus the event attributes for a
+        RETURN-of-events query), sorted by them.
+
+    >>> # doctest: +SKIP
+    >>> spark = get_session()
+    >>> events = spark.read.parquet("ticks.parquet")
+    >>> run(events, "RETURN COUNT(*) PATTERN SEQ(A, B+, C) WITHIN 1 s").show()
+    """
+    from pyspark.sql import functions as F
+
+    spark = df.sparkSession
+    text = query.text if isinstance(query, Query) else query
+    events = df if prepared else prepare_events(
+        df, type_column=type_column, time_column=time_column, time_unit=time_unit,
+        input_time_unit=input_time_unit, on_bad_row=on_bad_row, reject_path=reject_path)
+    kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
+    q = compile_query(text, time_unit=time_unit, schema=kinds)
+    from ..plan import plan
+
+    engine_name = plan(q, engine).engine
+    split, keys, partial, _why = plan_split(q)
+    n = parallelism or spark.sparkContext.defaultParallelism
+    spec = Spec(text, time_unit, tuple(sorted(kinds.items())), engine_name, split, keys, partial)
+
+    if split == "key":
+        ordered = events.repartition(n, *keys).sortWithinPartitions(*keys, "ts", ID)
+        raw = ordered.mapInArrow(lambda it: run_keys(spec, it), S.ddl_string(_out_cols(spec)))
+    else:
+        if split == "time":
+            bounds = events.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
+            if bounds["lo"] is None:
+                split = "single"
+            else:
+                w = q.within
+                width = max(w, -(-(bounds["hi"] - bounds["lo"] + 1) // (4 * n)))
+                spec = Spec(text, time_unit, spec.kinds, engine_name, split, keys, partial,
+                            t0=int(bounds["lo"]), width=int(width))
+                first = F.floor((F.col("ts") - F.lit(spec.t0 + w)) / F.lit(width))
+                last = F.floor((F.col("ts") - F.lit(spec.t0 - w)) / F.lit(width))
+                sliced = events.withColumn("__slice", F.explode(F.sequence(first.cast("long"), last.cast("long"))))
+                ordered = sliced.repartition(n, "__slice").sortWithinPartitions("__slice", "ts", ID)
+        if split == "single":
+            spec = Spec(text, time_unit, spec.kinds, engine_name, "single", (), False)
+            ordered = events.withColumn("__slice", F.lit(0).cast("long")).repartition(1).sortWithinPartitions("ts", ID)
+        raw = ordered.mapInArrow(lambda it: run_slices(spec, it), S.ddl_string(_out_cols(spec)))
+
+    result = _finish(raw, q, spec, kinds)
+    if q.returns_matches:
+        result = _attach_attributes(result, events)
+    return result.orderBy(*[F.col(f"`{c}`") for c in result.columns])
+
+
+def _finish(raw, q: Query, spec: Spec, kinds: dict[str, str]):
+    """Merge partial rows, drop unchanged EMIT rows, number matches globally."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    key_cols = [c for c, _ in S.key_ddl(q, kinds)]
+    if spec.partial:
+        aggs = []
+        for i, a in enumerate(q.aggregates):
+            if a.func in ("SUM", "AVG"):
+                aggs += [F.sum(f"__sum{i}").alias(f"__sum{i}"), F.sum(f"__n{i}").alias(f"__n{i}")]
+            elif a.func == "COUNT":
+                aggs.append(F.sum(f"__agg{i}").cast(S.EXACT).alias(f"__agg{i}"))
+            else:
+                aggs.append((F.min if a.func == "MIN" else F.max)(f"__agg{i}").alias(f"__agg{i}"))
+        merged = raw.groupBy(*key_cols).agg(*aggs) if key_cols else raw.agg(*aggs)
+        cols = [F.col(f"`{c}`") for c in key_cols]
+        for i, a in enumerate(q.aggregates):
+            if a.func == "SUM":
+                value = F.when(F.col(f"__n{i}") > 0, F.col(f"__sum{i}"))
+                if kinds.get(a.attr) == "int" or a.attr == "ts":
+                    value = value.cast(S.EXACT)
+                cols.append(value.alias(a.column))
+            elif a.func == "AVG":
+                cols.append(F.when(F.col(f"__n{i}") > 0, F.col(f"__sum{i}").cast("double") /
+                                   F.col(f"__n{i}")).alias(a.column))
+            elif a.func == "COUNT":
+                count = F.col(f"__agg{i}")
+                cols.append((F.coalesce(count, F.lit(0).cast(S.EXACT)) if not key_cols else count).alias(a.column))
+            else:
+                cols.append(F.col(f"__agg{i}").alias(a.column))
+        return merged.select(*cols)
+    if q.mode == "emit" and spec.split == "time":
+        groups = [F.col(f"`{g.column}`") for g in q.group_by]
+        values = [a.column for a in q.aggregates]
+        order = Window.partitionBy(*groups).orderBy("ts") if groups else Window.orderBy("ts")
+        prev = [F.lag(F.col(f"`{v}`")).over(order) for v in values]
+        first = F.row_number().over(order) == 1
+        empty = F.lit(True)
+        for a, v in zip(q.aggregates, values):
+            empty = empty & ((F.col(f"`{v}`") == 0) if a.func == "COUNT" else F.col(f"`{v}`").isNull())
+        changed = F.lit(False)
+        for v, p in zip(values, prev):
+            changed = changed | ~F.col(f"`{v}`").eqNullSafe(p)
+        keep = F.when(first, ~empty).otherwise(changed)
+        return raw.withColumn("__keep", keep).filter("__keep").drop("__keep")
+    if q.returns_matches:
+        order = [F.col(f"`{c}`") for c in key_cols] + [F.col("__part"), F.col("match")]
+        numbered = raw.withColumn("__m", F.dense_rank().over(Window.orderBy(*order)))
+        return numbered.withColumn("match", F.col("__m").cast("long")).drop("__m", "__part")
+    return raw
+
+
+def _attach_attributes(result, events):
+    attrs = [c for c in events.columns if c not in (ID, "ts", "type")]
+    if not attrs:
+        return result
+    lookup = events.select(ID, *attrs).withColumnRenamed(ID, "event_id")
+    joined = result.join(lookup, on="event_id", how="left")
+    return joined.select(*[f"`{c}`" for c in result.columns], *[f"`{c}`" for c in attrs])

@@ -1,0 +1,132 @@
+"""Spark schemas of cepagg's inputs and results, and Arrow conversion of engine rows.
+
+Exact counts are ``DECIMAL(38,0)`` (a value beyond it raises, it never wraps); sums of integer
+attributes too; sums of floating attributes and averages are doubles; minima and maxima keep the
+attribute's type; times are integers (LongType) in the stream's time unit.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Sequence
+
+import pyarrow as pa
+
+from ..errors import OverflowResult
+from ..lang.model import MATCH_COLUMNS, Query
+from ..result import DECIMAL38_MAX
+
+EXACT = "decimal(38,0)"
+
+
+def spark_kind(data_type) -> str:
+    """cepagg's kind ("int", "float", "str", "bool") of a Spark data type."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return "int"
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        return "float"
+    if isinstance(data_type, T.DecimalType):
+        return "int" if data_type.scale == 0 else "float"
+    if isinstance(data_type, T.BooleanType):
+        return "bool"
+    if isinstance(data_type, T.TimestampType):
+        return "int"
+    return "str"
+
+
+def _ddl(kind: str) -> str:
+    return {"int": "bigint", "float": "double", "str": "string", "bool": "boolean"}.get(kind, "string")
+
+
+def _agg_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
+    out = []
+    for a in query.aggregates:
+        if a.func == "COUNT":
+            out.append((a.column, EXACT))
+        elif a.func == "AVG":
+            out.append((a.column, "double"))
+        elif a.func == "SUM":
+            out.append((a.column, EXACT if kinds.get(a.attr) == "int" or a.attr == "ts" else "double"))
+        else:
+            kind = "int" if a.attr == "ts" else kinds.get(a.attr, "str")
+            out.append((a.column, _ddl(kind)))
+    return out
+
+
+def key_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
+    """Group columns, then window or instant columns."""
+    cols = [(g.column, _ddl(kinds.get(g.attr, "str"))) for g in query.group_by]
+    if query.mode == "slide":
+        cols += [("window_start", "bigint"), ("window_end", "bigint")]
+    elif query.mode == "emit":
+        cols.append(("ts", "bigint"))
+    return cols
+
+
+def result_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
+    cols = key_ddl(query, kinds)
+    if query.returns_matches:
+        cols += list(zip(MATCH_COLUMNS, ["bigint", "string", "bigint", "bigint", "string", "bigint"]))
+    else:
+        cols += _agg_ddl(query, kinds)
+    return cols
+
+
+def partial_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
+    """Partial rows: SUM and AVG cells split into a sum column and a count column."""
+    cols = key_ddl(query, kinds)
+    for i, (a, (name, ddl)) in enumerate(zip(query.aggregates, _agg_ddl(query, kinds))):
+        if a.func in ("SUM", "AVG"):
+            exact = kinds.get(a.attr) == "int" or a.attr == "ts"
+            cols += [(f"__sum{i}", EXACT if exact else "double"), (f"__n{i}", "bigint")]
+        else:
+            cols.append((f"__agg{i}", ddl))
+    return cols
+
+
+def ddl_string(cols: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"`{n}` {t}" for n, t in cols)
+
+
+def arrow_schema(cols: Sequence[tuple[str, str]]) -> pa.Schema:
+    mapping = {"bigint": pa.int64(), "double": pa.float64(), "string": pa.string(),
+               "boolean": pa.bool_(), EXACT: pa.decimal128(38, 0)}
+    return pa.schema([(n, mapping[t]) for n, t in cols])
+
+
+def to_arrow(rows: Sequence[tuple], cols: Sequence[tuple[str, str]]) -> pa.RecordBatch:
+    """Engine rows (flattened to ``cols``) as an Arrow batch; exact integers as decimals."""
+    schema = arrow_schema(cols)
+    arrays = []
+    for i, (name, ddl) in enumerate(cols):
+        values = [r[i] for r in rows]
+        if ddl == EXACT:
+            values = [None if v is None else _decimal(v, name) for v in values]
+        elif ddl == "double":
+            values = [None if v is None else float(v) for v in values]
+        arrays.append(pa.array(values, schema.field(i).type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _decimal(v: Any, column: str) -> Decimal:
+    if isinstance(v, float):
+        v = int(v)
+    if abs(v) > DECIMAL38_MAX:
+        raise OverflowResult(f"column {column!r} holds {v}, beyond DECIMAL(38,0); cepagg reports "
+                             "this as an error instead of wrapping")
+    return Decimal(int(v))
+
+
+def flatten_partial(query: Query, row: tuple) -> tuple:
+    """A partial engine row with (sum, n) cells -> a flat tuple matching ``partial_ddl``."""
+    width = len(key_ddl(query, {}))
+    flat = list(row[:width])
+    for a, cell in zip(query.aggregates, row[width:]):
+        if a.func in ("SUM", "AVG"):
+            total, n = cell
+            flat += [total if n else None, n]
+        else:
+            flat.append(cell)
+    return tuple(flat)

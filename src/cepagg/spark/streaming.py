@@ -1,0 +1,359 @@
+"""Structured Streaming: the engine inside ``transformWithStateInPandas``, state per hash bucket.
+
+Measured on these machines (notes/spark-platform.md §2d): every Python stateful call costs
+about 1 ms per key per micro-batch, so events are grouped by a **hash bucket** of the
+partition key, not by the key: one bucket's engine state (which keeps its partitions apart
+itself) is one pickled blob in a ValueState.
+
+Time: Spark's watermark (``withWatermark(event time, delay)``) bounds lateness. Events are
+buffered per bucket and released to the engine in time order once the watermark has passed
+them (K-slack with K = the delay); then ``engine.advance`` returns the windows that closed.
+Event-time timers wake a bucket when the watermark passes its oldest buffered event or its
+last open window, also in micro-batches without data for it. Rows older than the watermark are
+dropped by Spark before they reach the operator; :func:`start` reports how many from the
+query progress, so nothing is lost silently.
+
+Output: Append for final rows (SLIDE windows, EMIT ON CHANGE instants, matches); Update for
+WITHIN-alone totals, which are revised as input arrives: each row carries a ``revision``
+number per group, and the sink keeps the highest (see :func:`start` and :func:`read_latest`).
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterator
+
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
+
+from ..events import ID, EventBatch
+from ..lang import compile_query
+from ..lang.model import TIME_UNITS_MS, Query
+from . import schema as S
+from .sources import END_TS_MS, END_TYPE
+
+END_WATERMARK_MS = END_TS_MS - 10**12  # a watermark beyond this means the input has ended
+OP_ID, OP_TIME, OP_BUCKET = "cepagg_id", "cepagg_event_time", "cepagg_bucket"
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    text: str
+    time_unit: str
+    kinds: tuple[tuple[str, str], ...]
+    engine: str
+    input_columns: tuple[str, ...]  # event columns in the order the operator receives them
+    on_late: str = "count"  # "count": count and keep samples; "fail": stop the query
+
+    def query(self) -> Query:
+        return _compiled(self.text, self.time_unit, self.kinds)
+
+    @property
+    def update_mode(self) -> bool:
+        q = self.query()
+        return q.mode == "total" and not q.returns_matches
+
+
+@lru_cache(maxsize=16)
+def _compiled(text: str, time_unit: str, kinds: tuple) -> Query:
+    return compile_query(text, time_unit=time_unit, schema=dict(kinds))
+
+
+@lru_cache(maxsize=16)
+def _engine(spec: StreamSpec):
+    from ..plan import plan
+
+    return plan(spec.query(), spec.engine).build()
+
+
+def output_columns(spec: StreamSpec) -> list[tuple[str, str]]:
+    cols = S.result_ddl(spec.query(), dict(spec.kinds))
+    if spec.update_mode:
+        cols = cols + [("revision", "bigint")]
+    return cols
+
+
+@dataclass
+class BucketState:
+    engine_state: Any
+    pending: list[pa.Table] = field(default_factory=list)
+    released_to: int | None = None  # events up to this time have gone to the engine
+    close_by: int | None = None  # time (stream unit) by which every open window has closed
+    revisions: dict = field(default_factory=dict)
+    ended: bool = False
+    advanced_to: int | None = None  # the engine was told no event at or before this time comes
+    late: int = 0  # events that came after their time had been closed
+    late_samples: list = field(default_factory=list)
+
+
+def _processor_class():
+    from pyspark.sql.streaming import StatefulProcessor
+
+    class CepaggProcessor(StatefulProcessor):
+        """One engine state per hash bucket; see the module docstring."""
+
+        def __init__(self, spec: StreamSpec):
+            self.spec = spec
+
+        def init(self, handle) -> None:
+            self.handle = handle
+            self.blob = handle.getValueState("blob", "b binary")
+
+        def _table(self, pdf) -> pa.Table:
+            """The event columns of a pandas chunk, with the attribute types of the query's
+            schema (pandas turns integer columns with nulls into floats)."""
+            kinds = dict(self.spec.kinds)
+            # Spark hands pandas columns whose names start with "_" renamed by position, so the
+            # operator's input uses plain names and the event identity is restored here.
+            columns = [c if c != OP_ID else ID for c in self.spec.input_columns]
+            table = pa.Table.from_pandas(pdf[list(self.spec.input_columns)], preserve_index=False)
+            table = table.rename_columns(columns)
+            for name in kinds:
+                want = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}.get(kinds[name], pa.string())
+                i = table.column_names.index(name)
+                if table.column(i).type != want:
+                    table = table.set_column(i, name, pa.compute.cast(table.column(i), want))
+            return table
+
+        def _admit(self, st: BucketState, table: pa.Table) -> None:
+            """Buffer new events; those whose time the engine has already closed are late."""
+            if st.advanced_to is not None:
+                late_mask = pa.compute.less_equal(table.column("ts"), st.advanced_to)
+                late = table.filter(late_mask)
+                if late.num_rows:
+                    if self.spec.on_late == "fail":
+                        raise LateEvent(f"{late.num_rows} event(s) arrived after time {st.advanced_to} "
+                                        f"was closed, e.g. {late.slice(0, 1).to_pylist()[0]}")
+                    st.late += late.num_rows
+                    room = 10 - len(st.late_samples)
+                    st.late_samples += late.slice(0, max(0, room)).to_pylist()
+                    table = table.filter(pa.compute.invert(late_mask))
+            if table.num_rows:
+                st.pending.append(table)
+
+        def _load(self) -> BucketState:
+            if self.blob.exists():
+                return pickle.loads(self.blob.get()[0])
+            return BucketState(engine_state=_engine(self.spec).new_state())
+
+        def _save(self, st: BucketState) -> None:
+            self.blob.update((pickle.dumps(st, protocol=5),))
+
+        def handleInputRows(self, key, rows, timerValues) -> Iterator:
+            st = self._load()
+            for pdf in rows:
+                if len(pdf):
+                    self._admit(st, self._table(pdf))
+            out = self._release(st, timerValues.getCurrentWatermarkInMs())
+            yield from self._finish_call(st, out)
+
+        def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator:
+            st = self._load()
+            out = self._release(st, timerValues.getCurrentWatermarkInMs())
+            yield from self._finish_call(st, out)
+
+        def _release(self, st: BucketState, watermark_ms: int) -> list[tuple]:
+            spec = self.spec
+            engine = _engine(spec)
+            unit = TIME_UNITS_MS[spec.time_unit]
+            if st.ended:
+                return []
+            ended = watermark_ms > END_WATERMARK_MS
+            table = pa.concat_tables(st.pending, promote_options="default") if st.pending else None
+            rows: list[tuple] = []
+            if table is not None:
+                table = table.filter(pa.compute.not_equal(table.column("type"), END_TYPE))
+                limit = ((watermark_ms - 1) // unit) if not ended else None
+                if limit is not None:
+                    ready_mask = pa.compute.less_equal(table.column("ts"), limit)
+                    ready = table.filter(ready_mask)
+                    rest = table.filter(pa.compute.invert(ready_mask))
+                else:
+                    ready, rest = table, None
+                st.pending = [rest] if rest is not None and rest.num_rows else []
+                if ready.num_rows:
+                    batch = EventBatch(ready, spec.time_unit).sorted()
+                    rows += engine.process(st.engine_state, batch)
+                    top = int(pa.compute.max(ready.column("ts")).as_py())
+                    st.released_to = top if st.released_to is None else max(st.released_to, top)
+                    q = spec.query()
+                    span = (q.within or 0) + (q.slide or 0) + 1
+                    st.close_by = st.released_to + span
+            if ended:
+                rows += engine.finish(st.engine_state)
+                st.ended = True
+                st.engine_state = engine.new_state()
+            elif watermark_ms > 0:
+                st.advanced_to = (watermark_ms - 1) // unit
+                rows += engine.advance(st.engine_state, st.advanced_to)
+            return rows
+
+        def _finish_call(self, st: BucketState, rows: list[tuple]) -> Iterator:
+            spec = self.spec
+            unit = TIME_UNITS_MS[spec.time_unit]
+            if not st.ended:
+                if st.pending:
+                    oldest = min(int(pa.compute.min(t.column("ts")).as_py()) for t in st.pending)
+                    self.handle.registerTimer((oldest + 1) * unit)
+                if st.close_by is not None:
+                    self.handle.registerTimer(st.close_by * unit)
+            self._save(st)
+            if rows:
+                yield self._frame(st, rows)
+
+        def _frame(self, st: BucketState, rows: list[tuple]):
+            spec = self.spec
+            q = spec.query()
+            if spec.update_mode:
+                width = len(q.group_by)
+                tagged = []
+                for r in rows:
+                    g = tuple(r[:width])
+                    st.revisions[g] = st.revisions.get(g, -1) + 1
+                    tagged.append(r + (st.revisions[g],))
+                self._save(st)
+                rows = tagged
+            return S.to_arrow(rows, output_columns(spec)).to_pandas()
+
+        def close(self) -> None:
+            pass
+
+    return CepaggProcessor
+
+
+class LateEvent(RuntimeError):
+    """An event arrived after its time was closed, and the run was told to fail on that."""
+
+
+def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
+           time_column: str = "ts", time_unit: str = "ms", delay: str = "0 seconds",
+           buckets: int = 16, on_late: str = "count"):
+    """The result stream of ``query`` over the streaming events DataFrame ``df``.
+
+    Args:
+        df: a streaming DataFrame with a type column, a time column (integer in ``time_unit``,
+            or a timestamp) and attributes, e.g. ``spark.readStream.format("cepagg")...``.
+        delay: how late an event may arrive (Spark's watermark delay, e.g. "5 seconds").
+        buckets: number of hash buckets of the partition key (the unit of Spark state).
+        on_late: an event later than ``delay`` is counted (``"count"``, see :func:`late_events`)
+            or stops the query (``"fail"``); it is never dropped silently.
+
+    Returns:
+        (result DataFrame, output mode) — start it with :func:`start` or ``writeStream``.
+    """
+    from pyspark.sql import functions as F
+
+    from ..plan import plan
+
+    text = query.text if isinstance(query, Query) else query
+    events = df
+    if type_column != "type":
+        events = events.withColumnRenamed(type_column, "type")
+    if time_column != "ts":
+        events = events.withColumnRenamed(time_column, "ts")
+    ts_type = str(events.schema["ts"].dataType)
+    unit = TIME_UNITS_MS[time_unit]
+    if ts_type.startswith("Timestamp"):
+        events = events.withColumn("ts", (F.unix_micros("ts") / (unit * 1000)).cast("long"))
+    if ID not in events.columns:
+        events = events.withColumn(ID, F.monotonically_increasing_id())
+    kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
+    q = compile_query(text, time_unit=time_unit, schema=kinds)
+    engine_name = plan(q, engine).engine
+    keys = [g.attr for g in q.group_by if g.var is None] if q.mode == "emit" else list(q.partition_by)
+    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
+    ordered_cols = [OP_ID, "ts", "type"] + sorted(kinds)
+    events = (events.withColumnRenamed(ID, OP_ID).select(*ordered_cols)
+              .withColumn(OP_TIME, F.timestamp_millis(F.col("ts") * F.lit(unit)))
+              .withWatermark(OP_TIME, delay)
+              .withColumn(OP_BUCKET, bucket.cast("int"))
+              .drop(OP_TIME))  # the watermark is set; the operator does not need the column
+    spec = StreamSpec(text, time_unit, tuple(sorted(kinds.items())), engine_name, tuple(ordered_cols),
+                      on_late)
+    mode = "Update" if spec.update_mode else "Append"
+    out = events.groupBy(OP_BUCKET).transformWithStateInPandas(
+        statefulProcessor=_processor_class()(spec),
+        outputStructType=S.ddl_string(output_columns(spec)),
+        outputMode=mode, timeMode="EventTime")
+    return out, mode
+
+
+def start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
+          checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
+          **options):
+    """Run :func:`stream` into a sink and return the StreamingQuery.
+
+    Append-mode results go to Spark's file sink (exactly once through its commit log) or the
+    console. Update-mode results (WITHIN-alone totals) are written per micro-batch into
+    ``out/batch=<id>`` with overwrite, so a re-run batch replaces its own output: together with
+    the checkpoint this is exactly once. :func:`read_latest` gives the current value per group.
+    """
+    result, mode = stream(df, query, **options)
+    writer = result.writeStream
+    if checkpoint:
+        writer = writer.option("checkpointLocation", checkpoint)
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    elif processing_time:
+        writer = writer.trigger(processingTime=processing_time)
+    if format == "console":
+        return writer.outputMode(mode).format("console").option("truncate", "false").start()
+    if out is None:
+        raise ValueError("give out=PATH for a file sink")
+    if mode == "Append":
+        return writer.outputMode("append").format(format).option("path", out).start()
+
+    def upsert(batch_df, batch_id: int) -> None:
+        batch_df.write.mode("overwrite").format(format).save(f"{out}/batch={batch_id}")
+
+    return writer.outputMode("update").foreachBatch(upsert).start()
+
+
+def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
+    """The current result of an Update-mode run: the highest revision of every group."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    q = query if isinstance(query, Query) else compile_query(query)
+    df = spark.read.format(format).load(path)
+    groups = [g.column for g in q.group_by]
+    w = Window.partitionBy(*groups).orderBy(F.col("revision").desc()) if groups else \
+        Window.orderBy(F.col("revision").desc())
+    latest = df.withColumn("__r", F.row_number().over(w)).filter("__r = 1").drop("__r", "revision")
+    if "batch" in latest.columns:
+        latest = latest.drop("batch")
+    return latest
+
+
+def dropped_by_watermark(query) -> int:
+    """Rows Spark dropped as too late, summed over the query's recent progress reports."""
+    import json
+
+    total = 0
+    for p in query.recentProgress or []:
+        report = p if isinstance(p, dict) else json.loads(p.json)
+        for op in report.get("stateOperators", []):
+            total += int(op.get("numRowsDroppedByWatermark", 0))
+    return total
+
+
+def late_events(spark, checkpoint: str) -> tuple[int, list[dict]]:
+    """Events that arrived too late in a run (count, up to 10 samples per bucket), read from
+    the checkpoint's state store, together with the rows Spark itself dropped."""
+    state = spark.read.format("statestore").option("stateVarName", "blob").load(checkpoint)
+    count, samples = 0, []
+    for row in state.select("value.b").collect():
+        st = pickle.loads(row[0])
+        count += st.late
+        samples += st.late_samples
+    return count, samples
+
+
+def _warn_dropped(query) -> None:
+    n = dropped_by_watermark(query)
+    if n:
+        print(f"cepagg: Spark dropped {n} row(s) older than the watermark (later than the allowed "
+              "delay); raise the delay or use per-key lateness", file=sys.stderr)
