@@ -207,8 +207,10 @@ def goals(outcomes: list[Outcome]) -> list[tuple[str, bool | None, str]]:
     for c in comps:
         by_group[(c.workload, c.strategy, c.keyed, c.peer)].append(c)
     # Flink CEP: >= 100x at the smallest window, >= 1000x at the largest window Flink finishes.
+    # The speed goals are about the default strategy, skip-till-any-match, where the number of
+    # matches grows fastest; the other strategies are there for the answers.
     flink_groups = sorted({(o.workload, o.strategy, o.keyed) for o in outcomes if o.engine == "flink-cep"
-                           and o.status == "ok"})
+                           and o.status == "ok" and o.strategy == "skip-till-any-match"})
     for wl, st, keyed in flink_groups:
         name = f"{wl}/{STRATEGY_SHORT[st]}/{'key' if keyed else 'nokey'}"
         cs = sorted(by_group.get((wl, st, keyed, "flink-cep"), []), key=lambda c: c.window_ms)
