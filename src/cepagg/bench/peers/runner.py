@@ -43,6 +43,12 @@ ENGINE_TIME = {
 }
 
 
+#: Seconds a run may take on top of the time limit to start (JVM, PyFlink, Spark session): the
+#: limit applies to the engine's own time, the process is killed at limit + allowance.
+STARTUP_ALLOWANCE = {"cepagg": 15.0, "cepagg-spark": 120.0, "flink-cep": 45.0, "flink-sql": 90.0,
+                     "core": 15.0}
+
+
 class ParseError(ValueError):
     pass
 
@@ -218,10 +224,12 @@ class Runner:
         if engine.startswith("cepagg"):
             src = str(Path(__file__).resolve().parents[3])
             env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        out, rc, wall, peak, tail = run_limited(with_rss(cmd), self.timeout_s, env=env)
+        hard = self.timeout_s + STARTUP_ALLOWANCE.get(engine, 30.0)
+        out, rc, wall, peak, tail = run_limited(with_rss(cmd), hard, env=env)
         if rc is None:
             return Outcome(**base, status="timeout", wall_s=wall,
-                           detail=f"no answer within {self.timeout_s:.0f} s")
+                           detail=f"no answer within {self.timeout_s:.0f} s (+{hard - self.timeout_s:.0f} s "
+                                  "to start)")
         try:
             parsed = parse_result(out)
         except ParseError as e:
@@ -231,7 +239,9 @@ class Runner:
             return Outcome(**base, status="unavailable", detail=parsed["unavailable"])
         ms = engine_ms(parsed)
         extra = {k: v for k, v in parsed.items() if k not in ("count", "peer", "events")}
-        return Outcome(**base, status="ok", count=parsed["count"], wall_s=wall,
+        late = ms is not None and ms / 1000 > self.timeout_s
+        return Outcome(**base, status="timeout" if late else "ok", count=parsed["count"], wall_s=wall,
                        engine_s=None if ms is None else ms / 1000, peak_rss_mb=peak,
                        events=wl.data.n_events, extra=extra,
-                       detail=str(parsed.get("engine", "")))
+                       detail=(f"answered after the {self.timeout_s:.0f} s limit" if late
+                               else str(parsed.get("engine", ""))))
