@@ -1,9 +1,9 @@
 """Run cepagg and each peer as a subprocess with a time limit; measure wall time and peak
 memory; parse the one ``PEER-RESULT {json}`` line each prints.
 
-Peak memory is the child's maximum resident set size from ``wait4`` (the rusage of that one
-child, reported by a tiny wrapper process: the whole JVM for Flink CEP, the Python interpreter
-and its in-process JVM for Flink SQL, the interpreter for cepagg and CORE). Wall time is
+Peak memory is measured by a tiny wrapper process around each run: the larger of the child's
+``ru_maxrss`` and the peak of its whole process tree's RSS polled from /proc, so that the JVMs
+PyFlink and Spark start count too. Wall time is
 measured here, around the child; each engine also reports its own ``elapsed_ms``, the time of
 its work without the start of the interpreter or JVM (see :data:`ENGINE_TIME`), and the ratios
 use that.
@@ -148,14 +148,49 @@ def _peak_from_marker(stderr: str | None) -> float | None:
     return None
 
 
+#: The wrapper that runs a command and reports its peak memory: the larger of the child's
+#: ``ru_maxrss`` (from ``wait4``; it covers the child and the descendants it waited for) and the
+#: largest sum of RSS over the child's whole process tree, polled every 0.2 s from /proc (it
+#: covers descendants that are not waited for, such as PyFlink's and Spark's JVMs).
+_RSS_WRAPPER = """
+import os, sys, subprocess, time
+PAGE = os.sysconf("SC_PAGE_SIZE")
+def tree_kb(root):
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                kids.setdefault(ppid, []).append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            with open("/proc/%d/statm" % pid) as f:
+                total += int(f.read().split()[1]) * PAGE // 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        stack += kids.get(pid, [])
+    return total
+p = subprocess.Popen(sys.argv[1:])
+peak = 0
+while True:
+    pid, st, ru = os.wait4(p.pid, os.WNOHANG)
+    if pid:
+        break
+    peak = max(peak, tree_kb(p.pid))
+    time.sleep(0.2)
+print("%s%d" % (MARK, max(peak, ru.ru_maxrss)), file=sys.stderr, flush=True)
+sys.exit(os.waitstatus_to_exitcode(st) if os.WIFEXITED(st) else 1)
+"""
+
+
 def with_rss(cmd: list[str]) -> list[str]:
-    """Wrap ``cmd`` so that its peak RSS is printed on stderr when it ends (python -c wait4)."""
-    wrapper = ("import os,sys,subprocess\n"
-               "p=subprocess.Popen(sys.argv[1:])\n"
-               "_,st,ru=os.wait4(p.pid,0)\n"
-               f"print('{RSS_MARK}%d'%ru.ru_maxrss,file=sys.stderr,flush=True)\n"
-               "sys.exit(os.waitstatus_to_exitcode(st) if os.WIFEXITED(st) else 1)\n")
-    return [sys.executable, "-c", wrapper, *cmd]
+    """Wrap ``cmd`` so that its peak memory (KB) is printed on stderr when it ends."""
+    return [sys.executable, "-c", f"MARK = {RSS_MARK!r}\n" + _RSS_WRAPPER, *cmd]
 
 
 class Runner:
