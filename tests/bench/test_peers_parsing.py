@@ -117,6 +117,8 @@ def test_ceql_text():
         "SELECT ALL * FROM S WHERE (A : B:+ : C) WITHIN 20 [ts] CONSUME BY NONE"
     assert W["seq3"].ceql_declaration().startswith(
         "CREATE STREAM S { EVENT A { key:string, ts:int, price:double }, EVENT B {")
+    assert W["neg"].ceql(20, "contiguous", True) == \
+        "SELECT ALL * FROM S WHERE (A : B : C) PARTITION BY [key] WITHIN 20 [ts] CONSUME BY NONE"
     for name, st in (("neg", "skip-till-any-match"), ("downtrend", "skip-till-any-match"),
                      ("seq3", "skip-till-next-match")):
         assert isinstance(W[name].ceql(100, st, False), Inexpressible)

@@ -181,14 +181,15 @@ class Workload:
         if any(it.decreasing for it in self.items):
             return Inexpressible("CEQL filters are unary (one event's attributes); they cannot "
                                  "compare adjacent events of a run (price > NEXT price)")
-        if any(it.negated for it in self.items):
+        if any(it.negated for it in self.items) and strategy != "contiguous":
             return Inexpressible("CEQL (pycer 0.1.6) has no absence of an event between two "
                                  "others; NOT(E) is an atomic event that is not of type E")
         if strategy == "skip-till-next-match":
             return Inexpressible("CEQL's selection strategies (ALL, ANY, NEXT, LAST, MAX, STRICT) "
                                  "order complex events; none is SASE's skip-till-next-match")
         seq, it_op = (" ; ", "+") if strategy == "skip-till-any-match" else (" : ", ":+")
-        body = seq.join(it.type + (it_op if it.kleene else "") for it in self.items)
+        # Under contiguous, a negation between adjacent events is vacuous: nothing lies between.
+        body = seq.join(it.type + (it_op if it.kleene else "") for it in self.items if not it.negated)
         part = " PARTITION BY [key]" if keyed else ""
         # CEQL's WITHIN n [attr] admits last.attr - first.attr < n (measured, docs/peers.md),
         # as cepagg's WITHIN does.
