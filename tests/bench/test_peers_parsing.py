@@ -190,3 +190,14 @@ def test_report_ratios_agreement_goals(tmp_path):
     report.update_docs(doc, "new body")
     assert doc.read_text() == f"intro\n{report.START}\nnew body\n{report.END}\noutro\n"
     assert json.loads(outs[0].to_json())["engine"] == "cepagg"
+
+
+def test_probes_are_valid_queries():
+    from cepagg.bench.peers.probes import PROBES
+
+    for p in PROBES:
+        compile_query(p.workload.cepagg_query(p.window_ms, p.strategy, False),
+                      schema={"key": "str", "price": "float"})
+        assert p.rows and all(isinstance(r[0], int) for r in p.rows)
+    edge = next(p for p in PROBES if p.name == "window-edge-contiguous")
+    assert "WITHIN INTERVAL '0.010' SECOND" in edge.workload.flink_sql(10, "contiguous", False)
