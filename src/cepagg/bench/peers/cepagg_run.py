@@ -1,0 +1,160 @@
+"""cepagg's side of the comparison, run as a subprocess like every peer (same time limit, same
+peak-memory measurement).
+
+``python -m cepagg.bench.peers.cepagg_run --csv FILE --query TEXT [--engine auto] [--spark]``
+
+In-process: reads the CSV with :func:`cepagg.io.read_events` and evaluates with
+:func:`cepagg.runner.run` (the planner picks the fastest engine that accepts the query).
+``--spark``: the same through ``cepagg.spark.run(df, query)`` on a local Spark session, when
+that adapter exists (it is being written on main); until then it prints a "not available"
+result instead of failing. Prints one line::
+
+    PEER-RESULT {"peer": "cepagg", "count": N, "engine": "...", "elapsed_ms": T, "read_ms": R, "run_ms": E}
+
+``elapsed_ms`` = reading the CSV + planning + evaluation. The start of Python, the imports and
+the one-time set-up (the query grammar, lazily imported readers) are not in it, as a JVM's start
+is not in the peers' numbers: a warm-up run of the same query on the file's first rows pays them
+first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+SCHEMA = {"key": "str", "price": "float"}
+
+
+def emit(payload: dict) -> None:
+    print("PEER-RESULT " + json.dumps(payload), flush=True)
+
+
+def spark_available() -> str | None:
+    """None when ``cepagg.spark.run`` can be used, else why not (never raises)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("cepagg.spark")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return "cepagg.spark is not available yet (the Spark adapter is being written on main)"
+    try:
+        import cepagg.spark as cs  # noqa: F401
+    except Exception as e:  # noqa: BLE001
+        return f"cepagg.spark cannot be imported: {e}"
+    if not hasattr(cs, "run"):
+        return "cepagg.spark has no run(df, query) yet"
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'cepagg[spark]')"
+    return None
+
+
+def run_inprocess(csv: str, query: str, engine: str) -> dict:
+    from cepagg.io import read_events
+    from cepagg.lang import compile_query
+    from cepagg.plan import plan
+
+    _warm_up(csv, query, engine)
+    t0 = time.perf_counter()
+    batch = read_events(csv, schema=SCHEMA).batch
+    t1 = time.perf_counter()
+    q = compile_query(query, time_unit=batch.time_unit, schema=batch.attribute_kinds())
+    p = plan(q, engine)
+    result = p.build().run(batch)
+    t2 = time.perf_counter()
+    count = _count(result)
+    return {"peer": "cepagg", "count": count, "engine": p.engine, "events": len(batch),
+            "elapsed_ms": round((t2 - t0) * 1000, 3), "read_ms": round((t1 - t0) * 1000, 3),
+            "run_ms": round((t2 - t1) * 1000, 3)}
+
+
+def _warm_up(csv: str, query: str, engine: str) -> None:
+    """Run the query once on the first rows of the file (imports, grammar, lazy modules)."""
+    import os
+    import tempfile
+
+    from cepagg.io import read_events
+    from cepagg.runner import run
+
+    with open(csv) as f:
+        head = [f.readline() for _ in range(4)]
+    fd, tmp = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.writelines(head)
+        run(query, read_events(tmp, schema=SCHEMA).batch, engine=engine)
+    finally:
+        os.unlink(tmp)
+
+
+def run_spark(csv: str, query: str) -> dict:
+    """cepagg on Spark: ``cepagg.spark.run(df, query)`` on a local[2] session.
+
+    The session's start and a warm-up run of the same query on the file's first rows are not
+    timed (as a JVM's start is not for the peers); the timed part reads the CSV into a
+    DataFrame, runs the query and collects the result.
+    """
+    import os
+    import tempfile
+
+    import cepagg.spark as cs
+
+    spark = cs.get_session()
+    schema = "ts BIGINT, type STRING, key STRING, price DOUBLE"
+    try:
+        with open(csv) as f:
+            head = [f.readline() for _ in range(4)]
+        fd, tmp = tempfile.mkstemp(suffix=".csv")
+        with os.fdopen(fd, "w") as f:
+            f.writelines(head)
+        try:
+            cs.run(spark.read.csv(tmp, header=True, schema=schema), query).collect()
+        finally:
+            os.unlink(tmp)
+        t0 = time.perf_counter()
+        out = cs.run(spark.read.csv(csv, header=True, schema=schema), query)
+        rows = out.collect()
+        t1 = time.perf_counter()
+        i = out.columns.index("COUNT(*)")
+        count = sum(int(r[i]) for r in rows)
+        from cepagg.lang import compile_query
+        from cepagg.plan import plan
+
+        engine = plan(compile_query(query, schema={"key": "str", "price": "float"})).engine
+        return {"peer": "cepagg-spark", "count": count, "engine": f"spark+{engine}",
+                "elapsed_ms": round((t1 - t0) * 1000, 3),
+                "parallelism": spark.sparkContext.defaultParallelism}
+    finally:
+        spark.stop()
+
+
+def _count(result) -> int:
+    i = result.columns.index("COUNT(*)")
+    return sum(int(r[i]) for r in result.rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv", required=True)
+    ap.add_argument("--query", required=True)
+    ap.add_argument("--engine", default="auto")
+    ap.add_argument("--spark", action="store_true")
+    a = ap.parse_args(argv)
+    if a.spark:
+        why = spark_available()
+        if why is not None:
+            emit({"peer": "cepagg-spark", "unavailable": why})
+            return 0
+        emit(run_spark(a.csv, a.query))
+    else:
+        emit(run_inprocess(a.csv, a.query, a.engine))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
