@@ -22,8 +22,10 @@ PURE_DEFAULT = os.environ.get("CEPAGG_GRETA_PURE") == "1"
 _twins: dict[str, ModuleType] = {}
 
 
-def jit(pure: bool):
-    """The decorator for kernel functions of a module whose ``_PURE`` flag is ``pure``."""
+def jit(pure: bool, entry: bool = False):
+    """The decorator for kernel functions of a module whose ``_PURE`` flag is ``pure``.
+
+    ``entry`` marks the functions Python calls (the others are only called from kernels)."""
     if pure:
         return lambda f: f
     from numba import njit

@@ -2,26 +2,27 @@
 
 :func:`pos_run` runs the positive graph (Algorithm 2 with the extensions of Sections 5-7):
 for each event in time order it computes the event's *record* -- the aggregates of all trends
-ending at it, one per start bucket (:mod:`.windows`) -- from its predecessors' records, then
-adds it to the window results if it is an END event, and keeps it for later events. Edges are
-never stored: the predecessor sum is a running total per state (no edge predicate), a prefix
-of an ordered index (:mod:`.index`, for ``X.a θ NEXT(X).a``), or a scan over the stored
-vertices (any other edge condition, negation crossing the transition, skip-till-next-match,
-contiguous). Events with the same timestamp never precede each other: a timestamp's vertices
-are *committed* to the running totals and indexes only when time moves on.
+ending at it, one per start bucket (:mod:`.windows`) -- from its predecessors' records, adds
+it to the window results if it is an END event, and keeps it for later events. Edges are never
+stored: the predecessor sum is a running total per state (no edge predicate), a prefix of an
+ordered index (:mod:`.index`, for ``X.a θ NEXT(X).a``), or a scan over the stored vertices
+(other edge conditions, negation crossing the transition, skip-till-next-match, contiguous).
+Events with the same timestamp never precede each other: a timestamp's vertices are
+*committed* to the running totals and indexes only when time moves on.
 
 :func:`neg_run` runs a negative sub-pattern's graph. It needs no aggregates: a vertex keeps
 the latest start of the sub-pattern matches ending at it, and every finished match
 ``(end time, latest start)`` that raises the running maximum is reported to the graph it
-constrains (Definition 5, as a time threshold: a previous-type event ``p`` may precede a
+constrains (Definition 5 as a time threshold: a previous-type event ``p`` may precede a
 following-type event ``e`` iff ``p.ts >= max{start of an N match ending before e}``).
 
 Both return ``(status, next_event)``; a status other than ``DONE`` asks the caller to grow an
 array or widen the integers (:mod:`.numbers`) and call again from ``next_event``: nothing is
 ever truncated or wrapped.
 
-Arguments come in tuples (plan, state, batch, scratch); the names are unpacked in each
-function. The layouts are built by :mod:`.state`.
+Only the two entry points take tuples (plan, state, batch, scratch; layouts in
+:mod:`.state` and :mod:`.layout`); helpers take the arrays they use, which keeps numba's
+compilation short.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from . import _jit
 
 _PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
 jit = _jit.jit(_PURE)
+entry = _jit.jit(_PURE, entry=True)
 _rec = _jit.sibling("_records", _PURE)
 _idx = _jit.sibling("index", _PURE)
 _prog = _jit.sibling("_program", _PURE)
@@ -44,7 +46,6 @@ rec_inc = _rec.inc
 rec_add_field = _rec.add_field
 rec_as_float = _rec.as_float
 rec_mul_add = _rec.mul_add
-fen_insert = _idx.insert
 fen_prefix = _idx.prefix
 fen_clear_slot = _idx.clear_slot
 prog_run = _prog.run
@@ -63,6 +64,16 @@ MODE_SLIDE, MODE_TOTAL, MODE_EMIT = 0, 1, 2
 STRAT_ANY, STRAT_NEXT, STRAT_CONTIG = 0, 1, 2
 KIND_TOTAL, KIND_INDEX, KIND_SCAN = 0, 2, 3
 OWN_COUNT, OWN_SUM_INT, OWN_SUM_FLOAT, OWN_MINMAX = 0, 1, 2, 3
+# columns of the plan tables
+ST_LEAD, ST_TRAIL, ST_LOOP, ST_TOTAL = 0, 1, 2, 3
+TR_SRC, TR_KIND, TR_ARG = 0, 1, 2
+D_MASK, D_PROG = 0, 1
+O_KIND, O_DST, O_NNZ, O_ATTR = 0, 1, 2, 3
+IX_OFF, IX_N, IX_LOFF, IX_POINT, IX_SRC = 0, 1, 2, 3, 4
+# columns of the state tables
+B_KEY, B_KLO, B_M, B_SEQ = 0, 1, 2, 3
+V_TS, V_STATE, V_POS, V_BLO, V_BHI, V_DEATH = 0, 1, 2, 3, 4, 5
+R_TS, R_STATE, R_ALIVE, R_BLO, R_BHI, R_KMIN, R_KMAX = 0, 1, 2, 3, 4, 5, 6
 
 # state scalars (sc)
 SC_NOW, SC_NV, SC_VSTART, SC_BHI, SC_BLO, SC_PEND, SC_PCOMMIT, SC_WLO, SC_WHI, SC_NREC, \
@@ -90,67 +101,34 @@ def lead_threshold(negM, mask, ng):
 
 
 @jit
-def clear_bucket_slot(P, G, slot):
-    (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg, der_off,
-     der_mask, der_prog, own_off, own_kind, own_dst, own_nnz, own_attr, mmin, pg_off, pg_op,
-     pg_arg, pg_val, idx_point, idx_src) = P
-    (sc, negM, gdone, grptr, b_key, b_klo, b_m, b_seq, TI, TF, TM, NI_, NF_, NM_, LI_, LF_, LM_,
-     idx_off, idx_n, idx_loff, v_ts, v_state, v_pos, v_blo, v_bhi, v_death, v_irank, v_col,
-     v_colv, VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, r_ts, r_state, r_alive,
-     r_blo, r_bhi, r_kmin, r_kmax, r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI, lastF, lastM) = G
-    R = b_seq.shape[0]
-    ns = pi[PI_NS]
-    for x in range(ns):
-        if st_total[x]:
+def clear_slot(TI, TF, TM, NI, NF, NM, LI, LF, LM, AI, AF, AM, ST, IDX, B, mmin, emit, R, slot):
+    """Forget start bucket ``slot`` everywhere (it expired; the slot will be reused)."""
+    for x in range(ST.shape[0]):
+        if ST[x, ST_TOTAL]:
             rec_clear(TI, TF, TM, x * R + slot, mmin)
-    for ix in range(idx_off.shape[0]):
-        n = idx_n[ix]
-        if idx_point[ix] == 0:
-            fen_clear_slot(NI_, NF_, NM_, idx_off[ix], n, R, slot, mmin)
+    for ix in range(IDX.shape[0]):
+        n = IDX[ix, IX_N]
+        if IDX[ix, IX_POINT] == 0:
+            fen_clear_slot(NI, NF, NM, IDX[ix, IX_OFF], n, R, slot, mmin)
         for q in range(n):
-            rec_clear(LI_, LF_, LM_, (idx_loff[ix] + q) * R + slot, mmin)
-    if pi[PI_MODE] == MODE_EMIT:
+            rec_clear(LI, LF, LM, (IDX[ix, IX_LOFF] + q) * R + slot, mmin)
+    if emit:
         rec_clear(AI, AF, AM, slot, mmin)
-    b_seq[slot] = -1
+    B[slot, B_SEQ] = -1
 
 
 @jit
-def expire_to(P, G, t):
-    """Forget the start buckets no trend ending at ``t`` or later can use."""
-    pi = P[0]
-    sc = G[0]
-    b_key = G[4]
-    R = b_key.shape[0]
-    mode = pi[PI_MODE]
-    if mode != MODE_SLIDE and pi[PI_HASW] == 0:
-        return
-    if mode == MODE_SLIDE:
-        limit = floordiv(t - pi[PI_W], pi[PI_S]) + 1  # keep buckets with pane >= kmin(t)
-    else:
-        limit = t - pi[PI_W] + 1  # keep start times > t - W
-    while sc[SC_BLO] <= sc[SC_BHI]:
-        slot = sc[SC_BLO] & (R - 1)
-        if b_key[slot] >= limit:
-            break
-        clear_bucket_slot(P, G, slot)
-        sc[SC_BLO] += 1
-
-
-@jit
-def start_bucket(P, G, t):
+def start_bucket(sc, B, negM, mask, ng, mode, hasw, S, t):
     """Sequence number of the start bucket of a trend starting at ``t`` (created when new);
     -1 when no trend may start here (leading negation), -2 when the ring is full."""
-    pi, st_lead = P[0], P[1]
-    sc, negM, b_key, b_klo, b_m, b_seq = G[0], G[1], G[4], G[5], G[6], G[7]
-    R = b_seq.shape[0]
-    mode = pi[PI_MODE]
-    m = lead_threshold(negM, st_lead[pi[PI_START]], pi[PI_NG])
+    R = B.shape[0]
+    m = lead_threshold(negM, mask, ng)
     if mode == MODE_SLIDE:
-        key = floordiv(t, pi[PI_S])
-        klo = NEG_INF if m == NEG_INF else floordiv(m, pi[PI_S]) + 1
+        key = floordiv(t, S)
+        klo = NEG_INF if m == NEG_INF else floordiv(m, S) + 1
         if klo > key:
             return -1
-    elif pi[PI_HASW]:
+    elif hasw:
         key = t
         klo = 0
     else:
@@ -158,10 +136,9 @@ def start_bucket(P, G, t):
             return -1
         key = 0
         klo = 0
-        m = NEG_INF
     if sc[SC_BLO] <= sc[SC_BHI]:
         slot = sc[SC_BHI] & (R - 1)
-        if b_key[slot] == key and b_klo[slot] == klo and b_m[slot] == m:
+        if B[slot, B_KEY] == key and B[slot, B_KLO] == klo and B[slot, B_M] == m:
             return sc[SC_BHI]
         if sc[SC_BHI] - sc[SC_BLO] + 1 >= R:
             return -2
@@ -171,10 +148,10 @@ def start_bucket(P, G, t):
         sc[SC_BLO] = sc[SC_BHI]
     seq = sc[SC_BHI]
     slot = seq & (R - 1)
-    b_key[slot] = key
-    b_klo[slot] = klo
-    b_m[slot] = m
-    b_seq[slot] = seq
+    B[slot, B_KEY] = key
+    B[slot, B_KLO] = klo
+    B[slot, B_M] = m
+    B[slot, B_SEQ] = seq
     return seq
 
 
@@ -183,51 +160,39 @@ def start_bucket(P, G, t):
 
 
 @jit
-def scan_into(P, G, E, X, i, t, s, tr, blo, nb, x, hard):
+def scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i, epos, t, tr, der_off,
+              DER, thr, pg_off, PGC, pg_val, sv, sk, slots, blo, nb, x, R, L, mmin, hard, strat,
+              vstart, pend):
     """Add the records of every valid stored predecessor of state ``x`` (transition ``tr``)."""
-    (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg, der_off,
-     der_mask, der_prog, own_off, own_kind, own_dst, own_nnz, own_attr, mmin, pg_off, pg_op,
-     pg_arg, pg_val, idx_point, idx_src) = P
-    (sc, negM, gdone, grptr, b_key, b_klo, b_m, b_seq, TI, TF, TM, NI_, NF_, NM_, LI_, LF_, LM_,
-     idx_off, idx_n, idx_loff, v_ts, v_state, v_pos, v_blo, v_bhi, v_death, v_irank, v_col,
-     v_colv, VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, r_ts, r_state, r_alive,
-     r_blo, r_bhi, r_kmin, r_kmax, r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI, lastF, lastM) = G
-    (e_ts, e_state, e_pos, e_qpos, e_ipos, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval,
-     neg_t, neg_ls, neg_off, neg_used) = E
-    (tI, tF, tM, tmp, sv, sk, slots, thr) = X
-    R = b_seq.shape[0]
-    L = TI.shape[1] // pi[PI_FI]
-    strat = pi[PI_STRAT]
-    lo_v = sc[SC_VSTART]
-    hi_v = sc[SC_PEND]
+    lo_v = vstart
     if strat == STRAT_CONTIG:
-        lo_v = hi_v - 1
-        if lo_v < sc[SC_VSTART]:
-            return False
-        if v_pos[lo_v] != e_pos[i] - 1:
+        lo_v = pend - 1
+        if lo_v < vstart or V[lo_v, V_POS] != epos - 1:
             return False
     over = False
-    for v in range(lo_v, hi_v):
-        if v_state[v] != x or v_bhi[v] < blo:
+    for v in range(lo_v, pend):
+        if V[v, V_STATE] != x or V[v, V_BHI] < blo:
             continue
-        if strat == STRAT_NEXT and v_death[v] < t:
+        if strat == STRAT_NEXT and V[v, V_DEATH] < t:
             continue
         ok = False
         for d in range(der_off[tr], der_off[tr + 1]):
-            if der_mask[d] != 0 and v_ts[v] < thr[d]:
+            if DER[d, D_MASK] != 0 and V[v, V_TS] < thr[d]:
                 continue
-            p = der_prog[d]
+            p = DER[d, D_PROG]
             if p >= 0:
-                if prog_run(pg_op, pg_arg, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v,
-                            e_col, e_colv, i, sv, sk) != 1:
+                if prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v, e_col,
+                            e_colv, i, sv, sk) != 1:
                     continue
             ok = True
             break
         if not ok:
             continue
+        vlo = V[v, V_BLO]
+        vhi = V[v, V_BHI]
         for k in range(nb):
             seq = blo + k
-            if seq < v_blo[v] or seq > v_bhi[v]:
+            if seq < vlo or seq > vhi:
                 continue
             if rec_add(tI, tF, tM, k, VI, VF, VM, v * R + slots[k], L, mmin, hard):
                 over = True
@@ -235,186 +200,106 @@ def scan_into(P, G, E, X, i, t, s, tr, blo, nb, x, hard):
 
 
 @jit
-def compute_vertex(P, G, E, X, i, t, s, blo, nb, hard):
-    """The record of event ``i`` (state ``s``) per bucket, into scratch rows 0..nb-1.
-    Returns True on overflow (nothing was stored)."""
-    (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg, der_off,
-     der_mask, der_prog, own_off, own_kind, own_dst, own_nnz, own_attr, mmin, pg_off, pg_op,
-     pg_arg, pg_val, idx_point, idx_src) = P
-    (sc, negM, gdone, grptr, b_key, b_klo, b_m, b_seq, TI, TF, TM, NI_, NF_, NM_, LI_, LF_, LM_,
-     idx_off, idx_n, idx_loff, v_ts, v_state, v_pos, v_blo, v_bhi, v_death, v_irank, v_col,
-     v_colv, VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, r_ts, r_state, r_alive,
-     r_blo, r_bhi, r_kmin, r_kmax, r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI, lastF, lastM) = G
-    (e_ts, e_state, e_pos, e_qpos, e_ipos, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval,
-     neg_t, neg_ls, neg_off, neg_used) = E
-    (tI, tF, tM, tmp, sv, sk, slots, thr) = X
-    R = b_seq.shape[0]
-    L = TI.shape[1] // pi[PI_FI]
-    for k in range(nb):
-        rec_clear(tI, tF, tM, k, mmin)
-    over = False
-    for tr in range(tr_off[s], tr_off[s + 1]):
-        x = tr_src[tr]
-        kind = tr_kind[tr]
-        if kind == KIND_TOTAL:
-            for k in range(nb):
-                if rec_add(tI, tF, tM, k, TI, TF, TM, x * R + slots[k], L, mmin, hard):
-                    over = True
-        elif kind == KIND_INDEX:
-            ix = tr_arg[tr]
-            q = e_qpos[i, ix]
-            if idx_point[ix]:
-                if q >= 0:
-                    base = (idx_loff[ix] + q) * R
-                    for k in range(nb):
-                        if rec_add(tI, tF, tM, k, LI_, LF_, LM_, base + slots[k], L, mmin, hard):
-                            over = True
-            elif q > 0:
-                if fen_prefix(NI_, NF_, NM_, idx_off[ix], R, q, tI, tF, tM, 0, slots, nb, L,
-                              mmin, hard):
-                    over = True
-        else:
-            if scan_into(P, G, E, X, i, t, s, tr, blo, nb, x, hard):
-                over = True
-        if over:
-            return True
-    return False
-
-
-@jit
-def own_contribution(P, G, E, X, i, s, nb, hard):
+def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, e_aval, mmin, L,
+                     hard, tmp):
     """COUNT(E), SUM, MIN, MAX: the event's own part, with its complete count. Returns
     True when a value does not fit (widen and retry)."""
-    (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg, der_off,
-     der_mask, der_prog, own_off, own_kind, own_dst, own_nnz, own_attr, mmin, pg_off, pg_op,
-     pg_arg, pg_val, idx_point, idx_src) = P
-    (e_ts, e_state, e_pos, e_qpos, e_ipos, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval,
-     neg_t, neg_ls, neg_off, neg_used) = E
-    (tI, tF, tM, tmp, sv, sk, slots, thr) = X
-    L = tI.shape[1] // pi[PI_FI]
     for o in range(own_off[s], own_off[s + 1]):
-        kind = own_kind[o]
-        a = own_attr[o]
+        kind = OWN[o, O_KIND]
+        a = OWN[o, O_ATTR]
+        dst = OWN[o, O_DST]
         for k in range(nb):
             if not rec_nonzero(tI, k, 0, L):
                 continue
             if kind == OWN_COUNT:
-                if rec_add_field(tI, k, own_dst[o], 0, L, hard):
+                if rec_add_field(tI, k, dst, 0, L, hard):
                     return True
                 continue
             if not e_aval[i, a]:
                 continue
             if kind == OWN_SUM_INT:
-                if not rec_mul_add(tI, k, own_dst[o], 0, e_aint[i, a], L, hard, tmp):
+                if not rec_mul_add(tI, k, dst, 0, e_aint[i, a], L, hard, tmp):
                     return True
-                if rec_add_field(tI, k, own_nnz[o], 0, L, hard):
+                if rec_add_field(tI, k, OWN[o, O_NNZ], 0, L, hard):
                     return True
             elif kind == OWN_SUM_FLOAT:
-                tF[k, own_dst[o]] += e_aflt[i, a] * rec_as_float(tI, k, 0, L)
-                if rec_add_field(tI, k, own_nnz[o], 0, L, hard):
+                tF[k, dst] += e_aflt[i, a] * rec_as_float(tI, k, 0, L)
+                if rec_add_field(tI, k, OWN[o, O_NNZ], 0, L, hard):
                     return True
             else:
                 c = e_amm[i, a]
-                f = own_dst[o]
-                if mmin[f]:
-                    if c < tM[k, f]:
-                        tM[k, f] = c
-                elif c > tM[k, f]:
-                    tM[k, f] = c
+                if mmin[dst]:
+                    if c < tM[k, dst]:
+                        tM[k, dst] = c
+                elif c > tM[k, dst]:
+                    tM[k, dst] = c
     return False
 
 
 # ----------------------------------------------------------------------------------------------
-# END events: contributions to windows, totals, EMIT accumulators, trailing-negation records
+# END events: contributions to windows, totals, EMIT accumulators
 
 
 @jit
-def end_contribution(P, G, X, t, blo, nb, hard):
-    """Per-window (SLIDE) or total (WITHIN) contribution of the END event just computed, into
-    scratch rows R.. . Returns (overflow, kmin, kmax)."""
-    (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg, der_off,
-     der_mask, der_prog, own_off, own_kind, own_dst, own_nnz, own_attr, mmin, pg_off, pg_op,
-     pg_arg, pg_val, idx_point, idx_src) = P
-    b_key, b_klo, b_m = G[4], G[5], G[6]
-    (tI, tF, tM, tmp, sv, sk, slots, thr) = X
-    R = b_key.shape[0]
-    L = tI.shape[1] // pi[PI_FI]
-    mode = pi[PI_MODE]
-    if mode == MODE_SLIDE:
-        W = pi[PI_W]
-        S = pi[PI_S]
-        kmin = floordiv(t - W, S) + 1
-        kmax = floordiv(t, S)
-        K = kmax - kmin + 1
-        for w in range(K):
-            rec_clear(tI, tF, tM, R + w, mmin)
-        if pi[PI_SUFFIX]:
-            # no leading negation: window k sums the buckets whose pane is >= k
-            kb = nb - 1
-            run = R + K  # running suffix row
-            rec_clear(tI, tF, tM, run, mmin)
-            for k in range(kmax, kmin - 1, -1):
-                while kb >= 0 and b_key[slots[kb]] >= k:
-                    if rec_add(tI, tF, tM, run, tI, tF, tM, kb, L, mmin, hard):
-                        return True, kmin, kmax
-                    kb -= 1
-                rec_copy(tI, tF, tM, R + k - kmin, tI, tF, tM, run)
-        else:
-            for kb in range(nb):
-                slot = slots[kb]
-                lo = b_klo[slot]
-                if lo < kmin:
-                    lo = kmin
-                hi = b_key[slot]
-                if hi > kmax:
-                    hi = kmax
-                for k in range(lo, hi + 1):
-                    if rec_add(tI, tF, tM, R + k - kmin, tI, tF, tM, kb, L, mmin, hard):
-                        return True, kmin, kmax
-        return False, kmin, kmax
-    # WITHIN alone: buckets whose leading negation allows an end at t
+def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
+    """Per-window contribution of the END event just computed, into scratch rows ``R + k -
+    kmin``. Returns (overflow, kmin, kmax)."""
+    kmin = floordiv(t - W, S) + 1
+    kmax = floordiv(t, S)
+    K = kmax - kmin + 1
+    for w in range(K):
+        rec_clear(tI, tF, tM, R + w, mmin)
+    if suffix:
+        # no leading negation: window k sums the buckets whose pane is >= k
+        kb = nb - 1
+        run = R + K
+        rec_clear(tI, tF, tM, run, mmin)
+        for k in range(kmax, kmin - 1, -1):
+            while kb >= 0 and B[slots[kb], B_KEY] >= k:
+                if rec_add(tI, tF, tM, run, tI, tF, tM, kb, L, mmin, hard):
+                    return True, kmin, kmax
+                kb -= 1
+            rec_copy(tI, tF, tM, R + k - kmin, tI, tF, tM, run)
+    else:
+        for kb in range(nb):
+            slot = slots[kb]
+            lo = B[slot, B_KLO]
+            if lo < kmin:
+                lo = kmin
+            hi = B[slot, B_KEY]
+            if hi > kmax:
+                hi = kmax
+            for k in range(lo, hi + 1):
+                if rec_add(tI, tF, tM, R + k - kmin, tI, tF, tM, kb, L, mmin, hard):
+                    return True, kmin, kmax
+    return False, kmin, kmax
+
+
+@jit
+def end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard):
+    """WITHIN alone: sum of the buckets whose leading negation allows an end at ``t``."""
     rec_clear(tI, tF, tM, R, mmin)
     for kb in range(nb):
-        slot = slots[kb]
-        if pi[PI_HASW] and b_m[slot] > t - pi[PI_W]:
+        if hasw and B[slots[kb], B_M] > t - W:
             continue
         if rec_add(tI, tF, tM, R, tI, tF, tM, kb, L, mmin, hard):
-            return True, 0, 0
-    return False, 0, 0
+            return True
+    return False
 
 
 @jit
-def emit_value(P, G, X, tau, row):
-    """The EMIT ON CHANGE value at time ``tau`` from the accumulators, into scratch ``row``."""
-    pi, mmin = P[0], P[18]
-    sc, b_key, b_m, b_seq = G[0], G[4], G[6], G[7]
-    AI, AF, AM = G[39], G[40], G[41]
-    tI, tF, tM = X[0], X[1], X[2]
-    R = b_seq.shape[0]
-    L = tI.shape[1] // pi[PI_FI]
-    hard = 0 if pi[PI_EXACT] else HARD
+def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM, tau, hasw, W,
+             R, L, mmin, hard):
+    """Record the EMIT ON CHANGE value at ``tau`` if it changed. Returns a status."""
+    row = R + 1
     rec_clear(tI, tF, tM, row, mmin)
-    over = False
     for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
         slot = seq & (R - 1)
-        if pi[PI_HASW]:
-            if b_key[slot] + pi[PI_W] <= tau or b_m[slot] > tau - pi[PI_W]:
+        if hasw:
+            if B[slot, B_KEY] + W <= tau or B[slot, B_M] > tau - W:
                 continue
         if rec_add(tI, tF, tM, row, AI, AF, AM, slot, L, mmin, hard):
-            over = True
-    return over
-
-
-@jit
-def emit_log(P, G, X, tau):
-    """Record the EMIT value at ``tau`` if it changed. Returns a status (OUT_FULL, WIDEN)."""
-    sc = G[0]
-    o_k, OI, OF, OM, lastI, lastF, lastM = G[53], G[54], G[55], G[56], G[57], G[58], G[59]
-    tI, tF, tM = X[0], X[1], X[2]
-    R = G[7].shape[0]
-    row = R + 1
-    if emit_value(P, G, X, tau, row):
-        return WIDEN
+            return WIDEN
     same = sc[SC_HASLAST] == 1
     if same:
         for j in range(tI.shape[1]):
@@ -442,105 +327,61 @@ def emit_log(P, G, X, tau):
 
 
 @jit
-def emit_rebuild(P, G):
+def emit_rebuild(AI, AF, AM, REC, RI, RF, RM, B, sc, R, L, mmin, hard):
     """EMIT accumulators from the live trailing-negation records (after an invalidation, when
     MIN/MAX cannot be subtracted)."""
-    pi, mmin = P[0], P[18]
-    sc, b_seq = G[0], G[7]
-    AI, AF, AM = G[39], G[40], G[41]
-    r_alive, r_blo, r_bhi, RI, RF, RM = G[44], G[45], G[46], G[50], G[51], G[52]
-    R = b_seq.shape[0]
-    L = AI.shape[1] // pi[PI_FI]
-    hard = 0 if pi[PI_EXACT] else HARD
     over = False
     for s in range(R):
         rec_clear(AI, AF, AM, s, mmin)
     for r in range(sc[SC_RSTART], sc[SC_NREC]):
-        if not r_alive[r]:
+        if not REC[r, R_ALIVE]:
             continue
-        for seq in range(r_blo[r], r_bhi[r] + 1):
+        lo = REC[r, R_BLO]
+        for seq in range(lo, REC[r, R_BHI] + 1):
             slot = seq & (R - 1)
-            if b_seq[slot] == seq:
-                if rec_add(AI, AF, AM, slot, RI, RF, RM, r * R + (seq - r_blo[r]), L, mmin, hard):
+            if B[slot, B_SEQ] == seq:
+                if rec_add(AI, AF, AM, slot, RI, RF, RM, r * R + (seq - lo), L, mmin, hard):
                     over = True
     return over
 
 
-# ----------------------------------------------------------------------------------------------
-# time moving on: negative matches, window closes, bucket expiry
-
-
 @jit
-def invalidate_record(P, G, r, d, hard):
+def invalidate_record(r, d, mode, hasw, W, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF, RM, B, sc,
+                      R, L, mmin, hard):
     """A match of a trailing negation (ending at ``d``) follows record ``r``'s END event."""
-    pi, mmin = P[0], P[18]
-    sc, b_seq = G[0], G[7]
-    XI, XF, XM, AI, AF, AM = G[36], G[37], G[38], G[39], G[40], G[41]
-    r_alive, r_blo, r_bhi, r_bkey, RI, RF, RM = G[44], G[45], G[46], G[49], G[50], G[51], G[52]
-    R = b_seq.shape[0]
-    L = XI.shape[1] // pi[PI_FI]
-    r_alive[r] = 0
-    mode = pi[PI_MODE]
+    REC[r, R_ALIVE] = 0
     over = False
-    if mode == MODE_TOTAL and pi[PI_HASW]:
+    lo = REC[r, R_BLO]
+    if mode == MODE_TOTAL and hasw:
         # buckets whose scope (start + W) ends no later than d stay valid
-        for k in range(r_bhi[r] - r_blo[r] + 1):
-            if r_bkey[r, k] + pi[PI_W] <= d:
+        for k in range(REC[r, R_BHI] - lo + 1):
+            if r_bkey[r, k] + W <= d:
                 if rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard):
                     over = True
     elif mode == MODE_EMIT:
         if mmin.shape[0] > 0:
-            if emit_rebuild(P, G):
+            if emit_rebuild(AI, AF, AM, REC, RI, RF, RM, B, sc, R, L, mmin, hard):
                 over = True
         else:
-            for seq in range(r_blo[r], r_bhi[r] + 1):
+            for seq in range(lo, REC[r, R_BHI] + 1):
                 slot = seq & (R - 1)
-                if b_seq[slot] == seq:
-                    rec_sub(AI, AF, slot, RI, RF, r * R + (seq - r_blo[r]), L)
+                if B[slot, B_SEQ] == seq:
+                    rec_sub(AI, AF, slot, RI, RF, r * R + (seq - lo), L)
     return over
 
 
 @jit
-def apply_negation(P, G, E, g, d, ls, hard):
-    pi, st_trail = P[0], P[2]
-    sc, negM, gdone, grptr = G[0], G[1], G[2], G[3]
-    r_ts, r_alive = G[42], G[44]
-    if ls > negM[g]:
-        negM[g] = ls
-    over = False
-    if (st_trail[pi[PI_END]] >> g) & 1 and ls > gdone[g]:
-        r = grptr[g]
-        if r < sc[SC_RSTART]:
-            r = sc[SC_RSTART]
-        while r < sc[SC_NREC] and r_ts[r] < ls:
-            if r_alive[r]:
-                if invalidate_record(P, G, r, d, hard):
-                    over = True
-            r += 1
-        grptr[g] = r
-        gdone[g] = ls
-    return over
-
-
-@jit
-def close_window(P, G, k):
+def close_window(k, trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM, o_k, OI, OF, OM, L, mmin, hard):
     """Window ``k`` is final: write its result (when it has a trend). Returns a status."""
-    pi, mmin = P[0], P[18]
-    sc = G[0]
-    w_k, WI, WF, WM = G[32], G[33], G[34], G[35]
-    r_alive, r_kmin, r_kmax, RI, RF, RM = G[44], G[47], G[48], G[50], G[51], G[52]
-    o_k, OI, OF, OM = G[53], G[54], G[55], G[56]
     RW = w_k.shape[0]
-    L = WI.shape[1] // pi[PI_FI]
-    hard = 0 if pi[PI_EXACT] else HARD
     slot = k & (RW - 1)
     if sc[SC_OUTN] >= o_k.shape[0]:
         return OUT_FULL
-    if pi[PI_TRAIL]:
+    if trail:
         rec_clear(WI, WF, WM, slot, mmin)
         w_k[slot] = k
         for r in range(sc[SC_RSTART], sc[SC_NREC]):
-            if r_alive[r] and r_kmin[r] <= k and k <= r_kmax[r]:
+            if REC[r, R_ALIVE] and REC[r, R_KMIN] <= k and k <= REC[r, R_KMAX]:
                 if rec_add(WI, WF, WM, slot, RI, RF, RM, r * RW + slot, L, mmin, hard):
                     return WIDEN
     if w_k[slot] == k:
@@ -555,169 +396,52 @@ def close_window(P, G, k):
 
 
 @jit
-def advance(P, G, E, X, t, hard):
-    """Move time to ``t``: apply negative matches ending before ``t``, close windows ending
-    at or before ``t``, log EMIT changes before ``t``, expire buckets. Returns a status."""
-    (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg, der_off,
-     der_mask, der_prog, own_off, own_kind, own_dst, own_nnz, own_attr, mmin, pg_off, pg_op,
-     pg_arg, pg_val, idx_point, idx_src) = P
-    (sc, negM, gdone, grptr, b_key, b_klo, b_m, b_seq, TI, TF, TM, NI_, NF_, NM_, LI_, LF_, LM_,
-     idx_off, idx_n, idx_loff, v_ts, v_state, v_pos, v_blo, v_bhi, v_death, v_irank, v_col,
-     v_colv, VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, r_ts, r_state, r_alive,
-     r_blo, r_bhi, r_kmin, r_kmax, r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI, lastF, lastM) = G
-    (e_ts, e_state, e_pos, e_qpos, e_ipos, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval,
-     neg_t, neg_ls, neg_off, neg_used) = E
-    R = b_seq.shape[0]
-    L = TI.shape[1] // pi[PI_FI]
-    mode = pi[PI_MODE]
-    ng = pi[PI_NG]
-    W = pi[PI_W]
-    over = False
-    if mode == MODE_EMIT and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
-        st = emit_log(P, G, X, sc[SC_NOW])
-        if st != DONE:
-            return st
-    while True:
-        ta = POS_INF
-        for g in range(ng):
-            j = neg_off[g] + neg_used[g]
-            if j < neg_off[g + 1] and neg_t[j] < t and neg_t[j] < ta:
-                ta = neg_t[j]
-        tb = POS_INF
-        if mode == MODE_SLIDE and sc[SC_WLO] <= sc[SC_WHI]:
-            e = sc[SC_WLO] * pi[PI_S] + W
-            if e <= t:
-                tb = e
-        tc = POS_INF
-        if mode == MODE_EMIT and pi[PI_HASW] and sc[SC_BLO] <= sc[SC_BHI]:
-            e = b_key[sc[SC_BLO] & (R - 1)] + W
-            if e < t:
-                tc = e
-            for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
-                slot = seq & (R - 1)
-                if b_m[slot] != NEG_INF:
-                    e = b_m[slot] + W
-                    if sc[SC_TLAST] < e and e < t and e < tc:
-                        tc = e
-        tau = ta
-        if tb < tau:
-            tau = tb
-        if tc < tau:
-            tau = tc
-        if tau == POS_INF:
-            break
-        if tb == tau:
-            st = close_window(P, G, sc[SC_WLO])
-            if st != DONE:
-                return st
-            sc[SC_WLO] += 1
-            continue
-        if ta == tau:
-            for g in range(ng):
-                j = neg_off[g] + neg_used[g]
-                while j < neg_off[g + 1] and neg_t[j] == tau:
-                    if apply_negation(P, G, E, g, tau, neg_ls[j], hard):
-                        over = True
-                    neg_used[g] += 1
-                    j += 1
-        if mode == MODE_EMIT:
-            if pi[PI_HASW]:
-                while sc[SC_BLO] <= sc[SC_BHI] and b_key[sc[SC_BLO] & (R - 1)] + W <= tau:
-                    clear_bucket_slot(P, G, sc[SC_BLO] & (R - 1))
-                    sc[SC_BLO] += 1
-            st = emit_log(P, G, X, tau)
-            if st != DONE:
-                return st
-            sc[SC_TLAST] = tau
-        if over:
-            return WIDEN
-    if mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
-        sc[SC_WLO] = POS_INF
-        sc[SC_WHI] = NEG_INF
-    expire_to(P, G, t)
-    if mode == MODE_TOTAL and pi[PI_TRAIL]:
-        # trailing scopes ended: no match of the negation can come in time any more
-        r = sc[SC_RSTART]
-        while r < sc[SC_NREC] and (pi[PI_HASW] == 0 and t >= POS_INF or
-                                   pi[PI_HASW] == 1 and r_ts[r] + W <= t):
-            if r_alive[r]:
-                r_alive[r] = 0
-                for k in range(r_bhi[r] - r_blo[r] + 1):
-                    if rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard):
-                        over = True
-            r += 1
-            if over:
-                break
-    if mode == MODE_SLIDE and pi[PI_TRAIL]:
-        while sc[SC_RSTART] < sc[SC_NREC] and r_kmax[sc[SC_RSTART]] < sc[SC_WLO]:
-            sc[SC_RSTART] += 1
-    if mode == MODE_EMIT and pi[PI_TRAIL] and pi[PI_HASW]:
-        while sc[SC_RSTART] < sc[SC_NREC] and r_ts[sc[SC_RSTART]] + W <= t:
-            sc[SC_RSTART] += 1
-    if mode == MODE_EMIT:
-        st = emit_log(P, G, X, t)
-        if st != DONE:
-            return st
-        sc[SC_TLAST] = t
-    if over:
-        return WIDEN
-    return DONE
-
-
-@jit
-def commit(P, G, hard):
-    """Insert the vertices of the finished timestamp into running totals and indexes."""
-    (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg, der_off,
-     der_mask, der_prog, own_off, own_kind, own_dst, own_nnz, own_attr, mmin, pg_off, pg_op,
-     pg_arg, pg_val, idx_point, idx_src) = P
-    (sc, negM, gdone, grptr, b_key, b_klo, b_m, b_seq, TI, TF, TM, NI_, NF_, NM_, LI_, LF_, LM_,
-     idx_off, idx_n, idx_loff, v_ts, v_state, v_pos, v_blo, v_bhi, v_death, v_irank, v_col,
-     v_colv, VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, r_ts, r_state, r_alive,
-     r_blo, r_bhi, r_kmin, r_kmax, r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI, lastF, lastM) = G
-    R = b_seq.shape[0]
-    L = TI.shape[1] // pi[PI_FI]
-    nidx = idx_off.shape[0]
+def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, LI, LF, LM, R, L, mmin,
+           hard, store):
+    """Insert the vertices of the finished timestamp into running totals and indexes.
+    Returns True (after a whole vertex) when a value reached the limb limit."""
+    nidx = IDX.shape[0]
     v = sc[SC_PCOMMIT]
     while v < sc[SC_NV]:
-        x = v_state[v]
+        x = V[v, V_STATE]
+        lo = V[v, V_BLO]
+        hi = V[v, V_BHI]
         over = False
-        for seq in range(v_blo[v], v_bhi[v] + 1):
+        for seq in range(lo, hi + 1):
             slot = seq & (R - 1)
             row = v * R + slot
-            if st_total[x]:
+            if ST[x, ST_TOTAL]:
                 if rec_add(TI, TF, TM, x * R + slot, VI, VF, VM, row, L, mmin, hard):
                     over = True
             for ix in range(nidx):
-                if idx_src[ix] != x:
+                if IDX[ix, IX_SRC] != x:
                     continue
                 rank = v_irank[v, ix]
                 if rank < 0:
                     continue
-                if rec_add(LI_, LF_, LM_, (idx_loff[ix] + rank) * R + slot, VI, VF, VM, row, L,
+                if rec_add(LI, LF, LM, (IDX[ix, IX_LOFF] + rank) * R + slot, VI, VF, VM, row, L,
                            mmin, hard):
                     over = True
         for ix in range(nidx):
-            if idx_src[ix] != x or idx_point[ix]:
+            if IDX[ix, IX_SRC] != x or IDX[ix, IX_POINT]:
                 continue
             rank = v_irank[v, ix]
             if rank < 0:
                 continue
-            # one tree update for all of the vertex's buckets
-            nb = v_bhi[v] - v_blo[v] + 1
-            i = rank + 1
-            n = idx_n[ix]
-            while i <= n:
-                base = (idx_off[ix] + i) * R
-                for seq in range(v_blo[v], v_blo[v] + nb):
+            j = rank + 1
+            n = IDX[ix, IX_N]
+            while j <= n:
+                base = (IDX[ix, IX_OFF] + j) * R
+                for seq in range(lo, hi + 1):
                     slot = seq & (R - 1)
-                    if rec_add(NI_, NF_, NM_, base + slot, VI, VF, VM, v * R + slot, L, mmin, hard):
+                    if rec_add(NI, NF, NM, base + slot, VI, VF, VM, v * R + slot, L, mmin, hard):
                         over = True
-                i += i & (-i)
+                j += j & (-j)
         v += 1
         sc[SC_PCOMMIT] = v
         if over:
             return True
-    if pi[PI_STORE] == 0:
+    if store == 0:
         sc[SC_NV] = 0
         sc[SC_VSTART] = 0
         sc[SC_PEND] = 0
@@ -728,34 +452,25 @@ def commit(P, G, hard):
 
 
 @jit
-def compact(P, G, t):
+def compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t):
     """Drop stored vertices that no later event can use (purge in batches)."""
-    pi, mmin = P[0], P[18]
-    (sc, negM, gdone, grptr, b_key, b_klo, b_m, b_seq, TI, TF, TM, NI_, NF_, NM_, LI_, LF_, LM_,
-     idx_off, idx_n, idx_loff, v_ts, v_state, v_pos, v_blo, v_bhi, v_death, v_irank, v_col,
-     v_colv, VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, r_ts, r_state, r_alive,
-     r_blo, r_bhi, r_kmin, r_kmax, r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI, lastF, lastM) = G
-    R = b_seq.shape[0]
     blo = sc[SC_BLO]
+    any_bucket = sc[SC_BLO] <= sc[SC_BHI]
     w = 0
     pend = sc[SC_PEND]
     new_pend = -1
     for v in range(sc[SC_VSTART], sc[SC_NV]):
         if v == pend:
             new_pend = w
-        keep = v >= pend or (v_bhi[v] >= blo and sc[SC_BLO] <= sc[SC_BHI]
-                             and not (pi[PI_STRAT] == STRAT_NEXT and v_death[v] < t))
-        if pi[PI_STRAT] == STRAT_CONTIG and v < pend - 1:
+        keep = v >= pend or (V[v, V_BHI] >= blo and any_bucket and
+                             not (strat == STRAT_NEXT and V[v, V_DEATH] < t))
+        if strat == STRAT_CONTIG and v < pend - 1:
             keep = False
         if not keep:
             continue
         if w != v:
-            v_ts[w] = v_ts[v]
-            v_state[w] = v_state[v]
-            v_pos[w] = v_pos[v]
-            v_blo[w] = v_blo[v]
-            v_bhi[w] = v_bhi[v]
-            v_death[w] = v_death[v]
+            for j in range(V.shape[1]):
+                V[w, j] = V[v, j]
             for j in range(v_irank.shape[1]):
                 v_irank[w, j] = v_irank[v, j]
             for j in range(v_col.shape[1]):
@@ -767,31 +482,21 @@ def compact(P, G, t):
     if new_pend < 0:
         new_pend = w
     sc[SC_VSTART] = 0
-    sc[SC_PEND] = new_pend
     sc[SC_PCOMMIT] = new_pend + (sc[SC_PCOMMIT] - pend)
+    sc[SC_PEND] = new_pend
     sc[SC_NV] = w
 
 
 @jit
-def compact_records(P, G):
-    pi = P[0]
-    (sc, negM, gdone, grptr, b_key, b_klo, b_m, b_seq, TI, TF, TM, NI_, NF_, NM_, LI_, LF_, LM_,
-     idx_off, idx_n, idx_loff, v_ts, v_state, v_pos, v_blo, v_bhi, v_death, v_irank, v_col,
-     v_colv, VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, r_ts, r_state, r_alive,
-     r_blo, r_bhi, r_kmin, r_kmax, r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI, lastF, lastM) = G
-    RX = RI.shape[0] // r_ts.shape[0]
+def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
+    RX = RI.shape[0] // REC.shape[0]
     w = 0
     for r in range(sc[SC_RSTART], sc[SC_NREC]):
-        if not r_alive[r]:
+        if not REC[r, R_ALIVE]:
             continue
         if w != r:
-            r_ts[w] = r_ts[r]
-            r_state[w] = r_state[r]
-            r_alive[w] = r_alive[r]
-            r_blo[w] = r_blo[r]
-            r_bhi[w] = r_bhi[r]
-            r_kmin[w] = r_kmin[r]
-            r_kmax[w] = r_kmax[r]
+            for j in range(REC.shape[1]):
+                REC[w, j] = REC[r, j]
             for k in range(r_bkey.shape[1]):
                 r_bkey[w, k] = r_bkey[r, k]
             for k in range(RX):
@@ -803,62 +508,216 @@ def compact_records(P, G):
         grptr[g] = 0
 
 
+@jit
+def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val, sv, sk):
+    """skip-till-next-match: event ``i`` could follow the stored vertices of the states it may
+    follow, which stop being predecessors of events after ``t``."""
+    for v in range(sc[SC_VSTART], sc[SC_NV]):
+        if V[v, V_TS] >= t or V[v, V_DEATH] < POS_INF:
+            continue
+        x = V[v, V_STATE]
+        if not fol[x * ns + s]:
+            continue
+        if x == s:
+            p = ST[x, ST_LOOP]
+            if p >= 0 and prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v, e_col,
+                                   e_colv, i, sv, sk) != 1:
+                continue
+        V[v, V_DEATH] = t
+
+
 # ----------------------------------------------------------------------------------------------
 # the loop
 
 
-@jit
+@entry
 def pos_run(P, G, E, X, i0, until):
     """Process events ``i0..`` of the batch, then move time to ``until`` (exclusive: every
     event before ``until`` has been seen). Returns ``(status, next_event)``."""
-    (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg, der_off,
-     der_mask, der_prog, own_off, own_kind, own_dst, own_nnz, own_attr, mmin, pg_off, pg_op,
-     pg_arg, pg_val, idx_point, idx_src) = P
-    (sc, negM, gdone, grptr, b_key, b_klo, b_m, b_seq, TI, TF, TM, NI_, NF_, NM_, LI_, LF_, LM_,
-     idx_off, idx_n, idx_loff, v_ts, v_state, v_pos, v_blo, v_bhi, v_death, v_irank, v_col,
-     v_colv, VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, r_ts, r_state, r_alive,
-     r_blo, r_bhi, r_kmin, r_kmax, r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI, lastF, lastM) = G
+    (pi, ST, fol, tr_off, TR, der_off, DER, own_off, OWN, mmin, pg_off, PGC, pg_val) = P
+    (sc, negM, gdone, grptr, B, TI, TF, TM, IDX, NI, NF, NM, LI, LF, LM, V, v_irank, v_col, v_colv,
+     VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF, RM, o_k, OI, OF,
+     OM, lastI, lastF, lastM) = G
     (e_ts, e_state, e_pos, e_qpos, e_ipos, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval,
      neg_t, neg_ls, neg_off, neg_used) = E
     (tI, tF, tM, tmp, sv, sk, slots, thr) = X
-    R = b_seq.shape[0]
+    R = B.shape[0]
     RW = w_k.shape[0]
     L = TI.shape[1] // pi[PI_FI]
     hard = 0 if pi[PI_EXACT] else HARD
     mode = pi[PI_MODE]
-    n = e_ts.shape[0]
+    hasw = pi[PI_HASW]
+    W = pi[PI_W]
+    S = pi[PI_S]
+    strat = pi[PI_STRAT]
     ng = pi[PI_NG]
-    vcap = v_ts.shape[0]
-    rcap = r_ts.shape[0]
-    for d in range(der_mask.shape[0]):
-        thr[d] = lead_threshold(negM, der_mask[d], ng)
-    for i in range(i0, n):
-        t = e_ts[i]
-        s = e_state[i]
+    ns = pi[PI_NS]
+    trail = pi[PI_TRAIL]
+    emit = mode == MODE_EMIT
+    start_state = pi[PI_START]
+    end_state = pi[PI_END]
+    n = e_ts.shape[0]
+    vcap = V.shape[0]
+    rcap = REC.shape[0]
+    for d in range(DER.shape[0]):
+        thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
+    i = i0
+    while True:
+        final = i >= n
+        if final:
+            t = until
+            if t <= sc[SC_NOW]:
+                break
+        else:
+            t = e_ts[i]
         if t > sc[SC_NOW]:
+            # ---- time moves on to t: commit the last timestamp's vertices ----
             if sc[SC_PCOMMIT] < sc[SC_NV]:
-                if commit(P, G, hard):
+                if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, LI, LF, LM,
+                          R, L, mmin, hard, pi[PI_STORE]):
                     return WIDEN, i
-            st = advance(P, G, E, X, t, hard)
-            if st != DONE:
-                return st, i
+            # ---- EMIT: the value after the last timestamp ----
+            if emit and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
+                st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
+                              sc[SC_NOW], hasw, W, R, L, mmin, hard)
+                if st != DONE:
+                    return st, i
+            # ---- negative matches ending before t, window closes, EMIT changes ----
+            over = False
+            while True:
+                ta = POS_INF
+                for g in range(ng):
+                    j = neg_off[g] + neg_used[g]
+                    if j < neg_off[g + 1] and neg_t[j] < t and neg_t[j] < ta:
+                        ta = neg_t[j]
+                tb = POS_INF
+                if mode == MODE_SLIDE and sc[SC_WLO] <= sc[SC_WHI]:
+                    e = sc[SC_WLO] * S + W
+                    if e <= t:
+                        tb = e
+                tc = POS_INF
+                if emit and hasw and sc[SC_BLO] <= sc[SC_BHI]:
+                    e = B[sc[SC_BLO] & (R - 1), B_KEY] + W
+                    if e < t:
+                        tc = e
+                    for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
+                        slot = seq & (R - 1)
+                        if B[slot, B_M] != NEG_INF:
+                            e = B[slot, B_M] + W
+                            if sc[SC_TLAST] < e and e < t and e < tc:
+                                tc = e
+                tau = ta
+                if tb < tau:
+                    tau = tb
+                if tc < tau:
+                    tau = tc
+                if tau == POS_INF:
+                    break
+                if tb == tau:
+                    st = close_window(sc[SC_WLO], trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM,
+                                      o_k, OI, OF, OM, L, mmin, hard)
+                    if st != DONE:
+                        return st, i
+                    sc[SC_WLO] += 1
+                    continue
+                if ta == tau:
+                    for g in range(ng):
+                        j = neg_off[g] + neg_used[g]
+                        while j < neg_off[g + 1] and neg_t[j] == tau:
+                            ls = neg_ls[j]
+                            if ls > negM[g]:
+                                negM[g] = ls
+                            if (ST[end_state, ST_TRAIL] >> g) & 1 and ls > gdone[g]:
+                                r = grptr[g]
+                                if r < sc[SC_RSTART]:
+                                    r = sc[SC_RSTART]
+                                while r < sc[SC_NREC] and REC[r, R_TS] < ls:
+                                    if REC[r, R_ALIVE]:
+                                        if invalidate_record(r, tau, mode, hasw, W, XI, XF, XM, AI,
+                                                             AF, AM, REC, r_bkey, RI, RF, RM, B,
+                                                             sc, R, L, mmin, hard):
+                                            over = True
+                                    r += 1
+                                grptr[g] = r
+                                gdone[g] = ls
+                            neg_used[g] += 1
+                            j += 1
+                if emit:
+                    if hasw:
+                        while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
+                            clear_slot(TI, TF, TM, NI, NF, NM, LI, LF, LM, AI, AF, AM, ST, IDX, B,
+                                       mmin, emit, R, sc[SC_BLO] & (R - 1))
+                            sc[SC_BLO] += 1
+                    st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF,
+                                  lastM, tau, hasw, W, R, L, mmin, hard)
+                    if st != DONE:
+                        return st, i
+                    sc[SC_TLAST] = tau
+                if over:
+                    return WIDEN, i
+            if mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
+                sc[SC_WLO] = POS_INF
+                sc[SC_WHI] = NEG_INF
+            # ---- expire start buckets no trend ending at t or later can use ----
+            if mode == MODE_SLIDE or hasw:
+                limit = floordiv(t - W, S) + 1 if mode == MODE_SLIDE else t - W + 1
+                while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] < limit:
+                    clear_slot(TI, TF, TM, NI, NF, NM, LI, LF, LM, AI, AF, AM, ST, IDX, B, mmin,
+                               emit, R, sc[SC_BLO] & (R - 1))
+                    sc[SC_BLO] += 1
+            # ---- trailing negation: scopes that ended ----
+            if mode == MODE_TOTAL and trail:
+                r = sc[SC_RSTART]
+                while r < sc[SC_NREC] and ((hasw == 0 and t >= POS_INF) or
+                                           (hasw == 1 and REC[r, R_TS] + W <= t)):
+                    if REC[r, R_ALIVE]:
+                        REC[r, R_ALIVE] = 0
+                        for k in range(REC[r, R_BHI] - REC[r, R_BLO] + 1):
+                            if rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard):
+                                over = True
+                    r += 1
+                    if over:
+                        return WIDEN, i
+            if mode == MODE_SLIDE and trail:
+                while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_KMAX] < sc[SC_WLO]:
+                    sc[SC_RSTART] += 1
+            if emit and trail and hasw:
+                while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_TS] + W <= t:
+                    sc[SC_RSTART] += 1
+            if emit:
+                st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
+                              t, hasw, W, R, L, mmin, hard)
+                if st != DONE:
+                    return st, i
+                sc[SC_TLAST] = t
+            if final:
+                sc[SC_NOW] = t - 1
+                sc[SC_PEND] = sc[SC_NV]
+                sc[SC_PCOMMIT] = sc[SC_NV]
+                if sc[SC_VSTART] > 0 or sc[SC_NV] > 0:
+                    compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
+                if sc[SC_RSTART] > 0:
+                    compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
+                break
             sc[SC_NOW] = t
             sc[SC_PEND] = sc[SC_NV]
             sc[SC_PCOMMIT] = sc[SC_NV]
-            for d in range(der_mask.shape[0]):
-                thr[d] = lead_threshold(negM, der_mask[d], ng)
+            for d in range(DER.shape[0]):
+                thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
+        # ---- event i at time t ----
+        s = e_state[i]
         if sc[SC_NV] >= vcap:
             if sc[SC_VSTART] > 0 or pi[PI_STORE]:
-                compact(P, G, t)
+                compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
             if sc[SC_NV] >= vcap:
                 return GROW_V, i
         if sc[SC_NREC] >= rcap:
-            compact_records(P, G)
+            compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
             if sc[SC_NREC] >= rcap:
                 return GROW_REC, i
         seq0 = -1
-        if pi[PI_START] == s and pi[PI_SLO] <= t and t < pi[PI_SHI]:
-            seq0 = start_bucket(P, G, t)
+        if start_state == s and pi[PI_SLO] <= t and t < pi[PI_SHI]:
+            seq0 = start_bucket(sc, B, negM, ST[s, ST_LEAD], ng, mode, hasw, S, t)
             if seq0 == -2:
                 return GROW_R, i
         blo = sc[SC_BLO]
@@ -866,35 +725,72 @@ def pos_run(P, G, E, X, i0, until):
         if nb > 0:
             for k in range(nb):
                 slots[k] = (blo + k) & (R - 1)
-            if compute_vertex(P, G, E, X, i, t, s, blo, nb, hard):
-                return WIDEN, i
+                rec_clear(tI, tF, tM, k, mmin)
+            over = False
+            for tr in range(tr_off[s], tr_off[s + 1]):
+                x = TR[tr, TR_SRC]
+                kind = TR[tr, TR_KIND]
+                if kind == KIND_TOTAL:
+                    for k in range(nb):
+                        if rec_add(tI, tF, tM, k, TI, TF, TM, x * R + slots[k], L, mmin, hard):
+                            over = True
+                elif kind == KIND_INDEX:
+                    ix = TR[tr, TR_ARG]
+                    q = e_qpos[i, ix]
+                    if IDX[ix, IX_POINT]:
+                        if q >= 0:
+                            base = (IDX[ix, IX_LOFF] + q) * R
+                            for k in range(nb):
+                                if rec_add(tI, tF, tM, k, LI, LF, LM, base + slots[k], L, mmin, hard):
+                                    over = True
+                    elif q > 0:
+                        if fen_prefix(NI, NF, NM, IDX[ix, IX_OFF], R, q, tI, tF, tM, 0, slots, nb,
+                                      L, mmin, hard):
+                            over = True
+                else:
+                    if scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i,
+                                 e_pos[i], t, tr, der_off, DER, thr, pg_off, PGC, pg_val, sv, sk,
+                                 slots, blo, nb, x, R, L, mmin, hard, strat, sc[SC_VSTART],
+                                 sc[SC_PEND]):
+                        over = True
+                if over:
+                    return WIDEN, i
             if seq0 >= 0:
                 if rec_inc(tI, seq0 - blo, 0, L, hard):
                     return WIDEN, i
             if rec_any_count(tI, 0, nb, L):
-                if own_contribution(P, G, E, X, i, s, nb, hard):
+                if own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm,
+                                    e_aval, mmin, L, hard, tmp):
                     return WIDEN, i
                 over = False
-                if pi[PI_END] == s:
-                    bad, kmin, kmax = end_contribution(P, G, X, t, blo, nb, hard)
+                if end_state == s:
+                    kmin = 0
+                    kmax = 0
+                    if mode == MODE_SLIDE:
+                        bad, kmin, kmax = end_slide(tI, tF, tM, B, slots, t, W, S, nb, R,
+                                                    pi[PI_SUFFIX], L, mmin, hard)
+                    elif mode == MODE_TOTAL:
+                        bad = end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard)
+                    else:
+                        bad = False
                     if bad:
                         return WIDEN, i
-                    if pi[PI_TRAIL]:
+                    if trail:
                         r = sc[SC_NREC]
-                        r_ts[r] = t
-                        r_state[r] = s
-                        r_alive[r] = 1
-                        r_blo[r] = blo
-                        r_bhi[r] = blo + nb - 1
-                        r_kmin[r] = kmin
-                        r_kmax[r] = kmax
+                        REC[r, R_TS] = t
+                        REC[r, R_STATE] = s
+                        REC[r, R_ALIVE] = 1
+                        REC[r, R_BLO] = blo
+                        REC[r, R_BHI] = blo + nb - 1
+                        REC[r, R_KMIN] = kmin
+                        REC[r, R_KMAX] = kmax
                         if mode == MODE_SLIDE:
                             for k in range(kmin, kmax + 1):
                                 rec_copy(RI, RF, RM, r * RW + (k & (RW - 1)), tI, tF, tM, R + k - kmin)
                         else:
                             for k in range(nb):
-                                r_bkey[r, k] = b_key[slots[k]]
-                                if mode == MODE_TOTAL and pi[PI_HASW] and b_m[slots[k]] > t - pi[PI_W]:
+                                r_bkey[r, k] = B[slots[k], B_KEY]
+                                if mode == MODE_TOTAL and hasw and B[slots[k], B_M] > t - W:
                                     rec_clear(RI, RF, RM, r * R + k, mmin)
                                 else:
                                     rec_copy(RI, RF, RM, r * R + k, tI, tF, tM, k)
@@ -912,11 +808,11 @@ def pos_run(P, G, E, X, i0, until):
                             if w_k[slot] != k:
                                 rec_clear(WI, WF, WM, slot, mmin)
                                 w_k[slot] = k
-                            if not pi[PI_TRAIL]:
+                            if not trail:
                                 if rec_add(WI, WF, WM, slot, tI, tF, tM, R + k - kmin, L, mmin, hard):
                                     over = True
                     elif mode == MODE_TOTAL:
-                        if not pi[PI_TRAIL]:
+                        if not trail:
                             if rec_add(XI, XF, XM, 0, tI, tF, tM, R, L, mmin, hard):
                                 over = True
                     else:
@@ -925,12 +821,12 @@ def pos_run(P, G, E, X, i0, until):
                                 over = True
                 # keep the vertex for later events
                 v = sc[SC_NV]
-                v_ts[v] = t
-                v_state[v] = s
-                v_pos[v] = e_pos[i]
-                v_blo[v] = blo
-                v_bhi[v] = blo + nb - 1
-                v_death[v] = POS_INF
+                V[v, V_TS] = t
+                V[v, V_STATE] = s
+                V[v, V_POS] = e_pos[i]
+                V[v, V_BLO] = blo
+                V[v, V_BHI] = blo + nb - 1
+                V[v, V_DEATH] = POS_INF
                 for j in range(v_irank.shape[1]):
                     v_irank[v, j] = e_ipos[i, j]
                 for j in range(v_col.shape[1]):
@@ -940,83 +836,47 @@ def pos_run(P, G, E, X, i0, until):
                     rec_copy(VI, VF, VM, v * R + slots[k], tI, tF, tM, k)
                 sc[SC_NV] = v + 1
                 if over:
-                    kill(P, G, E, X, i, t, s)
+                    if strat == STRAT_NEXT:
+                        kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off,
+                             PGC, pg_val, sv, sk)
                     return WIDEN, i + 1
-        kill(P, G, E, X, i, t, s)
-    if until > sc[SC_NOW]:
-        if sc[SC_PCOMMIT] < sc[SC_NV]:
-            if commit(P, G, hard):
-                return WIDEN, n
-        st = advance(P, G, E, X, until, hard)
-        if st != DONE:
-            return st, n
-        if sc[SC_NOW] < until - 1:
-            sc[SC_NOW] = until - 1
-        sc[SC_PEND] = sc[SC_NV]
-        sc[SC_PCOMMIT] = sc[SC_NV]
-        if sc[SC_VSTART] > 0 or sc[SC_NV] > 0:
-            compact(P, G, until)
-        if sc[SC_RSTART] > 0:
-            compact_records(P, G)
+        if strat == STRAT_NEXT:
+            kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val,
+                 sv, sk)
+        i += 1
     return DONE, n
-
-
-@jit
-def kill(P, G, E, X, i, t, s):
-    """skip-till-next-match: event ``i`` could follow the stored vertices of the states it may
-    follow, which stop being predecessors of events after ``t``."""
-    pi, st_loopprog, fol = P[0], P[3], P[4]
-    pg_off, pg_op, pg_arg, pg_val = P[19], P[20], P[21], P[22]
-    sc = G[0]
-    v_ts, v_state, v_death, v_col, v_colv = G[20], G[21], G[25], G[27], G[28]
-    e_col, e_colv = E[5], E[6]
-    sv, sk = X[4], X[5]
-    if pi[PI_STRAT] != STRAT_NEXT:
-        return
-    ns = pi[PI_NS]
-    for v in range(sc[SC_VSTART], sc[SC_NV]):
-        if v_ts[v] >= t or v_death[v] < POS_INF:
-            continue
-        x = v_state[v]
-        if not fol[x * ns + s]:
-            continue
-        if x == s:
-            p = st_loopprog[x]
-            if p >= 0 and prog_run(pg_op, pg_arg, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv,
-                                   v, e_col, e_colv, i, sv, sk) != 1:
-                continue
-        v_death[v] = t
 
 
 # ----------------------------------------------------------------------------------------------
 # negative sub-patterns
 
 
-@jit
+@entry
 def neg_run(P, G, E, X, i0, until):
     """A negative sub-pattern's graph over a batch: finished matches as (end, latest start).
 
-    Plan ``P``: (pi, st_start, st_end, tr_off, tr_src, der_off, der_mask, der_prog, pg_off,
-    pg_op, pg_arg, pg_val); pi = [W or 0, number of child negations, pure flag].
-    State ``G``: (sc, negM, v_ts, v_state, v_ls, v_col, v_colv, o_t, o_ls);
-    sc = [now, nv, pend, emitted max start, out count].
+    Plan ``P``: (pi, st_start, st_end, tr_off, TR, der_off, DER, pg_off, PGC, pg_val);
+    pi = [W or 0, number of negation bits, -].
+    State ``G``: (sc, negM, V3, v_col, v_colv, o_t, o_ls); V3 columns ts, state, latest
+    start; sc = [now, nv, pend, emitted max start, out count].
     Batch ``E``: (e_ts, e_state, e_col, e_colv, neg_t, neg_ls, neg_off, neg_used) -- the last
     four are the matches of the child negations (nested NOT).
     """
-    (pi, st_start, st_end, tr_off, tr_src, der_off, der_mask, der_prog, pg_off, pg_op, pg_arg,
-     pg_val) = P
-    (sc, negM, v_ts, v_state, v_ls, v_col, v_colv, o_t, o_ls) = G
+    (pi, st_start, st_end, tr_off, TR, der_off, DER, pg_off, PGC, pg_val) = P
+    (sc, negM, V3, v_col, v_colv, o_t, o_ls) = G
     (e_ts, e_state, e_col, e_colv, neg_t, neg_ls, neg_off, neg_used) = E
     (sv, sk, thr) = X
     W = pi[0]
     ng = pi[1]
     n = e_ts.shape[0]
-    cap = v_ts.shape[0]
+    cap = V3.shape[0]
+    for d in range(DER.shape[0]):
+        thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
     for i in range(i0, n):
         t = e_ts[i]
         s = e_state[i]
         if t > sc[0]:
-            # child matches ending before t; prune vertices no match can use any more
+            # child matches ending before t; drop vertices no match can use any more
             for g in range(ng):
                 j = neg_off[g] + neg_used[g]
                 while j < neg_off[g + 1] and neg_t[j] < t:
@@ -1024,16 +884,15 @@ def neg_run(P, G, E, X, i0, until):
                         negM[g] = neg_ls[j]
                     neg_used[g] += 1
                     j += 1
-            for d in range(der_mask.shape[0]):
-                thr[d] = lead_threshold(negM, der_mask[d], ng)
+            for d in range(DER.shape[0]):
+                thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
             w = 0
             for v in range(sc[1]):
-                if v_ls[v] <= sc[3] or (W > 0 and v_ls[v] <= t - W):
+                if V3[v, 2] <= sc[3] or (W > 0 and V3[v, 2] <= t - W):
                     continue
                 if w != v:
-                    v_ts[w] = v_ts[v]
-                    v_state[w] = v_state[v]
-                    v_ls[w] = v_ls[v]
+                    for j in range(3):
+                        V3[w, j] = V3[v, j]
                     for j in range(v_col.shape[1]):
                         v_col[w, j] = v_col[v, j]
                         v_colv[w, j] = v_colv[v, j]
@@ -1047,22 +906,22 @@ def neg_run(P, G, E, X, i0, until):
         if st_start[s]:
             ls = t
         for tr in range(tr_off[s], tr_off[s + 1]):
-            x = tr_src[tr]
+            x = TR[tr, TR_SRC]
             for v in range(sc[2]):
-                if v_state[v] != x or v_ls[v] <= ls:
+                if V3[v, 1] != x or V3[v, 2] <= ls:
                     continue
                 ok = False
                 for d in range(der_off[tr], der_off[tr + 1]):
-                    if der_mask[d] != 0 and v_ts[v] < thr[d]:
+                    if DER[d, D_MASK] != 0 and V3[v, 0] < thr[d]:
                         continue
-                    p = der_prog[d]
-                    if p >= 0 and prog_run(pg_op, pg_arg, pg_val, pg_off[p], pg_off[p + 1], v_col,
-                                           v_colv, v, e_col, e_colv, i, sv, sk) != 1:
+                    p = DER[d, D_PROG]
+                    if p >= 0 and prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v,
+                                           e_col, e_colv, i, sv, sk) != 1:
                         continue
                     ok = True
                     break
                 if ok:
-                    ls = v_ls[v]
+                    ls = V3[v, 2]
         if ls == NEG_INF or ls <= sc[3] or (W > 0 and t - ls >= W):
             continue
         if st_end[s]:
@@ -1075,9 +934,9 @@ def neg_run(P, G, E, X, i0, until):
             sc[3] = ls
             continue  # extending it can only give matches with starts <= ls: useless
         v = sc[1]
-        v_ts[v] = t
-        v_state[v] = s
-        v_ls[v] = ls
+        V3[v, 0] = t
+        V3[v, 1] = s
+        V3[v, 2] = ls
         for j in range(v_col.shape[1]):
             v_col[v, j] = e_col[i, j]
             v_colv[v, j] = e_colv[i, j]

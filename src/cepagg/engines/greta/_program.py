@@ -29,26 +29,27 @@ from . import _jit
 
 _PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
 jit = _jit.jit(_PURE)
+entry = _jit.jit(_PURE, entry=True)
 
 LOAD_P, LOAD_E, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = range(12)
 CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 
 
 @jit
-def run(ops, args, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, sk):
-    """Truth (0/1/2) of the program ``ops[start:stop]`` for predecessor row ``prow`` of
-    ``pcol``/``pval`` and event row ``erow`` of ``ecol``/``evalid``. ``sv``/``sk`` are
-    scratch stacks (values, validity-or-truth)."""
+def run(code, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, sk):
+    """Truth (0/1/2) of the program ``code[start:stop]`` (rows: opcode, argument) for
+    predecessor row ``prow`` of ``pcol``/``pval`` and event row ``erow`` of ``ecol``/``evalid``.
+    ``sv``/``sk`` are scratch stacks (values, validity-or-truth)."""
     top = 0
     for pc in range(start, stop):
-        op = ops[pc]
+        op = code[pc, 0]
         if op == LOAD_P:
-            c = args[pc]
+            c = code[pc, 1]
             sv[top] = pcol[prow, c]
             sk[top] = 1 if pval[prow, c] else 0
             top += 1
         elif op == LOAD_E:
-            c = args[pc]
+            c = code[pc, 1]
             sv[top] = ecol[erow, c]
             sk[top] = 1 if evalid[erow, c] else 0
             top += 1
@@ -86,7 +87,7 @@ def run(ops, args, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, 
             if sk[top - 1] != 1 or bk != 1:
                 sk[top - 1] = 2
             else:
-                k = args[pc]
+                k = code[pc, 1]
                 if k == 0:
                     t = a == b
                 elif k == 1:
@@ -101,7 +102,7 @@ def run(ops, args, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, 
                     t = a >= b
                 sk[top - 1] = 1 if t else 0
         elif op == AND or op == OR:
-            n = args[pc]
+            n = code[pc, 1]
             unknown = False
             decided = False
             for j in range(top - n, top):

@@ -26,6 +26,7 @@ from . import _jit
 
 _PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
 jit = _jit.jit(_PURE)
+entry = _jit.jit(_PURE, entry=True)
 
 MASK = 0xFFFFFFFF
 HARD = 1 << 61

@@ -85,9 +85,13 @@ class Greta(Engine):
         return pl.refusal(query)
 
     def __init__(self, query: Query, *, partial: bool = False,
-                 start_range: tuple[int, int] | None = None):
+                 start_range: tuple[int, int] | None = None, pure: bool = False,
+                 force_scan: bool = False):
+        """``pure`` runs the pure-Python twins of the kernels; ``force_scan`` sends every
+        transition through the scan path (both for tests)."""
         super().__init__(query, partial=partial, start_range=start_range)
-        self.plan = pl.compile_plan(query)
+        self.plan = pl.compile_plan(query, force_scan=force_scan)
+        self.kernels = twin("_kernels") if pure else K
         self.funcs = agg.funcs_of(query)
         q = query
         self.windows_per_event = 1
@@ -249,7 +253,7 @@ class Greta(Engine):
             E = (view.ts[sel], neg_states[h][sel], np.ascontiguousarray(col[sel]),
                  np.ascontiguousarray(colv[sel]), neg_t.astype(np.int64), neg_ls.astype(np.int64),
                  neg_off, neg_used)
-            kern = K
+            kern = self.kernels
             nder = len(g_layout.kernel_plan[6])
             i = 0
             found_t, found_ls = [], []
@@ -371,13 +375,13 @@ class Greta(Engine):
         neg_used = np.zeros(G, dtype=np.int64)
         E = E + (neg_t, neg_ls, neg_off, neg_used)
         kp = layout.positive.kernel_plan
-        nder = len(kp[11])
+        nder = kp[6].shape[0]
         i = 0
         while True:
             if st.exact:
                 status, i = twin("_kernels").pos_run(lay.exact_plan(kp), st.args(), E, st.scratch(nder), i, until)
             else:
-                status, i = K.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
+                status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
             self._drain(state, layout, sub)
             if status == K.DONE:
                 break
@@ -485,8 +489,22 @@ class Greta(Engine):
             if self.query.mode != "emit" or until >= K.POS_INF:
                 for skey in [k for k, s in part.subs.items() if s.state.empty() and not s.log]:
                     del part.subs[skey]
-                if not part.subs and all(n.empty() for n in part.neg) and self.query.within is not None:
+                if not part.subs and self._stale(part, until):
                     del state.partitions[pkey]
+
+    def _stale(self, part: Partition, until: int) -> bool:
+        """Nothing in the partition can matter to an event at ``until`` or later: no vertex,
+        and every negative match started more than a window before (a threshold below every
+        live predecessor and every window start)."""
+        w = self.query.within
+        if w is None or not all(n.empty() for n in part.neg):
+            return False
+        horizon = until - w
+        latest = int(part.fold.max(initial=K.NEG_INF))
+        for t, ls in list(part.keep.values()) + list(part.queues.values()):
+            if len(ls):
+                latest = max(latest, int(ls.max()))
+        return latest < horizon
 
     def _release(self, state: GretaState, watermark: int) -> list[tuple]:
         q = self.query

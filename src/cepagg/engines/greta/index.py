@@ -26,6 +26,7 @@ from . import _jit
 
 _PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
 jit = _jit.jit(_PURE)
+entry = _jit.jit(_PURE, entry=True)
 _rec = _jit.sibling("_records", _PURE)
 rec_add = _rec.add
 rec_clear = _rec.clear
@@ -66,7 +67,7 @@ def clear_slot(NI, NF, NM, off, n, R, slot, mmin):
         rec_clear(NI, NF, NM, (off + i) * R + slot, mmin)
 
 
-@jit
+@entry
 def build(NI, NF, NM, off, n, R, LI, LF, LM, loff, L, mmin):
     """Rebuild the tree from its leaves in O(n) per slot (after ranks changed)."""
     for i in range(1, n + 1):

@@ -124,8 +124,10 @@ class Programs:
             raise ConditionTypeError(f"cannot compile {type(e).__name__} in an edge condition")
 
     def arrays(self) -> tuple:
-        return (np.array(self.off, dtype=np.int64), np.array(self.op, dtype=np.int64),
-                np.array(self.arg, dtype=np.int64), np.array(self.val, dtype=np.float64))
+        code = np.zeros((len(self.op), 2), dtype=np.int64)
+        code[:, 0] = self.op
+        code[:, 1] = self.arg
+        return (np.array(self.off, dtype=np.int64), code, np.array(self.val, dtype=np.float64))
 
 
 def _mask(not_ids, bits: dict[int, int]) -> int:
@@ -174,9 +176,14 @@ def _transitions(gp: GraphPlan, bits: dict[int, int], progs: Programs, strings: 
             der_mask.append(_mask(crossed, bits))
             der_prog.append(progs.add(conds, strings))
         der_off.append(len(der_mask))
-    i64 = lambda x: np.array(x, dtype=np.int64)  # noqa: E731
-    return (tr_off.astype(np.int64), i64(tr_src), i64(tr_kind), i64(tr_arg), i64(der_off),
-            i64(der_mask), i64(der_prog), specs, idx_src)
+    TR = np.zeros((len(tr_src), 3), dtype=np.int64)
+    TR[:, K.TR_SRC] = tr_src
+    TR[:, K.TR_KIND] = tr_kind
+    TR[:, K.TR_ARG] = tr_arg
+    DER = np.zeros((len(der_mask), 2), dtype=np.int64)
+    DER[:, K.D_MASK] = der_mask
+    DER[:, K.D_PROG] = der_prog
+    return (tr_off.astype(np.int64), TR, np.array(der_off, dtype=np.int64), DER, specs, idx_src)
 
 
 def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None,
@@ -184,7 +191,7 @@ def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None,
     t = gp.template
     S = len(t.states)
     progs = Programs()
-    (tr_off, tr_src, _kind, _arg, der_off, der_mask, der_prog, _s, _i) = _transitions(gp, bits, progs, strings)
+    (tr_off, TR, der_off, DER, _s, _i) = _transitions(gp, bits, progs, strings)
     st_start = np.zeros(S, dtype=np.int64)
     st_end = np.zeros(S, dtype=np.int64)
     for s in t.start:
@@ -192,7 +199,7 @@ def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None,
     for s in t.end:
         st_end[s] = 1
     pi = np.array([within or 0, len(bits), 0], dtype=np.int64)
-    kp = (pi, st_start, st_end, tr_off, tr_src, der_off, der_mask, der_prog) + progs.arrays()
+    kp = (pi, st_start, st_end, tr_off, TR, der_off, DER) + progs.arrays()
     types = {st.type: st.index for st in t.states}
     return GraphLayout(gp, types, progs, kp, [], [])
 
@@ -272,40 +279,33 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
             for s in states:
                 own[s].append((K.OWN_MINMAX, FM, -1, slot))
             FM += 1
-    own_off, own_kind, own_dst, own_nnz, own_attr = [0], [], [], [], []
+    own_off, own_rows = [0], []
     for s in range(S):
         for kind, dst, nnz, slot in own[s]:
-            own_kind.append(kind)
-            own_dst.append(dst)
-            own_nnz.append(nnz)
-            own_attr.append(slot)
-        own_off.append(len(own_kind))
+            own_rows.append((kind, dst, nnz, slot))
+        own_off.append(len(own_rows))
+    OWN = np.array(own_rows, dtype=np.int64).reshape(len(own_rows), 4)
     # transitions
     progs = Programs()
-    (tr_off, tr_src, tr_kind, tr_arg, der_off, der_mask, der_prog, specs, idx_src) = \
-        _transitions(gp, bits, progs, strings)
-    st_lead = np.zeros(S, dtype=np.int64)
-    st_trail = np.zeros(S, dtype=np.int64)
-    st_lead[start] = _mask(t.start[start], bits)
-    st_trail[end] = _mask(t.end[end], bits)
-    st_loopprog = np.full(S, -1, dtype=np.int64)
+    (tr_off, TR, der_off, DER, specs, idx_src) = _transitions(gp, bits, progs, strings)
+    ST = np.zeros((S, 4), dtype=np.int64)
+    ST[start, K.ST_LEAD] = _mask(t.start[start], bits)
+    ST[end, K.ST_TRAIL] = _mask(t.end[end], bits)
     for s in range(S):
-        st_loopprog[s] = progs.add(gp.loop_conditions.get(s, []), strings)
+        ST[s, K.ST_LOOP] = progs.add(gp.loop_conditions.get(s, []), strings)
     fol = np.zeros(S * S, dtype=np.int64)
     for tp in gp.transitions:
         fol[tp.src * S + tp.dst] = 1
-    st_total = np.zeros(S, dtype=np.int64)
-    for tp in gp.transitions:
         if tp.path == "total":
-            st_total[tp.src] = 1
+            ST[tp.src, K.ST_TOTAL] = 1
     mode = {"slide": K.MODE_SLIDE, "total": K.MODE_TOTAL, "emit": K.MODE_EMIT}[q.mode]
     strat = {"skip-till-any-match": K.STRAT_ANY, "skip-till-next-match": K.STRAT_NEXT,
              "contiguous": K.STRAT_CONTIG}[q.strategy]
     slo, shi = K.NEG_INF, K.POS_INF
     if start_range is not None and q.mode == "total":
         slo, shi = start_range
-    lead = bool(st_lead[start])
-    trail = bool(st_trail[end])
+    lead = bool(ST[start, K.ST_LEAD])
+    trail = bool(ST[end, K.ST_TRAIL])
     pi = np.zeros(17, dtype=np.int64)
     pi[K.PI_MODE] = mode
     pi[K.PI_HASW] = 1 if q.within is not None else 0
@@ -324,11 +324,8 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
     pi[K.PI_LEAD] = 1 if lead else 0
     pi[K.PI_TRAIL] = 1 if trail else 0
     pi[K.PI_SUFFIX] = 0 if lead else 1
-    i64 = lambda x: np.array(x, dtype=np.int64)  # noqa: E731
-    idx_point = i64([1 if sp.op == "=" else 0 for sp in specs])
-    kp = (pi, st_lead, st_trail, st_loopprog, fol, st_total, tr_off, tr_src, tr_kind, tr_arg,
-          der_off, der_mask, der_prog, i64(own_off), i64(own_kind), i64(own_dst), i64(own_nnz),
-          i64(own_attr), np.array(mmin, dtype=np.int64)) + progs.arrays() + (idx_point, i64(idx_src))
+    kp = (pi, ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
+          np.array(mmin, dtype=np.int64)) + progs.arrays()
     types = {st.type: st.index for st in t.states}
     positive = GraphLayout(gp, types, progs, kp, specs, idx_src)
     negatives = [build_negative(g, bits, q.within, strings) for g in gplan.graphs[1:]]

@@ -275,8 +275,9 @@ def _single_run_equalities(q: Query, shared: dict[str, set[str]]) -> dict[str, l
     return out
 
 
-def compile_plan(q: Query) -> GretaPlan:
-    """The plan of an accepted query (call :func:`refusal` first)."""
+def compile_plan(q: Query, force_scan: bool = False) -> GretaPlan:
+    """The plan of an accepted query (call :func:`refusal` first). ``force_scan`` gives every
+    transition the scan path (to test the other paths against it)."""
     subs = _check(q)
     shared, _ = _shared_attributes(q)
     positives = set(_positive_vars(q))
@@ -315,7 +316,7 @@ def compile_plan(q: Query) -> GretaPlan:
                 ders.append((d.crossed, conds))
             path = "scan"
             spec = None
-            if s.not_id is None and strategy_any:
+            if s.not_id is None and strategy_any and not force_scan:
                 if any(not crossed and not conds for crossed, conds in ders):
                     path = "total"
                 elif len(ders) == 1 and not ders[0][0] and len(ders[0][1]) == 1:

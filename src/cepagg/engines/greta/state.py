@@ -19,10 +19,9 @@ from . import _kernels as K
 from . import _records
 from .numbers import to_exact, widen
 
-G_NAMES = ("sc negM gdone grptr b_key b_klo b_m b_seq TI TF TM NI NF NM LI LF LM idx_off idx_n "
-           "idx_loff v_ts v_state v_pos v_blo v_bhi v_death v_irank v_col v_colv VI VF VM w_k "
-           "WI WF WM XI XF XM AI AF AM r_ts r_state r_alive r_blo r_bhi r_kmin r_kmax r_bkey RI "
-           "RF RM o_k OI OF OM lastI lastF lastM").split()
+G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM LI LF LM V v_irank v_col v_colv VI VF VM "
+           "w_k WI WF WM XI XF XM AI AF AM REC r_bkey RI RF RM o_k OI OF OM lastI lastF "
+           "lastM").split()
 # record triples (int, float, min/max) and the length of their "entity" axis
 _RECORDS = ("T", "N", "L", "V", "W", "X", "A", "R", "O", "last")
 
@@ -60,7 +59,6 @@ class PosState:
         self.NIX = len(lay.positive.index_specs)
         self.C = len(lay.positive.programs.slots)
         self.coords: list[np.ndarray | None] = [None] * self.NIX
-        self.idx_n = np.zeros(self.NIX, dtype=np.int64)
         G = len(negM)
         a: dict[str, np.ndarray] = {}
         sc = np.zeros(K.N_SC, dtype=np.int64)
@@ -73,18 +71,19 @@ class PosState:
         a["negM"] = negM.copy()
         a["gdone"] = np.full(G, K.NEG_INF, dtype=np.int64)
         a["grptr"] = np.zeros(G, dtype=np.int64)
-        for n in ("b_key", "b_klo", "b_m"):
-            a[n] = np.zeros(self.R, dtype=np.int64)
-        a["b_seq"] = np.full(self.R, -1, dtype=np.int64)
+        B = np.zeros((self.R, 4), dtype=np.int64)
+        B[:, K.B_SEQ] = -1
+        a["B"] = B
         self.a = a
         self._records("T", self.S * self.R)
-        self.idx_off = np.zeros(self.NIX, dtype=np.int64)
-        self.idx_loff = np.zeros(self.NIX, dtype=np.int64)
+        IDX = np.zeros((self.NIX, 5), dtype=np.int64)
+        for ix, spec in enumerate(lay.positive.index_specs):
+            IDX[ix, K.IX_POINT] = 1 if spec.op == "=" else 0
+            IDX[ix, K.IX_SRC] = lay.positive.index_src[ix]
+        a["IDX"] = IDX
         self._records("N", 0)
         self._records("L", 0)
-        a["v_ts"] = np.zeros(self.vcap, dtype=np.int64)
-        for n in ("v_state", "v_pos", "v_blo", "v_bhi", "v_death"):
-            a[n] = np.zeros(self.vcap, dtype=np.int64)
+        a["V"] = np.zeros((self.vcap, 6), dtype=np.int64)
         a["v_irank"] = np.zeros((self.vcap, self.NIX), dtype=np.int64)
         a["v_col"] = np.zeros((self.vcap, self.C), dtype=np.float64)
         a["v_colv"] = np.zeros((self.vcap, self.C), dtype=np.bool_)
@@ -93,8 +92,7 @@ class PosState:
         self._records("W", self.RW)
         self._records("X", 1)
         self._records("A", self.R if self.mode == "emit" else 0)
-        for n in ("r_ts", "r_state", "r_alive", "r_blo", "r_bhi", "r_kmin", "r_kmax"):
-            a[n] = np.zeros(self.rcap, dtype=np.int64)
+        a["REC"] = np.zeros((self.rcap, 7), dtype=np.int64)
         a["r_bkey"] = np.zeros((self.rcap, self.R if self.mode != "slide" else 1), dtype=np.int64)
         self._records("R", self.rcap * self.RX)
         a["o_k"] = np.zeros(self.ocap, dtype=np.int64)
@@ -151,10 +149,11 @@ class PosState:
 
     def args(self) -> tuple:
         a = self.a
-        a["idx_off"] = self.idx_off
-        a["idx_n"] = self.idx_n
-        a["idx_loff"] = self.idx_loff
         return tuple(a[n] for n in G_NAMES)
+
+    @property
+    def idx_n(self) -> np.ndarray:
+        return self.a["IDX"][:, K.IX_N]
 
     @property
     def sc(self) -> np.ndarray:
@@ -177,9 +176,7 @@ class PosState:
 
     def grow_vertices(self) -> None:
         old, new = self.vcap, self.vcap * 2
-        for n in ("v_ts", "v_state", "v_pos", "v_blo", "v_bhi", "v_death"):
-            self.a[n] = np.concatenate([self.a[n], np.zeros(old, dtype=np.int64)])
-        for n in ("v_irank", "v_col", "v_colv"):
+        for n in ("V", "v_irank", "v_col", "v_colv"):
             arr = self.a[n]
             self.a[n] = np.concatenate([arr, np.zeros((old, arr.shape[1]), dtype=arr.dtype)])
         self._resize_rows("V", self.R, old, new)
@@ -187,10 +184,9 @@ class PosState:
 
     def grow_records(self) -> None:
         old, new = self.rcap, self.rcap * 2
-        for n in ("r_ts", "r_state", "r_alive", "r_blo", "r_bhi", "r_kmin", "r_kmax"):
-            self.a[n] = np.concatenate([self.a[n], np.zeros(old, dtype=np.int64)])
-        bk = self.a["r_bkey"]
-        self.a["r_bkey"] = np.concatenate([bk, np.zeros((old, bk.shape[1]), dtype=np.int64)])
+        for n in ("REC", "r_bkey"):
+            arr = self.a[n]
+            self.a[n] = np.concatenate([arr, np.zeros((old, arr.shape[1]), dtype=np.int64)])
         self._resize_rows("R", self.RX, old, new)
         self.rcap = new
 
@@ -207,13 +203,10 @@ class PosState:
         alive = list(range(int(sc[K.SC_BLO]), int(sc[K.SC_BHI]) + 1))
         old_slots = np.array([s & (R - 1) for s in alive], dtype=np.int64)
         new_slots = np.array([s & (R2 - 1) for s in alive], dtype=np.int64)
-        for n in ("b_key", "b_klo", "b_m"):
-            arr = np.zeros(R2, dtype=np.int64)
-            arr[new_slots] = self.a[n][old_slots]
-            self.a[n] = arr
-        seq = np.full(R2, -1, dtype=np.int64)
-        seq[new_slots] = self.a["b_seq"][old_slots]
-        self.a["b_seq"] = seq
+        B = np.zeros((R2, 4), dtype=np.int64)
+        B[:, K.B_SEQ] = -1
+        B[new_slots] = self.a["B"][old_slots]
+        self.a["B"] = B
 
         def remap(name: str, entities: int) -> None:
             for key in self._triple(name):
@@ -290,8 +283,9 @@ class PosState:
         # leaves per index, in index order
         sizes = [int(x) for x in self.idx_n]
         leaves = {}
+        IDX = self.a["IDX"]
         for j in range(self.NIX):
-            lo = int(self.idx_loff[j]) * R
+            lo = int(IDX[j, K.IX_LOFF]) * R
             leaves[j] = tuple(self.a[k][lo: lo + sizes[j] * R] for k in self._triple("L"))
         sizes[ix] = n_new
         new_leaf = []
@@ -303,22 +297,24 @@ class PosState:
             if key.endswith("M"):
                 for j, is_min in enumerate(self.mmin):
                     arr[:, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
-            if old_to_new is not None and n_old:
+            if old_to_new is not None and n_old and n_new:
+                width = old.shape[1]
                 keep = np.flatnonzero(old_to_new >= 0)
-                o = old.reshape(n_old, R, -1)
-                a2 = arr.reshape(n_new, R, -1)
+                o = old.reshape(n_old, R, width)
+                a2 = arr.reshape(n_new, R, width)
                 a2[old_to_new[keep]] = o[keep]
-                arr = a2.reshape(n_new * R, -1)
+                arr = a2.reshape(n_new * R, width)
             new_leaf.append(arr)
         leaves[ix] = tuple(new_leaf)
         # lay out again: leaves, then tree nodes (n + 1 per index)
         loff, off = 0, 0
         lparts = [[], [], []]
-        self.idx_n = np.array(sizes, dtype=np.int64)
+        IDX = self.a["IDX"]
         for j in range(self.NIX):
-            self.idx_loff[j] = loff
+            IDX[j, K.IX_N] = sizes[j]
+            IDX[j, K.IX_LOFF] = loff
             loff += sizes[j]
-            self.idx_off[j] = off
+            IDX[j, K.IX_OFF] = off
             off += sizes[j] + 1
             for k in range(3):
                 lparts[k].append(leaves[j][k])
@@ -334,9 +330,9 @@ class PosState:
         kern = _index_jit if not self.exact else __import__(
             "cepagg.engines.greta._jit", fromlist=["twin"]).twin("index")
         for j in range(self.NIX):
-            kern.build(self.a["NI"], self.a["NF"], self.a["NM"], int(self.idx_off[j]),
-                       int(self.idx_n[j]), R, self.a["LI"], self.a["LF"], self.a["LM"],
-                       int(self.idx_loff[j]), 1 if self.exact else self.L, self.mmin)
+            kern.build(self.a["NI"], self.a["NF"], self.a["NM"], int(IDX[j, K.IX_OFF]),
+                       int(IDX[j, K.IX_N]), R, self.a["LI"], self.a["LF"], self.a["LM"],
+                       int(IDX[j, K.IX_LOFF]), 1 if self.exact else self.L, self.mmin)
 
     def alive_coords(self, ix: int) -> np.ndarray:
         """Ranks of index ``ix`` still holding a count in a live bucket, or used by a stored
@@ -345,7 +341,7 @@ class PosState:
         if n == 0:
             return np.zeros(0, dtype=np.int64)
         R = self.R
-        lo = int(self.idx_loff[ix]) * R
+        lo = int(self.a["IDX"][ix, K.IX_LOFF]) * R
         I = self.a["LI"][lo: lo + n * R]
         width = 1 if self.exact else self.L
         cnt = I[:, :width].reshape(n, R, width)
@@ -388,9 +384,7 @@ class NegState:
         self.a = {
             "sc": sc,
             "negM": np.full(G, K.NEG_INF, dtype=np.int64),
-            "v_ts": np.zeros(self.cap, dtype=np.int64),
-            "v_state": np.zeros(self.cap, dtype=np.int64),
-            "v_ls": np.zeros(self.cap, dtype=np.int64),
+            "V3": np.zeros((self.cap, 3), dtype=np.int64),
             "v_col": np.zeros((self.cap, n_cols), dtype=np.float64),
             "v_colv": np.zeros((self.cap, n_cols), dtype=np.bool_),
             "o_t": np.zeros(self.ocap, dtype=np.int64),
@@ -401,11 +395,10 @@ class NegState:
 
     def args(self) -> tuple:
         a = self.a
-        return (a["sc"], a["negM"], a["v_ts"], a["v_state"], a["v_ls"], a["v_col"], a["v_colv"],
-                a["o_t"], a["o_ls"])
+        return (a["sc"], a["negM"], a["V3"], a["v_col"], a["v_colv"], a["o_t"], a["o_ls"])
 
     def grow_vertices(self) -> None:
-        for n in ("v_ts", "v_state", "v_ls", "v_col", "v_colv"):
+        for n in ("V3", "v_col", "v_colv"):
             arr = self.a[n]
             pad = np.zeros((self.cap,) + arr.shape[1:], dtype=arr.dtype)
             self.a[n] = np.concatenate([arr, pad])
