@@ -872,9 +872,10 @@ def neg_run(P, G, E, X, i0, until):
     cap = V3.shape[0]
     for d in range(DER.shape[0]):
         thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
-    for i in range(i0, n):
-        t = e_ts[i]
-        s = e_state[i]
+    i = i0
+    while True:
+        final = i >= n
+        t = until if final else e_ts[i]
         if t > sc[0]:
             # child matches ending before t; drop vertices no match can use any more
             for g in range(ng):
@@ -899,9 +900,13 @@ def neg_run(P, G, E, X, i0, until):
                 w += 1
             sc[1] = w
             sc[2] = w
-            sc[0] = t
+            sc[0] = t - 1 if final else t
+        if final:
+            break
+        s = e_state[i]
+        i += 1
         if sc[1] >= cap:
-            return GROW_V, i
+            return GROW_V, i - 1
         ls = NEG_INF
         if st_start[s]:
             ls = t
@@ -916,7 +921,7 @@ def neg_run(P, G, E, X, i0, until):
                         continue
                     p = DER[d, D_PROG]
                     if p >= 0 and prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v,
-                                           e_col, e_colv, i, sv, sk) != 1:
+                                           e_col, e_colv, i - 1, sv, sk) != 1:
                         continue
                     ok = True
                     break
@@ -927,7 +932,7 @@ def neg_run(P, G, E, X, i0, until):
         if st_end[s]:
             m = sc[4]
             if m >= o_t.shape[0]:
-                return GROW_REC, i
+                return GROW_REC, i - 1
             o_t[m] = t
             o_ls[m] = ls
             sc[4] = m + 1
@@ -938,18 +943,9 @@ def neg_run(P, G, E, X, i0, until):
         V3[v, 1] = s
         V3[v, 2] = ls
         for j in range(v_col.shape[1]):
-            v_col[v, j] = e_col[i, j]
-            v_colv[v, j] = e_colv[i, j]
+            v_col[v, j] = e_col[i - 1, j]
+            v_colv[v, j] = e_colv[i - 1, j]
         sc[1] = v + 1
-    if until > sc[0]:
-        for g in range(ng):
-            j = neg_off[g] + neg_used[g]
-            while j < neg_off[g + 1] and neg_t[j] < until:
-                if neg_ls[j] > negM[g]:
-                    negM[g] = neg_ls[j]
-                neg_used[g] += 1
-                j += 1
-        sc[2] = sc[1]
     return DONE, n
 
 

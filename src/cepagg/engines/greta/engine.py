@@ -200,7 +200,7 @@ class Greta(Engine):
     def _sub(self, state: GretaState, layout: lay.Layout, part: Partition, skey: tuple) -> Sub:
         sub = part.subs.get(skey)
         if sub is None:
-            st = PosState(layout, part.fold, self.windows_per_event)
+            st = PosState(layout, part.fold, self.windows_per_event, pure=self.kernels is not K)
             queue = {g: (t.copy(), ls.copy()) for g, (t, ls) in part.keep.items()}
             sub = Sub(st, self._group(part.key, skey), queue)
             part.subs[skey] = sub
@@ -458,23 +458,68 @@ class Greta(Engine):
     def advance(self, state: GretaState, watermark: int) -> list[tuple]:
         self._move_all(state, watermark + 1)
         state.watermark = max(state.watermark, watermark)
-        return self._release(state, watermark)
+        rows = self._release(state, watermark)
+        self._purge(state, watermark + 1)
+        return rows
 
     def finish(self, state: GretaState) -> list[tuple]:
         self._move_all(state, K.POS_INF)
         rows = self._release(state, K.POS_INF - 1)
         if self.query.mode == "total":
             rows += self._total_rows(state)
+        self._purge(state, K.POS_INF)
         return rows
+
+    def _purge(self, state: GretaState, until: int) -> None:
+        """Drop (sub-)partitions that nothing later can use: state shrinks with the window."""
+        for pkey, part in list(state.partitions.items()):
+            if part.last_ts >= until:
+                continue
+            for skey in [k for k, s in part.subs.items() if s.state.empty() and not s.log]:
+                del part.subs[skey]
+            if not part.subs and self._stale(part, until):
+                del state.partitions[pkey]
+        if self.query.mode == "emit":
+            nothing = agg.finalize(self.funcs, agg.empty(self.funcs))
+            live = {(pkey, skey) for pkey, part in state.partitions.items() for skey in part.subs}
+            for ug, groups in list(state.emit_logs.items()):
+                for g, mem in list(groups.items()):
+                    for m, log in list(mem.items()):
+                        if m not in live and all(c[0] == 0 for _, c in log):
+                            del mem[m]
+                    if not mem:
+                        del groups[g]
+                if not groups:
+                    del state.emit_logs[ug]
+            for ug, last in list(state.emit_last.items()):
+                for g in [g for g, v in last.items() if v == nothing]:
+                    del last[g]
+                if not last:
+                    del state.emit_last[ug]
+            for ug in [u for u, ch in state.instants.items() if not any(len(c) for c in ch)]:
+                del state.instants[ug]
 
     def _move_all(self, state: GretaState, until: int) -> None:
         layout = state.layout
         if layout is None:
             return
         E0 = None
+        empty = np.zeros(0, dtype=np.int64)
+
+        class _NoEvents:
+            ts = empty
+
+        neg_states = [empty for _ in layout.negatives]
+        ncols = [(np.zeros((0, len(g.programs.slots))), np.zeros((0, len(g.programs.slots)), dtype=bool))
+                 for g in layout.negatives]
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
                 continue
+            if layout.negatives:
+                new = self._run_negatives(layout, part, _NoEvents, empty, neg_states, ncols, until)
+                for sub in part.subs.values():
+                    self._queue(sub, new)
+                self._fold(part, new, until)
             for sub in part.subs.values():
                 st = sub.state
                 nix = len(layout.positive.index_specs)
@@ -486,11 +531,6 @@ class Greta(Engine):
                       np.zeros((0, A), np.int64), np.zeros((0, A), np.float64),
                       np.zeros((0, A), np.int64), np.zeros((0, A), np.bool_))
                 self._run_pos(state, layout, part, sub, E0, until)
-            if self.query.mode != "emit" or until >= K.POS_INF:
-                for skey in [k for k, s in part.subs.items() if s.state.empty() and not s.log]:
-                    del part.subs[skey]
-                if not part.subs and self._stale(part, until):
-                    del state.partitions[pkey]
 
     def _stale(self, part: Partition, until: int) -> bool:
         """Nothing in the partition can matter to an event at ``until`` or later: no vertex,

@@ -36,8 +36,9 @@ def _pow2(n: int) -> int:
 class PosState:
     """Arrays of one positive graph (see :data:`G_NAMES` for the kernel's order)."""
 
-    def __init__(self, layout, negM: np.ndarray, windows: int):
+    def __init__(self, layout, negM: np.ndarray, windows: int, pure: bool = False):
         lay = layout
+        self.pure = pure
         pk = lay.positive.kernel_plan
         q = lay.plan.query
         self.S = int(pk[0][K.PI_NS])
@@ -327,8 +328,9 @@ class PosState:
             ok = col >= 0
             col[ok] = old_to_new[np.minimum(col[ok], n_old - 1)]
         self.coords[ix] = coords
-        kern = _index_jit if not self.exact else __import__(
-            "cepagg.engines.greta._jit", fromlist=["twin"]).twin("index")
+        from ._jit import twin
+
+        kern = twin("index") if (self.exact or self.pure) else _index_jit
         for j in range(self.NIX):
             kern.build(self.a["NI"], self.a["NF"], self.a["NM"], int(IDX[j, K.IX_OFF]),
                        int(IDX[j, K.IX_N]), R, self.a["LI"], self.a["LF"], self.a["LM"],
