@@ -46,10 +46,13 @@ def test_limbs_add_and_multiply_exactly(module):
             I[row, L - 1] = v >> (32 * (L - 1))
         F = np.zeros((2, 0))
         M = np.zeros((2, 0), dtype=np.int64)
-        over = rec.add(I, F, M, 0, I, F, M, 1, L, np.zeros(0, np.int64), _records.HARD)
+        rec.add(I, F, M, 0, I, F, M, 1, L, np.zeros(0, np.int64), _records.HARD)
         total = values[0] + values[1]
+        assert int(to_ints(I, 0, L)[0]) == total  # limb by limb, not carried yet
+        limit = 2**40
+        over = rec.normalize(I, 0, L, limit)
         assert int(to_ints(I, 0, L)[0]) == total
-        assert over == (abs(total >> (32 * (L - 1))) >= _records.HARD)
+        assert over == (abs(total >> (32 * (L - 1))) >= limit)
         ok = rec.mul_add(I, 1, 1, 0, a, L, _records.HARD, np.zeros(L + 2, dtype=np.int64))
         if ok:
             assert int(to_ints(I, 1, L)[1]) == a * values[1]
@@ -58,30 +61,53 @@ def test_limbs_add_and_multiply_exactly(module):
 
 
 @pytest.mark.parametrize("module", ["compiled", "twin"])
-def test_fenwick_prefix_sums_and_minima(module):
+def test_fenwick_prefix_sums_minima_and_expiry(module):
+    """A Fenwick tree of records over 2 bucket slots, as the kernel uses it: inserts along the
+    update path, prefix queries, and buckets expiring through the nodes' held ranges."""
+    rec = _records if module == "compiled" else twin("_records")
     ix = index if module == "compiled" else twin("index")
     rng = random.Random(5)
-    n, R, L = 17, 2, 1
+    n, R = 17, 2
     NI = np.zeros(((n + 1) * R, 1), dtype=np.int64)
     NF = np.zeros(((n + 1) * R, 0))
     NM = np.full(((n + 1) * R, 1), _records.MIN_EMPTY, dtype=np.int64)
+    NT = np.zeros((n + 1, 2), dtype=np.int64)
+    NT[:, 1] = -1
     mmin = np.ones(1, dtype=np.int64)
-    points = np.zeros((n, R), dtype=np.int64)
-    lows = np.full((n, R), _records.MIN_EMPTY, dtype=np.int64)
-    slots = np.array([0, 1], dtype=np.int64)
-    for _ in range(60):
+    alive = 0  # buckets alive..alive+1 are live; inserting into bucket alive+1 and alive
+    points = {}
+    for step in range(80):
+        if step % 20 == 19:
+            alive += 1  # the oldest bucket expires
+            points = {k: v for k, v in points.items() if k[1] >= alive}
         rank = rng.randrange(n)
         sI = np.array([[rng.randint(1, 9)], [rng.randint(1, 9)]], dtype=np.int64)
         sM = np.array([[rng.randint(-9, 9)], [rng.randint(-9, 9)]], dtype=np.int64)
-        ix.insert(NI, NF, NM, 0, n, R, rank, sI, np.zeros((2, 0)), sM, 0, slots, 2, L, mmin, _records.HARD)
-        points[rank] += sI[:, 0]
-        lows[rank] = np.minimum(lows[rank], sM[:, 0])
+        src = np.zeros((R, 1), dtype=np.int64)
+        srcM = np.full((R, 1), _records.MIN_EMPTY, dtype=np.int64)
+        for k, seq in enumerate((alive, alive + 1)):
+            src[seq & 1] = sI[k]
+            srcM[seq & 1] = sM[k]
+            old = points.get((rank, seq), (0, _records.MIN_EMPTY))
+            points[(rank, seq)] = (old[0] + int(sI[k, 0]), min(old[1], int(sM[k, 0])))
+        j = rank + 1
+        while j <= n:
+            ix.clean(NI, NF, NM, NT, j, j * R, alive, R, mmin)
+            rec.add_ring_to_ring(NI, NF, NM, j * R, src, np.zeros((R, 0)), srcM, 0, alive & 1, 2, R, mmin)
+            ix.held(NT, j, alive, alive + 1)
+            j += j & (-j)
         length = rng.randint(0, n)
         dI = np.zeros((2, 1), dtype=np.int64)
         dM = np.full((2, 1), _records.MIN_EMPTY, dtype=np.int64)
-        ix.prefix(NI, NF, NM, 0, R, length, dI, np.zeros((2, 0)), dM, 0, slots, 2, L, mmin, _records.HARD)
-        assert dI[:, 0].tolist() == points[:length].sum(axis=0).tolist()
-        assert dM[:, 0].tolist() == lows[:length].min(axis=0, initial=_records.MIN_EMPTY).tolist()
+        j = length
+        while j > 0:
+            ix.clean(NI, NF, NM, NT, j, j * R, alive, R, mmin)
+            rec.add_from_ring(dI, np.zeros((2, 0)), dM, 0, NI, NF, NM, j * R, alive & 1, 2, R, mmin)
+            j -= j & (-j)
+        for k, seq in enumerate((alive, alive + 1)):
+            want = [v for (r, q), v in points.items() if r < length and q == seq]
+            assert dI[k, 0] == sum(c for c, _ in want)
+            assert dM[k, 0] == min((m for _, m in want), default=_records.MIN_EMPTY)
 
 
 def _expr(rng: random.Random, depth: int = 2) -> ast.Expr:

@@ -31,6 +31,7 @@ from . import _jit
 
 _PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
 jit = _jit.jit(_PURE)
+inline = _jit.jit(_PURE, inline=True)
 entry = _jit.jit(_PURE, entry=True)
 _rec = _jit.sibling("_records", _PURE)
 _idx = _jit.sibling("index", _PURE)
@@ -46,10 +47,16 @@ rec_inc = _rec.inc
 rec_add_field = _rec.add_field
 rec_as_float = _rec.as_float
 rec_mul_add = _rec.mul_add
-fen_prefix = _idx.prefix
-fen_clear_slot = _idx.clear_slot
+rec_normalize = _rec.normalize
+rec_add_from_ring = _rec.add_from_ring
+rec_add_ring_to_ring = _rec.add_ring_to_ring
+rec_copy_to_ring = _rec.copy_to_ring
+rec_limit = _rec.limit
+fen_clean = _idx.clean
+fen_held = _idx.held
 prog_run = _prog.run
 HARD = _rec.HARD
+TOP = 1 << 61  # limit of a carried total's top limb (results of WITHIN alone)
 
 # statuses
 DONE, WIDEN, GROW_V, GROW_R, GROW_REC, OUT_FULL = 0, 1, 2, 3, 4, 5
@@ -71,22 +78,22 @@ D_MASK, D_PROG = 0, 1
 O_KIND, O_DST, O_NNZ, O_ATTR = 0, 1, 2, 3
 IX_OFF, IX_N, IX_LOFF, IX_POINT, IX_SRC = 0, 1, 2, 3, 4
 # columns of the state tables
-B_KEY, B_KLO, B_M, B_SEQ = 0, 1, 2, 3
+B_KEY, B_KLO, B_M, B_SEQ, B_C0 = 0, 1, 2, 3, 4
 V_TS, V_STATE, V_POS, V_BLO, V_BHI, V_DEATH = 0, 1, 2, 3, 4, 5
 R_TS, R_STATE, R_ALIVE, R_BLO, R_BHI, R_KMIN, R_KMAX = 0, 1, 2, 3, 4, 5, 6
 
 # state scalars (sc)
 SC_NOW, SC_NV, SC_VSTART, SC_BHI, SC_BLO, SC_PEND, SC_PCOMMIT, SC_WLO, SC_WHI, SC_NREC, \
-    SC_RSTART, SC_OUTN, SC_TLAST, SC_HASLAST = range(14)
-N_SC = 14
+    SC_RSTART, SC_OUTN, SC_TLAST, SC_HASLAST, SC_NCOMMIT = range(15)
+N_SC = 15
 
 
-@jit
+@inline
 def floordiv(a, b):
     return a // b
 
 
-@jit
+@inline
 def lead_threshold(negM, mask, ng):
     m = NEG_INF
     for g in range(ng):
@@ -101,23 +108,18 @@ def lead_threshold(negM, mask, ng):
 
 
 @jit
-def clear_slot(TI, TF, TM, NI, NF, NM, LI, LF, LM, AI, AF, AM, ST, IDX, B, mmin, emit, R, slot):
-    """Forget start bucket ``slot`` everywhere (it expired; the slot will be reused)."""
+def clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, slot):
+    """Forget start bucket ``slot`` (it expired; the slot will be reused). Index rows are not
+    touched: their tags tell (:mod:`.index`)."""
     for x in range(ST.shape[0]):
         if ST[x, ST_TOTAL]:
             rec_clear(TI, TF, TM, x * R + slot, mmin)
-    for ix in range(IDX.shape[0]):
-        n = IDX[ix, IX_N]
-        if IDX[ix, IX_POINT] == 0:
-            fen_clear_slot(NI, NF, NM, IDX[ix, IX_OFF], n, R, slot, mmin)
-        for q in range(n):
-            rec_clear(LI, LF, LM, (IDX[ix, IX_LOFF] + q) * R + slot, mmin)
     if emit:
         rec_clear(AI, AF, AM, slot, mmin)
     B[slot, B_SEQ] = -1
 
 
-@jit
+@inline
 def start_bucket(sc, B, negM, mask, ng, mode, hasw, S, t):
     """Sequence number of the start bucket of a trend starting at ``t`` (created when new);
     -1 when no trend may start here (leading negation), -2 when the ring is full."""
@@ -152,6 +154,7 @@ def start_bucket(sc, B, negM, mask, ng, mode, hasw, S, t):
     B[slot, B_KLO] = klo
     B[slot, B_M] = m
     B[slot, B_SEQ] = seq
+    B[slot, B_C0] = sc[SC_NCOMMIT]
     return seq
 
 
@@ -188,18 +191,17 @@ def scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i, epos, 
             break
         if not ok:
             continue
-        vlo = V[v, V_BLO]
-        vhi = V[v, V_BHI]
-        for k in range(nb):
-            seq = blo + k
-            if seq < vlo or seq > vhi:
-                continue
-            if rec_add(tI, tF, tM, k, VI, VF, VM, v * R + slots[k], L, mmin, hard):
-                over = True
+        lo = V[v, V_BLO]
+        if lo < blo:
+            lo = blo
+        hi = V[v, V_BHI]
+        if hi >= lo:
+            rec_add_from_ring(tI, tF, tM, lo - blo, VI, VF, VM, v * R, lo & (R - 1), hi - lo + 1,
+                              R, mmin)
     return over
 
 
-@jit
+@inline
 def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, e_aval, mmin, L,
                      hard, tmp):
     """COUNT(E), SUM, MIN, MAX: the event's own part, with its complete count. Returns
@@ -240,7 +242,7 @@ def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, 
 # END events: contributions to windows, totals, EMIT accumulators
 
 
-@jit
+@inline
 def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
     """Per-window contribution of the END event just computed, into scratch rows ``R + k -
     kmin``. Returns (overflow, kmin, kmax)."""
@@ -275,7 +277,7 @@ def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
     return False, kmin, kmax
 
 
-@jit
+@inline
 def end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard):
     """WITHIN alone: sum of the buckets whose leading negation allows an end at ``t``."""
     rec_clear(tI, tF, tM, R, mmin)
@@ -298,8 +300,8 @@ def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM
         if hasw:
             if B[slot, B_KEY] + W <= tau or B[slot, B_M] > tau - W:
                 continue
-        if rec_add(tI, tF, tM, row, AI, AF, AM, slot, L, mmin, hard):
-            return WIDEN
+        rec_add(tI, tF, tM, row, AI, AF, AM, slot, L, mmin, hard)
+    rec_normalize(tI, row, L, 0)
     same = sc[SC_HASLAST] == 1
     if same:
         for j in range(tI.shape[1]):
@@ -356,7 +358,8 @@ def invalidate_record(r, d, mode, hasw, W, XI, XF, XM, AI, AF, AM, REC, r_bkey, 
         # buckets whose scope (start + W) ends no later than d stay valid
         for k in range(REC[r, R_BHI] - lo + 1):
             if r_bkey[r, k] + W <= d:
-                if rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard):
+                rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard)
+                if rec_normalize(XI, 0, L, TOP if hard else 0):
                     over = True
     elif mode == MODE_EMIT:
         if mmin.shape[0] > 0:
@@ -395,52 +398,45 @@ def close_window(k, trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM, o_k, OI, OF, OM
     return DONE
 
 
-@jit
-def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, LI, LF, LM, R, L, mmin,
-           hard, store):
+@inline
+def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF, LM, LT, R, L,
+           mmin, hard, store):
     """Insert the vertices of the finished timestamp into running totals and indexes.
     Returns True (after a whole vertex) when a value reached the limb limit."""
     nidx = IDX.shape[0]
+    alive = sc[SC_BLO]
     v = sc[SC_PCOMMIT]
     while v < sc[SC_NV]:
         x = V[v, V_STATE]
         lo = V[v, V_BLO]
-        hi = V[v, V_BHI]
-        over = False
-        for seq in range(lo, hi + 1):
-            slot = seq & (R - 1)
-            row = v * R + slot
-            if ST[x, ST_TOTAL]:
-                if rec_add(TI, TF, TM, x * R + slot, VI, VF, VM, row, L, mmin, hard):
-                    over = True
-            for ix in range(nidx):
-                if IDX[ix, IX_SRC] != x:
-                    continue
-                rank = v_irank[v, ix]
-                if rank < 0:
-                    continue
-                if rec_add(LI, LF, LM, (IDX[ix, IX_LOFF] + rank) * R + slot, VI, VF, VM, row, L,
-                           mmin, hard):
-                    over = True
+        nb = V[v, V_BHI] - lo + 1
+        s0 = lo & (R - 1)
+        vbase = v * R
+        if ST[x, ST_TOTAL]:
+            rec_add_ring_to_ring(TI, TF, TM, x * R, VI, VF, VM, vbase, s0, nb, R, mmin)
         for ix in range(nidx):
-            if IDX[ix, IX_SRC] != x or IDX[ix, IX_POINT]:
+            if IDX[ix, IX_SRC] != x:
                 continue
             rank = v_irank[v, ix]
             if rank < 0:
                 continue
+            leaf = IDX[ix, IX_LOFF] + rank
+            fen_clean(LI, LF, LM, LT, leaf, leaf * R, alive, R, mmin)
+            rec_add_ring_to_ring(LI, LF, LM, leaf * R, VI, VF, VM, vbase, s0, nb, R, mmin)
+            fen_held(LT, leaf, lo, lo + nb - 1)
+            if IDX[ix, IX_POINT]:
+                continue
             j = rank + 1
             n = IDX[ix, IX_N]
             while j <= n:
-                base = (IDX[ix, IX_OFF] + j) * R
-                for seq in range(lo, hi + 1):
-                    slot = seq & (R - 1)
-                    if rec_add(NI, NF, NM, base + slot, VI, VF, VM, v * R + slot, L, mmin, hard):
-                        over = True
+                node = IDX[ix, IX_OFF] + j
+                fen_clean(NI, NF, NM, NT, node, node * R, alive, R, mmin)
+                rec_add_ring_to_ring(NI, NF, NM, node * R, VI, VF, VM, vbase, s0, nb, R, mmin)
+                fen_held(NT, node, lo, lo + nb - 1)
                 j += j & (-j)
         v += 1
         sc[SC_PCOMMIT] = v
-        if over:
-            return True
+        sc[SC_NCOMMIT] += 1
     if store == 0:
         sc[SC_NV] = 0
         sc[SC_VSTART] = 0
@@ -508,7 +504,7 @@ def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
         grptr[g] = 0
 
 
-@jit
+@inline
 def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val, sv, sk):
     """skip-till-next-match: event ``i`` could follow the stored vertices of the states it may
     follow, which stop being predecessors of events after ``t``."""
@@ -535,7 +531,8 @@ def pos_run(P, G, E, X, i0, until):
     """Process events ``i0..`` of the batch, then move time to ``until`` (exclusive: every
     event before ``until`` has been seen). Returns ``(status, next_event)``."""
     (pi, ST, fol, tr_off, TR, der_off, DER, own_off, OWN, mmin, pg_off, PGC, pg_val) = P
-    (sc, negM, gdone, grptr, B, TI, TF, TM, IDX, NI, NF, NM, LI, LF, LM, V, v_irank, v_col, v_colv,
+    (sc, negM, gdone, grptr, B, TI, TF, TM, IDX, NI, NF, NM, NT, LI, LF, LM, LT, V, v_irank, v_col,
+     v_colv,
      VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF, RM, o_k, OI, OF,
      OM, lastI, lastF, lastM) = G
     (e_ts, e_state, e_pos, e_qpos, e_ipos, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval,
@@ -573,8 +570,8 @@ def pos_run(P, G, E, X, i0, until):
         if t > sc[SC_NOW]:
             # ---- time moves on to t: commit the last timestamp's vertices ----
             if sc[SC_PCOMMIT] < sc[SC_NV]:
-                if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, LI, LF, LM,
-                          R, L, mmin, hard, pi[PI_STORE]):
+                if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF,
+                          LM, LT, R, L, mmin, hard, pi[PI_STORE]):
                     return WIDEN, i
             # ---- EMIT: the value after the last timestamp ----
             if emit and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
@@ -645,8 +642,8 @@ def pos_run(P, G, E, X, i0, until):
                 if emit:
                     if hasw:
                         while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
-                            clear_slot(TI, TF, TM, NI, NF, NM, LI, LF, LM, AI, AF, AM, ST, IDX, B,
-                                       mmin, emit, R, sc[SC_BLO] & (R - 1))
+                            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R,
+                                       sc[SC_BLO] & (R - 1))
                             sc[SC_BLO] += 1
                     st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF,
                                   lastM, tau, hasw, W, R, L, mmin, hard)
@@ -662,8 +659,7 @@ def pos_run(P, G, E, X, i0, until):
             if mode == MODE_SLIDE or hasw:
                 limit = floordiv(t - W, S) + 1 if mode == MODE_SLIDE else t - W + 1
                 while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] < limit:
-                    clear_slot(TI, TF, TM, NI, NF, NM, LI, LF, LM, AI, AF, AM, ST, IDX, B, mmin,
-                               emit, R, sc[SC_BLO] & (R - 1))
+                    clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, sc[SC_BLO] & (R - 1))
                     sc[SC_BLO] += 1
             # ---- trailing negation: scopes that ended ----
             if mode == MODE_TOTAL and trail:
@@ -673,7 +669,8 @@ def pos_run(P, G, E, X, i0, until):
                     if REC[r, R_ALIVE]:
                         REC[r, R_ALIVE] = 0
                         for k in range(REC[r, R_BHI] - REC[r, R_BLO] + 1):
-                            if rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard):
+                            rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard)
+                            if rec_normalize(XI, 0, L, TOP if hard else 0):
                                 over = True
                     r += 1
                     if over:
@@ -723,6 +720,7 @@ def pos_run(P, G, E, X, i0, until):
         blo = sc[SC_BLO]
         nb = sc[SC_BHI] - blo + 1
         if nb > 0:
+            s0 = blo & (R - 1)
             for k in range(nb):
                 slots[k] = (blo + k) & (R - 1)
                 rec_clear(tI, tF, tM, k, mmin)
@@ -731,22 +729,23 @@ def pos_run(P, G, E, X, i0, until):
                 x = TR[tr, TR_SRC]
                 kind = TR[tr, TR_KIND]
                 if kind == KIND_TOTAL:
-                    for k in range(nb):
-                        if rec_add(tI, tF, tM, k, TI, TF, TM, x * R + slots[k], L, mmin, hard):
-                            over = True
+                    rec_add_from_ring(tI, tF, tM, 0, TI, TF, TM, x * R, s0, nb, R, mmin)
                 elif kind == KIND_INDEX:
                     ix = TR[tr, TR_ARG]
                     q = e_qpos[i, ix]
                     if IDX[ix, IX_POINT]:
                         if q >= 0:
-                            base = (IDX[ix, IX_LOFF] + q) * R
-                            for k in range(nb):
-                                if rec_add(tI, tF, tM, k, LI, LF, LM, base + slots[k], L, mmin, hard):
-                                    over = True
-                    elif q > 0:
-                        if fen_prefix(NI, NF, NM, IDX[ix, IX_OFF], R, q, tI, tF, tM, 0, slots, nb,
-                                      L, mmin, hard):
-                            over = True
+                            leaf = IDX[ix, IX_LOFF] + q
+                            fen_clean(LI, LF, LM, LT, leaf, leaf * R, blo, R, mmin)
+                            rec_add_from_ring(tI, tF, tM, 0, LI, LF, LM, leaf * R, s0, nb, R, mmin)
+                    else:
+                        j = q
+                        off = IDX[ix, IX_OFF]
+                        while j > 0:
+                            node = off + j
+                            fen_clean(NI, NF, NM, NT, node, node * R, blo, R, mmin)
+                            rec_add_from_ring(tI, tF, tM, 0, NI, NF, NM, node * R, s0, nb, R, mmin)
+                            j -= j & (-j)
                 else:
                     if scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i,
                                  e_pos[i], t, tr, der_off, DER, thr, pg_off, PGC, pg_val, sv, sk,
@@ -756,12 +755,22 @@ def pos_run(P, G, E, X, i0, until):
                 if over:
                     return WIDEN, i
             if seq0 >= 0:
-                if rec_inc(tI, seq0 - blo, 0, L, hard):
-                    return WIDEN, i
+                rec_inc(tI, seq0 - blo, 0, L, hard)
             if rec_any_count(tI, 0, nb, L):
+                # the largest top limb a vertex value may have so that no stored sum wraps
+                top = 0
+                if hard:
+                    terms = sc[SC_NCOMMIT] - B[blo & (R - 1), B_C0] + 1
+                    top = rec_limit(terms, R + RW)
+                for k in range(nb):
+                    if rec_normalize(tI, k, L, top):
+                        return WIDEN, i
                 if own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm,
                                     e_aval, mmin, L, hard, tmp):
                     return WIDEN, i
+                for k in range(nb):
+                    if rec_normalize(tI, k, L, top):
+                        return WIDEN, i
                 over = False
                 if end_state == s:
                     kmin = 0
@@ -813,7 +822,8 @@ def pos_run(P, G, E, X, i0, until):
                                     over = True
                     elif mode == MODE_TOTAL:
                         if not trail:
-                            if rec_add(XI, XF, XM, 0, tI, tF, tM, R, L, mmin, hard):
+                            rec_add(XI, XF, XM, 0, tI, tF, tM, R, L, mmin, hard)
+                            if rec_normalize(XI, 0, L, TOP if hard else 0):
                                 over = True
                     else:
                         for k in range(nb):
@@ -832,8 +842,7 @@ def pos_run(P, G, E, X, i0, until):
                 for j in range(v_col.shape[1]):
                     v_col[v, j] = e_col[i, j]
                     v_colv[v, j] = e_colv[i, j]
-                for k in range(nb):
-                    rec_copy(VI, VF, VM, v * R + slots[k], tI, tF, tM, k)
+                rec_copy_to_ring(VI, VF, VM, v * R, tI, tF, tM, 0, s0, nb, R)
                 sc[SC_NV] = v + 1
                 if over:
                     if strat == STRAT_NEXT:

@@ -5,12 +5,13 @@ bucket: the fields of the query's aggregates (:mod:`.plan`). A record is a row o
 arrays:
 
 * ``I`` (int64): integer fields -- COUNT(*) first, then COUNT(E), exact sums of integer
-  attributes, numbers of non-null values -- each ``L`` limbs wide. Limbs ``0 .. L-2`` hold 32
-  bits each (``0 <= limb < 2**32``); the top limb ``L-1`` is signed and holds the rest, so
-  ``L == 1`` is a plain int64. Trend counts grow like ``2**n``; when a top limb reaches
-  ``HARD = 2**61`` the engine widens every array by one limb (:func:`.numbers.widen`) before
-  anything can wrap. Additions of two values below ``HARD`` cannot wrap, so checking after
-  each addition is enough.
+  attributes, numbers of non-null values -- each ``L`` limbs wide, the value being
+  ``sum(limb[j] * 2**(32*j))``. A vertex's own value is *normalised* (lower limbs in
+  ``[0, 2**32)``, the signed rest in the top limb, so ``L == 1`` is a plain int64); stored
+  sums (running totals, index nodes, results) add limbs one by one without carrying, which
+  cannot wrap as long as every normalised value has a top limb below :func:`limit`. Trend
+  counts grow like ``2**n``; when a vertex value reaches the limit the engine widens every
+  array by limbs (:func:`.numbers.widen`) and recomputes the event: nothing ever wraps.
 * ``F`` (float64): sums of floating-point attributes (compared to a relative 1e-9, as the
   reference allows).
 * ``M`` (int64): MIN/MAX as order-preserving codes of the attribute (:mod:`.numbers`),
@@ -26,17 +27,26 @@ from . import _jit
 
 _PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
 jit = _jit.jit(_PURE)
+inline = _jit.jit(_PURE, inline=True)
 entry = _jit.jit(_PURE, entry=True)
 
 MASK = 0xFFFFFFFF
-HARD = 1 << 61
 MIN_EMPTY = (1 << 63) - 1
 MAX_EMPTY = -(1 << 63)
+HARD = 1  # "not exact": limbs are checked (the exact twin passes 0)
 
 
-@jit
+@inline
+def limit(n_terms, n_buckets):
+    """Largest top limb a *normalised* vertex value may have when stored values are sums of at
+    most ``n_terms`` of them (over at most ``n_buckets`` buckets): every sum stays below 2**62,
+    with a factor 16 to spare for values stored while fewer terms were live."""
+    return (1 << 58) // ((n_terms + 2) * (n_buckets + 2))
+
+
+@inline
 def norm(I, row, off, L):
-    """Propagate carries of the field at ``I[row, off:off+L]``."""
+    """Propagate carries of the field at ``I[row, off:off+L]`` (lower limbs into [0, 2**32))."""
     c = 0
     for j in range(L - 1):
         v = I[row, off + j] + c
@@ -45,7 +55,23 @@ def norm(I, row, off, L):
     I[row, off + L - 1] += c
 
 
-@jit
+@inline
+def normalize(I, row, L, top_limit):
+    """Normalise every integer field of a row; True when a top limb reaches ``top_limit``
+    (the caller widens the arrays by a limb and retries)."""
+    over = False
+    for f in range(I.shape[1] // L):
+        off = f * L
+        if L > 1:
+            norm(I, row, off, L)
+        if top_limit > 0:
+            top = I[row, off + L - 1]
+            if top >= top_limit or top <= -top_limit:
+                over = True
+    return over
+
+
+@inline
 def clear(I, F, M, row, mmin):
     for j in range(I.shape[1]):
         I[row, j] = 0
@@ -55,22 +81,14 @@ def clear(I, F, M, row, mmin):
         M[row, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
 
 
-@jit
+@inline
 def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
-    """Record ``d[drow] += s[srow]`` (min/max for M). Returns True when a top limb reached
-    ``hard`` (nothing wrapped; the caller widens)."""
-    over = False
-    nf = dI.shape[1] // L
-    for f in range(nf):
-        off = f * L
-        for j in range(L):
-            dI[drow, off + j] += sI[srow, off + j]
-        if L > 1:
-            norm(dI, drow, off, L)
-        if hard > 0:
-            top = dI[drow, off + L - 1]
-            if top >= hard or top <= -hard:
-                over = True
+    """Record ``d[drow] += s[srow]`` (min/max for M). Limbs are added one by one without
+    carrying: a stored value is a sum of normalised values, each limb far below 2**63
+    (:func:`limit`), and carries are propagated only when a vertex's own value is formed.
+    Returns False (kept for the callers' uniform shape)."""
+    for j in range(dI.shape[1]):
+        dI[drow, j] += sI[srow, j]
     for j in range(dF.shape[1]):
         dF[drow, j] += sF[srow, j]
     for j in range(dM.shape[1]):
@@ -80,24 +98,81 @@ def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
                 dM[drow, j] = v
         elif v > dM[drow, j]:
             dM[drow, j] = v
-    return over
+    return False
 
 
-@jit
+@inline
+def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
+    """Rows ``d0 .. d0+n-1`` += rows ``s0 .. s0+n-1``: contiguous memory, one flat loop per
+    array (vectorised by LLVM)."""
+    w = dI.shape[1]
+    for r in range(n):
+        for j in range(w):
+            dI[d0 + r, j] += sI[s0 + r, j]
+    fw = dF.shape[1]
+    if fw > 0:
+        for r in range(n):
+            for j in range(fw):
+                dF[d0 + r, j] += sF[s0 + r, j]
+    mw = dM.shape[1]
+    if mw > 0:
+        for r in range(n):
+            for j in range(mw):
+                v = sM[s0 + r, j]
+                if mmin[j]:
+                    if v < dM[d0 + r, j]:
+                        dM[d0 + r, j] = v
+                elif v > dM[d0 + r, j]:
+                    dM[d0 + r, j] = v
+
+
+@inline
+def add_from_ring(dI, dF, dM, d0, sI, sF, sM, sbase, s0, n, R, mmin):
+    """Linear rows ``d0..`` += the ring rows ``sbase + slot`` for slots ``s0, s0+1, ...``
+    (modulo R): at most two contiguous blocks."""
+    n1 = R - s0
+    if n1 > n:
+        n1 = n
+    add_rows(dI, dF, dM, d0, sI, sF, sM, sbase + s0, n1, mmin)
+    if n > n1:
+        add_rows(dI, dF, dM, d0 + n1, sI, sF, sM, sbase, n - n1, mmin)
+
+
+@inline
+def add_ring_to_ring(dI, dF, dM, dbase, sI, sF, sM, sbase, s0, n, R, mmin):
+    """Ring rows ``dbase + slot`` += ring rows ``sbase + slot`` for ``n`` slots from ``s0``."""
+    n1 = R - s0
+    if n1 > n:
+        n1 = n
+    add_rows(dI, dF, dM, dbase + s0, sI, sF, sM, sbase + s0, n1, mmin)
+    if n > n1:
+        add_rows(dI, dF, dM, dbase, sI, sF, sM, sbase, n - n1, mmin)
+
+
+@inline
+def copy_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R):
+    """Ring rows ``dbase + slot`` (slots from ``s0``) = linear rows ``s_lin0..``."""
+    for k in range(n):
+        slot = (s0 + k) & (R - 1)
+        for j in range(dI.shape[1]):
+            dI[dbase + slot, j] = sI[s_lin0 + k, j]
+        for j in range(dF.shape[1]):
+            dF[dbase + slot, j] = sF[s_lin0 + k, j]
+        for j in range(dM.shape[1]):
+            dM[dbase + slot, j] = sM[s_lin0 + k, j]
+
+
+@inline
 def sub(dI, dF, drow, sI, sF, srow, L):
-    """Record ``d[drow] -= s[srow]`` for the integer and float fields (not M)."""
-    nf = dI.shape[1] // L
-    for f in range(nf):
-        off = f * L
-        for j in range(L):
-            dI[drow, off + j] -= sI[srow, off + j]
-        if L > 1:
-            norm(dI, drow, off, L)
+    """Record ``d[drow] -= s[srow]`` for the integer and float fields (not M); limb by limb,
+    so subtracting a value that was added restores the limbs exactly."""
+    for j in range(dI.shape[1]):
+        dI[drow, j] -= sI[srow, j]
     for j in range(dF.shape[1]):
         dF[drow, j] -= sF[srow, j]
 
 
-@jit
+@inline
 def copy(dI, dF, dM, drow, sI, sF, sM, srow):
     for j in range(dI.shape[1]):
         dI[drow, j] = sI[srow, j]
@@ -107,8 +182,10 @@ def copy(dI, dF, dM, drow, sI, sF, sM, srow):
         dM[drow, j] = sM[srow, j]
 
 
-@jit
+@inline
 def nonzero(I, row, field, L):
+    """Is the field nonzero? (Sums of counts have no negative limbs, so a zero count has
+    only zero limbs.)"""
     off = field * L
     for j in range(L):
         if I[row, off + j] != 0:
@@ -116,7 +193,7 @@ def nonzero(I, row, field, L):
     return False
 
 
-@jit
+@inline
 def any_count(I, row0, nrows, L):
     """Is COUNT(*) nonzero in any of the rows ``row0 .. row0+nrows-1``?"""
     for r in range(row0, row0 + nrows):
@@ -126,31 +203,24 @@ def any_count(I, row0, nrows, L):
     return False
 
 
-@jit
+@inline
 def inc(I, row, field, L, hard):
     """``field += 1``."""
-    off = field * L
-    I[row, off] += 1
-    if L > 1:
-        norm(I, row, off, L)
-    top = I[row, off + L - 1]
-    return hard > 0 and top >= hard
+    I[row, field * L] += 1
+    return False
 
 
-@jit
+@inline
 def add_field(I, row, dst, src, L, hard):
     """``I[row].dst += I[row].src`` (an event's own contribution: COUNT(E) += count)."""
     d = dst * L
     s = src * L
     for j in range(L):
         I[row, d + j] += I[row, s + j]
-    if L > 1:
-        norm(I, row, d, L)
-    top = I[row, d + L - 1]
-    return hard > 0 and (top >= hard or top <= -hard)
+    return False
 
 
-@jit
+@inline
 def as_float(I, row, field, L):
     """The field as a float (exact Python int in the L == 1 twin, so products stay exact)."""
     off = field * L
@@ -164,11 +234,11 @@ def as_float(I, row, field, L):
     return x
 
 
-@jit
+@inline
 def mul_add(I, row, dst, src, a, L, hard, tmp):
-    """``I[row].dst += a * I[row].src`` for an integer ``|a| < 2**31``; ``tmp`` is scratch of
-    at least ``L + 2`` int64. Returns False when the product does not fit the current limbs
-    (the caller widens and retries); True otherwise."""
+    """``I[row].dst += a * I[row].src`` for an integer ``|a| < 2**31`` and a normalised
+    source; ``tmp`` is scratch of at least ``L + 2`` int64. Returns False when the product
+    does not fit the current limbs (the caller widens and retries); True otherwise."""
     d = dst * L
     s = src * L
     if hard == 0:  # exact twin: Python integers
@@ -198,10 +268,7 @@ def mul_add(I, row, dst, src, a, L, hard, tmp):
     for j in range(L - 1):
         I[row, d + j] += tmp[j]
     I[row, d + L - 1] += t
-    if L > 1:
-        norm(I, row, d, L)
-    top = I[row, d + L - 1]
-    return not (top >= hard or top <= -hard)
+    return True
 
 
 # Reference: exact counts "of any size" (docs/semantics.md §8 Exactness; notes/greta.md §7

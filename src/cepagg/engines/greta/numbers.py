@@ -26,16 +26,19 @@ MASK = 0xFFFFFFFF
 _FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
-def widen(a: np.ndarray, fields: int, limbs: int) -> np.ndarray:
-    """``a`` (rows x fields*limbs) with one more limb per field; values unchanged."""
+def widen(a: np.ndarray, fields: int, limbs: int, extra: int = 1) -> np.ndarray:
+    """``a`` (rows x fields*limbs) with ``extra`` more limbs per field; values unchanged (the
+    top limb is split into 32-bit pieces)."""
     rows = a.shape[0]
     v = a.reshape(rows, fields, limbs)
-    out = np.zeros((rows, fields, limbs + 1), dtype=np.int64)
+    out = np.zeros((rows, fields, limbs + extra), dtype=np.int64)
     out[:, :, : limbs - 1] = v[:, :, : limbs - 1]
-    top = v[:, :, limbs - 1]
-    out[:, :, limbs - 1] = top & MASK
-    out[:, :, limbs] = top >> 32
-    return out.reshape(rows, fields * (limbs + 1))
+    top = v[:, :, limbs - 1].copy()
+    for j in range(extra):
+        out[:, :, limbs - 1 + j] = top & MASK
+        top >>= 32
+    out[:, :, limbs - 1 + extra] = top
+    return out.reshape(rows, fields * (limbs + extra))
 
 
 def to_ints(a: np.ndarray, field: int, limbs: int) -> np.ndarray:

@@ -19,7 +19,7 @@ from . import _kernels as K
 from . import _records
 from .numbers import to_exact, widen
 
-G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM LI LF LM V v_irank v_col v_colv VI VF VM "
+G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM NT LI LF LM LT V v_irank v_col v_colv VI VF VM "
            "w_k WI WF WM XI XF XM AI AF AM REC r_bkey RI RF RM o_k OI OF OM lastI lastF "
            "lastM").split()
 # record triples (int, float, min/max) and the length of their "entity" axis
@@ -72,7 +72,7 @@ class PosState:
         a["negM"] = negM.copy()
         a["gdone"] = np.full(G, K.NEG_INF, dtype=np.int64)
         a["grptr"] = np.zeros(G, dtype=np.int64)
-        B = np.zeros((self.R, 4), dtype=np.int64)
+        B = np.zeros((self.R, 5), dtype=np.int64)
         B[:, K.B_SEQ] = -1
         a["B"] = B
         self.a = a
@@ -84,6 +84,8 @@ class PosState:
         a["IDX"] = IDX
         self._records("N", 0)
         self._records("L", 0)
+        a["NT"] = np.zeros((0, 2), dtype=np.int64)
+        a["LT"] = np.zeros((0, 2), dtype=np.int64)
         a["V"] = np.zeros((self.vcap, 6), dtype=np.int64)
         a["v_irank"] = np.zeros((self.vcap, self.NIX), dtype=np.int64)
         a["v_col"] = np.zeros((self.vcap, self.C), dtype=np.float64)
@@ -204,7 +206,7 @@ class PosState:
         alive = list(range(int(sc[K.SC_BLO]), int(sc[K.SC_BHI]) + 1))
         old_slots = np.array([s & (R - 1) for s in alive], dtype=np.int64)
         new_slots = np.array([s & (R2 - 1) for s in alive], dtype=np.int64)
-        B = np.zeros((R2, 4), dtype=np.int64)
+        B = np.zeros((R2, 5), dtype=np.int64)
         B[:, K.B_SEQ] = -1
         B[new_slots] = self.a["B"][old_slots]
         self.a["B"] = B
@@ -247,11 +249,13 @@ class PosState:
         self._scratch()
 
     def widen(self) -> None:
-        """One more limb for every integer field (values unchanged)."""
+        """More limbs for every integer field, values unchanged: one, or half as many again
+        once there are several (counts that keep growing need few reallocations)."""
+        extra = max(1, self.L // 2)
         for name in _RECORDS:
             key = self._triple(name)[0]
-            self.a[key] = widen(self.a[key], self.FI, self.L)
-        self.L += 1
+            self.a[key] = widen(self.a[key], self.FI, self.L, extra)
+        self.L += extra
         self._scratch()
 
     def make_exact(self) -> None:
@@ -277,64 +281,70 @@ class PosState:
     def set_coords(self, ix: int, coords: np.ndarray, old_to_new: np.ndarray | None) -> None:
         """Install new key ranks for index ``ix``; ``old_to_new`` maps old ranks (-1: dropped)."""
         from . import index as _index_jit
+        from ._jit import twin
 
         R = self.R
-        n_old = int(self.idx_n[ix])
-        n_new = len(coords)
-        # leaves per index, in index order
-        sizes = [int(x) for x in self.idx_n]
-        leaves = {}
         IDX = self.a["IDX"]
+        n_old = int(IDX[ix, K.IX_N])
+        n_new = len(coords)
+        sizes = [int(x) for x in IDX[:, K.IX_N]]
+        sc = self.sc
+        alive, newest = int(sc[K.SC_BLO]), int(sc[K.SC_BHI])
+        leaves = {}
         for j in range(self.NIX):
-            lo = int(IDX[j, K.IX_LOFF]) * R
-            leaves[j] = tuple(self.a[k][lo: lo + sizes[j] * R] for k in self._triple("L"))
+            lo = int(IDX[j, K.IX_LOFF])
+            part = [self.a[k][lo * R: (lo + sizes[j]) * R] for k in self._triple("L")]
+            part.append(self.a["LT"][lo: lo + sizes[j]])
+            leaves[j] = part
         sizes[ix] = n_new
         new_leaf = []
-        for k, key in enumerate(self._triple("L")):
+        for k, key in enumerate(list(self._triple("L")) + ["LT"]):
             old = leaves[ix][k]
-            arr = np.zeros((n_new * R, old.shape[1]), dtype=old.dtype)
-            if old.dtype == object:
+            per = 1 if key == "LT" else R
+            shape = (n_new * per, old.shape[1])
+            arr = np.zeros(shape, dtype=old.dtype)
+            if key == "LT":
+                arr[:, 0] = 0
+                arr[:, 1] = -1  # holds nothing
+            elif old.dtype == object:
                 arr[:] = 0 if key.endswith("I") else 0.0
-            if key.endswith("M"):
+            if key == "LM":
                 for j, is_min in enumerate(self.mmin):
                     arr[:, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
             if old_to_new is not None and n_old and n_new:
-                width = old.shape[1]
                 keep = np.flatnonzero(old_to_new >= 0)
-                o = old.reshape(n_old, R, width)
-                a2 = arr.reshape(n_new, R, width)
+                o = old.reshape((n_old, per, old.shape[1]))
+                a2 = arr.reshape((n_new, per, arr.shape[1]))
                 a2[old_to_new[keep]] = o[keep]
-                arr = a2.reshape(n_new * R, width)
+                arr = a2.reshape(shape)
             new_leaf.append(arr)
-        leaves[ix] = tuple(new_leaf)
-        # lay out again: leaves, then tree nodes (n + 1 per index)
+        leaves[ix] = new_leaf
         loff, off = 0, 0
-        lparts = [[], [], []]
-        IDX = self.a["IDX"]
+        parts: list[list[np.ndarray]] = [[], [], [], []]
         for j in range(self.NIX):
             IDX[j, K.IX_N] = sizes[j]
             IDX[j, K.IX_LOFF] = loff
             loff += sizes[j]
             IDX[j, K.IX_OFF] = off
             off += sizes[j] + 1
-            for k in range(3):
-                lparts[k].append(leaves[j][k])
-        for k, key in enumerate(self._triple("L")):
-            self.a[key] = np.concatenate(lparts[k]) if lparts[k] else self.a[key][:0]
+            for k in range(4):
+                parts[k].append(leaves[j][k])
+        for k, key in enumerate(list(self._triple("L")) + ["LT"]):
+            self.a[key] = np.concatenate(parts[k]) if parts[k] else self.a[key][:0]
         self._records("N", off * R)
+        self.a["NT"] = np.zeros((off, 2), dtype=np.int64)
         if old_to_new is not None and n_old:
             ir = self.a["v_irank"]
             col = ir[:, ix]
             ok = col >= 0
             col[ok] = old_to_new[np.minimum(col[ok], n_old - 1)]
         self.coords[ix] = coords
-        from ._jit import twin
-
         kern = twin("index") if (self.exact or self.pure) else _index_jit
         for j in range(self.NIX):
-            kern.build(self.a["NI"], self.a["NF"], self.a["NM"], int(IDX[j, K.IX_OFF]),
+            kern.build(self.a["NI"], self.a["NF"], self.a["NM"], self.a["NT"], int(IDX[j, K.IX_OFF]),
                        int(IDX[j, K.IX_N]), R, self.a["LI"], self.a["LF"], self.a["LM"],
-                       int(IDX[j, K.IX_LOFF]), 1 if self.exact else self.L, self.mmin)
+                       self.a["LT"], int(IDX[j, K.IX_LOFF]), 1 if self.exact else self.L,
+                       self.mmin, alive, newest)
 
     def alive_coords(self, ix: int) -> np.ndarray:
         """Ranks of index ``ix`` still holding a count in a live bucket, or used by a stored
@@ -347,7 +357,18 @@ class PosState:
         I = self.a["LI"][lo: lo + n * R]
         width = 1 if self.exact else self.L
         cnt = I[:, :width].reshape(n, R, width)
-        live = np.any(cnt != 0, axis=(1, 2))
+        base = int(self.a["IDX"][ix, K.IX_LOFF])
+        rng = self.a["LT"][base: base + n]
+        sc = self.sc
+        alive = int(sc[K.SC_BLO])
+        # a leaf counts if it holds a live bucket (its slots of expired buckets may be stale)
+        seqs = np.arange(alive, int(sc[K.SC_BHI]) + 1)
+        live = np.zeros(n, dtype=bool)
+        if len(seqs):
+            slots = seqs & (R - 1)
+            nz = np.any(cnt[:, slots, :] != 0, axis=2)  # n x live buckets
+            inside = (seqs[None, :] >= rng[:, 0:1]) & (seqs[None, :] <= rng[:, 1:2])
+            live = np.any(nz & inside, axis=1)
         sc = self.sc
         nv = int(sc[K.SC_NV])
         if nv:
