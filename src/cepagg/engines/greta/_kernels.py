@@ -1,0 +1,964 @@
+"""The GRETA runtime loops: one partition's graph over one batch of its events.
+
+:func:`pos_run` runs the positive graph (Algorithm 2 with the extensions of Sections 5-7):
+for each event in time order it computes the event's *record* -- the aggregates of all trends
+ending at it, one per start bucket (:mod:`.windows`) -- from its predecessors' records, adds
+it to the window results if it is an END event, and keeps it for later events. Edges are never
+stored: the predecessor sum is a running total per state (no edge predicate), a prefix of an
+ordered index (:mod:`.index`, for ``X.a θ NEXT(X).a``), or a scan over the stored vertices
+(other edge conditions, negation crossing the transition, skip-till-next-match, contiguous).
+Events with the same timestamp never precede each other: a timestamp's vertices are
+*committed* to the running totals and indexes only when time moves on.
+
+:func:`neg_run` runs a negative sub-pattern's graph. It needs no aggregates: a vertex keeps
+the latest start of the sub-pattern matches ending at it, and every finished match
+``(end time, latest start)`` that raises the running maximum is reported to the graph it
+constrains (Definition 5 as a time threshold: a previous-type event ``p`` may precede a
+following-type event ``e`` iff ``p.ts >= max{start of an N match ending before e}``).
+
+Both return ``(status, next_event)``; a status other than ``DONE`` asks the caller to grow an
+array or widen the integers (:mod:`.numbers`) and call again from ``next_event``: nothing is
+ever truncated or wrapped.
+
+Only the two entry points take tuples (plan, state, batch, scratch; layouts in
+:mod:`.state` and :mod:`.layout`); helpers take the arrays they use, which keeps numba's
+compilation short.
+"""
+
+from __future__ import annotations
+
+from . import _jit
+
+_PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
+jit = _jit.jit(_PURE)
+inline = _jit.jit(_PURE, inline=True)
+entry = _jit.jit(_PURE, entry=True)
+_rec = _jit.sibling("_records", _PURE)
+_idx = _jit.sibling("index", _PURE)
+_prog = _jit.sibling("_program", _PURE)
+
+rec_add = _rec.add
+rec_sub = _rec.sub
+rec_clear = _rec.clear
+rec_copy = _rec.copy
+rec_nonzero = _rec.nonzero
+rec_any_count = _rec.any_count
+rec_inc = _rec.inc
+rec_add_field = _rec.add_field
+rec_as_float = _rec.as_float
+rec_mul_add = _rec.mul_add
+rec_normalize = _rec.normalize
+rec_add_from_ring = _rec.add_from_ring
+rec_add_ring_to_ring = _rec.add_ring_to_ring
+rec_copy_to_ring = _rec.copy_to_ring
+rec_limit = _rec.limit
+fen_clean = _idx.clean
+fen_held = _idx.held
+prog_run = _prog.run
+HARD = _rec.HARD
+TOP = 1 << 61  # limit of a carried total's top limb (results of WITHIN alone)
+
+# statuses
+DONE, WIDEN, GROW_V, GROW_R, GROW_REC, OUT_FULL = 0, 1, 2, 3, 4, 5
+
+NEG_INF = -(1 << 62)
+POS_INF = 1 << 62
+
+# plan scalars (pi)
+PI_MODE, PI_HASW, PI_W, PI_S, PI_STRAT, PI_SLO, PI_SHI, PI_NS, PI_NG, PI_FI, PI_STORE, \
+    PI_START, PI_END, PI_EXACT, PI_LEAD, PI_TRAIL, PI_SUFFIX = range(17)
+MODE_SLIDE, MODE_TOTAL, MODE_EMIT = 0, 1, 2
+STRAT_ANY, STRAT_NEXT, STRAT_CONTIG = 0, 1, 2
+KIND_TOTAL, KIND_INDEX, KIND_SCAN = 0, 2, 3
+OWN_COUNT, OWN_SUM_INT, OWN_SUM_FLOAT, OWN_MINMAX = 0, 1, 2, 3
+# columns of the plan tables
+ST_LEAD, ST_TRAIL, ST_LOOP, ST_TOTAL = 0, 1, 2, 3
+TR_SRC, TR_KIND, TR_ARG = 0, 1, 2
+D_MASK, D_PROG = 0, 1
+O_KIND, O_DST, O_NNZ, O_ATTR = 0, 1, 2, 3
+IX_OFF, IX_N, IX_LOFF, IX_POINT, IX_SRC = 0, 1, 2, 3, 4
+# columns of the state tables
+B_KEY, B_KLO, B_M, B_SEQ, B_C0 = 0, 1, 2, 3, 4
+V_TS, V_STATE, V_POS, V_BLO, V_BHI, V_DEATH = 0, 1, 2, 3, 4, 5
+R_TS, R_STATE, R_ALIVE, R_BLO, R_BHI, R_KMIN, R_KMAX = 0, 1, 2, 3, 4, 5, 6
+
+# state scalars (sc)
+SC_NOW, SC_NV, SC_VSTART, SC_BHI, SC_BLO, SC_PEND, SC_PCOMMIT, SC_WLO, SC_WHI, SC_NREC, \
+    SC_RSTART, SC_OUTN, SC_TLAST, SC_HASLAST, SC_NCOMMIT = range(15)
+N_SC = 15
+
+
+@inline
+def floordiv(a, b):
+    return a // b
+
+
+@inline
+def lead_threshold(negM, mask, ng):
+    m = NEG_INF
+    for g in range(ng):
+        if (mask >> g) & 1:
+            if negM[g] > m:
+                m = negM[g]
+    return m
+
+
+# ----------------------------------------------------------------------------------------------
+# buckets
+
+
+@jit
+def clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, slot):
+    """Forget start bucket ``slot`` (it expired; the slot will be reused). Index rows are not
+    touched: their tags tell (:mod:`.index`)."""
+    for x in range(ST.shape[0]):
+        if ST[x, ST_TOTAL]:
+            rec_clear(TI, TF, TM, x * R + slot, mmin)
+    if emit:
+        rec_clear(AI, AF, AM, slot, mmin)
+    B[slot, B_SEQ] = -1
+
+
+@inline
+def start_bucket(sc, B, negM, mask, ng, mode, hasw, S, t):
+    """Sequence number of the start bucket of a trend starting at ``t`` (created when new);
+    -1 when no trend may start here (leading negation), -2 when the ring is full."""
+    R = B.shape[0]
+    m = lead_threshold(negM, mask, ng)
+    if mode == MODE_SLIDE:
+        key = floordiv(t, S)
+        klo = NEG_INF if m == NEG_INF else floordiv(m, S) + 1
+        if klo > key:
+            return -1
+    elif hasw:
+        key = t
+        klo = 0
+    else:
+        if m != NEG_INF:
+            return -1
+        key = 0
+        klo = 0
+    if sc[SC_BLO] <= sc[SC_BHI]:
+        slot = sc[SC_BHI] & (R - 1)
+        if B[slot, B_KEY] == key and B[slot, B_KLO] == klo and B[slot, B_M] == m:
+            return sc[SC_BHI]
+        if sc[SC_BHI] - sc[SC_BLO] + 1 >= R:
+            return -2
+        sc[SC_BHI] += 1
+    else:
+        sc[SC_BHI] += 1
+        sc[SC_BLO] = sc[SC_BHI]
+    seq = sc[SC_BHI]
+    slot = seq & (R - 1)
+    B[slot, B_KEY] = key
+    B[slot, B_KLO] = klo
+    B[slot, B_M] = m
+    B[slot, B_SEQ] = seq
+    B[slot, B_C0] = sc[SC_NCOMMIT]
+    return seq
+
+
+# ----------------------------------------------------------------------------------------------
+# predecessors
+
+
+@jit
+def scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i, epos, t, tr, der_off,
+              DER, thr, pg_off, PGC, pg_val, sv, sk, slots, blo, nb, x, R, L, mmin, hard, strat,
+              vstart, pend):
+    """Add the records of every valid stored predecessor of state ``x`` (transition ``tr``)."""
+    lo_v = vstart
+    if strat == STRAT_CONTIG:
+        lo_v = pend - 1
+        if lo_v < vstart or V[lo_v, V_POS] != epos - 1:
+            return False
+    over = False
+    for v in range(lo_v, pend):
+        if V[v, V_STATE] != x or V[v, V_BHI] < blo:
+            continue
+        if strat == STRAT_NEXT and V[v, V_DEATH] < t:
+            continue
+        ok = False
+        for d in range(der_off[tr], der_off[tr + 1]):
+            if DER[d, D_MASK] != 0 and V[v, V_TS] < thr[d]:
+                continue
+            p = DER[d, D_PROG]
+            if p >= 0:
+                if prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v, e_col,
+                            e_colv, i, sv, sk) != 1:
+                    continue
+            ok = True
+            break
+        if not ok:
+            continue
+        lo = V[v, V_BLO]
+        if lo < blo:
+            lo = blo
+        hi = V[v, V_BHI]
+        if hi >= lo:
+            rec_add_from_ring(tI, tF, tM, lo - blo, VI, VF, VM, v * R, lo & (R - 1), hi - lo + 1,
+                              R, mmin)
+    return over
+
+
+@inline
+def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, e_aval, mmin, L,
+                     hard, tmp):
+    """COUNT(E), SUM, MIN, MAX: the event's own part, with its complete count. Returns
+    True when a value does not fit (widen and retry)."""
+    for o in range(own_off[s], own_off[s + 1]):
+        kind = OWN[o, O_KIND]
+        a = OWN[o, O_ATTR]
+        dst = OWN[o, O_DST]
+        for k in range(nb):
+            if not rec_nonzero(tI, k, 0, L):
+                continue
+            if kind == OWN_COUNT:
+                if rec_add_field(tI, k, dst, 0, L, hard):
+                    return True
+                continue
+            if not e_aval[i, a]:
+                continue
+            if kind == OWN_SUM_INT:
+                if not rec_mul_add(tI, k, dst, 0, e_aint[i, a], L, hard, tmp):
+                    return True
+                if rec_add_field(tI, k, OWN[o, O_NNZ], 0, L, hard):
+                    return True
+            elif kind == OWN_SUM_FLOAT:
+                tF[k, dst] += e_aflt[i, a] * rec_as_float(tI, k, 0, L)
+                if rec_add_field(tI, k, OWN[o, O_NNZ], 0, L, hard):
+                    return True
+            else:
+                c = e_amm[i, a]
+                if mmin[dst]:
+                    if c < tM[k, dst]:
+                        tM[k, dst] = c
+                elif c > tM[k, dst]:
+                    tM[k, dst] = c
+    return False
+
+
+# ----------------------------------------------------------------------------------------------
+# END events: contributions to windows, totals, EMIT accumulators
+
+
+@inline
+def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
+    """Per-window contribution of the END event just computed, into scratch rows ``R + k -
+    kmin``. Returns (overflow, kmin, kmax)."""
+    kmin = floordiv(t - W, S) + 1
+    kmax = floordiv(t, S)
+    K = kmax - kmin + 1
+    for w in range(K):
+        rec_clear(tI, tF, tM, R + w, mmin)
+    if suffix:
+        # no leading negation: window k sums the buckets whose pane is >= k
+        kb = nb - 1
+        run = R + K
+        rec_clear(tI, tF, tM, run, mmin)
+        for k in range(kmax, kmin - 1, -1):
+            while kb >= 0 and B[slots[kb], B_KEY] >= k:
+                if rec_add(tI, tF, tM, run, tI, tF, tM, kb, L, mmin, hard):
+                    return True, kmin, kmax
+                kb -= 1
+            rec_copy(tI, tF, tM, R + k - kmin, tI, tF, tM, run)
+    else:
+        for kb in range(nb):
+            slot = slots[kb]
+            lo = B[slot, B_KLO]
+            if lo < kmin:
+                lo = kmin
+            hi = B[slot, B_KEY]
+            if hi > kmax:
+                hi = kmax
+            for k in range(lo, hi + 1):
+                if rec_add(tI, tF, tM, R + k - kmin, tI, tF, tM, kb, L, mmin, hard):
+                    return True, kmin, kmax
+    return False, kmin, kmax
+
+
+@inline
+def end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard):
+    """WITHIN alone: sum of the buckets whose leading negation allows an end at ``t``."""
+    rec_clear(tI, tF, tM, R, mmin)
+    for kb in range(nb):
+        if hasw and B[slots[kb], B_M] > t - W:
+            continue
+        if rec_add(tI, tF, tM, R, tI, tF, tM, kb, L, mmin, hard):
+            return True
+    return False
+
+
+@jit
+def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM, tau, hasw, W,
+             R, L, mmin, hard):
+    """Record the EMIT ON CHANGE value at ``tau`` if it changed. Returns a status."""
+    row = R + 1
+    rec_clear(tI, tF, tM, row, mmin)
+    for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
+        slot = seq & (R - 1)
+        if hasw:
+            if B[slot, B_KEY] + W <= tau or B[slot, B_M] > tau - W:
+                continue
+        rec_add(tI, tF, tM, row, AI, AF, AM, slot, L, mmin, hard)
+    rec_normalize(tI, row, L, 0)
+    same = sc[SC_HASLAST] == 1
+    if same:
+        for j in range(tI.shape[1]):
+            if tI[row, j] != lastI[0, j]:
+                same = False
+        for j in range(tF.shape[1]):
+            if tF[row, j] != lastF[0, j]:
+                same = False
+        for j in range(tM.shape[1]):
+            if tM[row, j] != lastM[0, j]:
+                same = False
+    if same:
+        return DONE
+    n = sc[SC_OUTN]
+    if n > 0 and o_k[n - 1] == tau:
+        n -= 1
+    elif n >= o_k.shape[0]:
+        return OUT_FULL
+    o_k[n] = tau
+    rec_copy(OI, OF, OM, n, tI, tF, tM, row)
+    rec_copy(lastI, lastF, lastM, 0, tI, tF, tM, row)
+    sc[SC_HASLAST] = 1
+    sc[SC_OUTN] = n + 1
+    return DONE
+
+
+@jit
+def emit_rebuild(AI, AF, AM, REC, RI, RF, RM, B, sc, R, L, mmin, hard):
+    """EMIT accumulators from the live trailing-negation records (after an invalidation, when
+    MIN/MAX cannot be subtracted)."""
+    over = False
+    for s in range(R):
+        rec_clear(AI, AF, AM, s, mmin)
+    for r in range(sc[SC_RSTART], sc[SC_NREC]):
+        if not REC[r, R_ALIVE]:
+            continue
+        lo = REC[r, R_BLO]
+        for seq in range(lo, REC[r, R_BHI] + 1):
+            slot = seq & (R - 1)
+            if B[slot, B_SEQ] == seq:
+                if rec_add(AI, AF, AM, slot, RI, RF, RM, r * R + (seq - lo), L, mmin, hard):
+                    over = True
+    return over
+
+
+@jit
+def invalidate_record(r, d, mode, hasw, W, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF, RM, B, sc,
+                      R, L, mmin, hard):
+    """A match of a trailing negation (ending at ``d``) follows record ``r``'s END event."""
+    REC[r, R_ALIVE] = 0
+    over = False
+    lo = REC[r, R_BLO]
+    if mode == MODE_TOTAL and hasw:
+        # buckets whose scope (start + W) ends no later than d stay valid
+        for k in range(REC[r, R_BHI] - lo + 1):
+            if r_bkey[r, k] + W <= d:
+                rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard)
+                if rec_normalize(XI, 0, L, TOP if hard else 0):
+                    over = True
+    elif mode == MODE_EMIT:
+        if mmin.shape[0] > 0:
+            if emit_rebuild(AI, AF, AM, REC, RI, RF, RM, B, sc, R, L, mmin, hard):
+                over = True
+        else:
+            for seq in range(lo, REC[r, R_BHI] + 1):
+                slot = seq & (R - 1)
+                if B[slot, B_SEQ] == seq:
+                    rec_sub(AI, AF, slot, RI, RF, r * R + (seq - lo), L)
+    return over
+
+
+@jit
+def close_window(k, trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM, o_k, OI, OF, OM, L, mmin, hard):
+    """Window ``k`` is final: write its result (when it has a trend). Returns a status."""
+    RW = w_k.shape[0]
+    slot = k & (RW - 1)
+    if sc[SC_OUTN] >= o_k.shape[0]:
+        return OUT_FULL
+    if trail:
+        rec_clear(WI, WF, WM, slot, mmin)
+        w_k[slot] = k
+        for r in range(sc[SC_RSTART], sc[SC_NREC]):
+            if REC[r, R_ALIVE] and REC[r, R_KMIN] <= k and k <= REC[r, R_KMAX]:
+                if rec_add(WI, WF, WM, slot, RI, RF, RM, r * RW + slot, L, mmin, hard):
+                    return WIDEN
+    if w_k[slot] == k:
+        if rec_nonzero(WI, slot, 0, L):
+            n = sc[SC_OUTN]
+            o_k[n] = k
+            rec_copy(OI, OF, OM, n, WI, WF, WM, slot)
+            sc[SC_OUTN] = n + 1
+        rec_clear(WI, WF, WM, slot, mmin)
+        w_k[slot] = NEG_INF
+    return DONE
+
+
+@inline
+def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF, LM, LT, R, L,
+           mmin, hard, store):
+    """Insert the vertices of the finished timestamp into running totals and indexes.
+    Returns True (after a whole vertex) when a value reached the limb limit."""
+    nidx = IDX.shape[0]
+    alive = sc[SC_BLO]
+    v = sc[SC_PCOMMIT]
+    while v < sc[SC_NV]:
+        x = V[v, V_STATE]
+        lo = V[v, V_BLO]
+        nb = V[v, V_BHI] - lo + 1
+        s0 = lo & (R - 1)
+        vbase = v * R
+        if ST[x, ST_TOTAL]:
+            rec_add_ring_to_ring(TI, TF, TM, x * R, VI, VF, VM, vbase, s0, nb, R, mmin)
+        for ix in range(nidx):
+            if IDX[ix, IX_SRC] != x:
+                continue
+            rank = v_irank[v, ix]
+            if rank < 0:
+                continue
+            leaf = IDX[ix, IX_LOFF] + rank
+            fen_clean(LI, LF, LM, LT, leaf, leaf * R, alive, R, mmin)
+            rec_add_ring_to_ring(LI, LF, LM, leaf * R, VI, VF, VM, vbase, s0, nb, R, mmin)
+            fen_held(LT, leaf, lo, lo + nb - 1)
+            if IDX[ix, IX_POINT]:
+                continue
+            j = rank + 1
+            n = IDX[ix, IX_N]
+            while j <= n:
+                node = IDX[ix, IX_OFF] + j
+                fen_clean(NI, NF, NM, NT, node, node * R, alive, R, mmin)
+                rec_add_ring_to_ring(NI, NF, NM, node * R, VI, VF, VM, vbase, s0, nb, R, mmin)
+                fen_held(NT, node, lo, lo + nb - 1)
+                j += j & (-j)
+        v += 1
+        sc[SC_PCOMMIT] = v
+        sc[SC_NCOMMIT] += 1
+    if store == 0:
+        sc[SC_NV] = 0
+        sc[SC_VSTART] = 0
+        sc[SC_PEND] = 0
+        sc[SC_PCOMMIT] = 0
+    else:
+        sc[SC_PEND] = sc[SC_NV]
+    return False
+
+
+@jit
+def compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t):
+    """Drop stored vertices that no later event can use (purge in batches)."""
+    blo = sc[SC_BLO]
+    any_bucket = sc[SC_BLO] <= sc[SC_BHI]
+    w = 0
+    pend = sc[SC_PEND]
+    new_pend = -1
+    for v in range(sc[SC_VSTART], sc[SC_NV]):
+        if v == pend:
+            new_pend = w
+        keep = v >= pend or (V[v, V_BHI] >= blo and any_bucket and
+                             not (strat == STRAT_NEXT and V[v, V_DEATH] < t))
+        if strat == STRAT_CONTIG and v < pend - 1:
+            keep = False
+        if not keep:
+            continue
+        if w != v:
+            for j in range(V.shape[1]):
+                V[w, j] = V[v, j]
+            for j in range(v_irank.shape[1]):
+                v_irank[w, j] = v_irank[v, j]
+            for j in range(v_col.shape[1]):
+                v_col[w, j] = v_col[v, j]
+                v_colv[w, j] = v_colv[v, j]
+            for s in range(R):
+                rec_copy(VI, VF, VM, w * R + s, VI, VF, VM, v * R + s)
+        w += 1
+    if new_pend < 0:
+        new_pend = w
+    sc[SC_VSTART] = 0
+    sc[SC_PCOMMIT] = new_pend + (sc[SC_PCOMMIT] - pend)
+    sc[SC_PEND] = new_pend
+    sc[SC_NV] = w
+
+
+@jit
+def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
+    RX = RI.shape[0] // REC.shape[0]
+    w = 0
+    for r in range(sc[SC_RSTART], sc[SC_NREC]):
+        if not REC[r, R_ALIVE]:
+            continue
+        if w != r:
+            for j in range(REC.shape[1]):
+                REC[w, j] = REC[r, j]
+            for k in range(r_bkey.shape[1]):
+                r_bkey[w, k] = r_bkey[r, k]
+            for k in range(RX):
+                rec_copy(RI, RF, RM, w * RX + k, RI, RF, RM, r * RX + k)
+        w += 1
+    sc[SC_RSTART] = 0
+    sc[SC_NREC] = w
+    for g in range(grptr.shape[0]):
+        grptr[g] = 0
+
+
+@inline
+def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val, sv, sk):
+    """skip-till-next-match: event ``i`` could follow the stored vertices of the states it may
+    follow, which stop being predecessors of events after ``t``."""
+    for v in range(sc[SC_VSTART], sc[SC_NV]):
+        if V[v, V_TS] >= t or V[v, V_DEATH] < POS_INF:
+            continue
+        x = V[v, V_STATE]
+        if not fol[x * ns + s]:
+            continue
+        if x == s:
+            p = ST[x, ST_LOOP]
+            if p >= 0 and prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v, e_col,
+                                   e_colv, i, sv, sk) != 1:
+                continue
+        V[v, V_DEATH] = t
+
+
+# ----------------------------------------------------------------------------------------------
+# the loop
+
+
+@entry
+def pos_run(P, G, E, X, i0, until):
+    """Process events ``i0..`` of the batch, then move time to ``until`` (exclusive: every
+    event before ``until`` has been seen). Returns ``(status, next_event)``."""
+    (pi, ST, fol, tr_off, TR, der_off, DER, own_off, OWN, mmin, pg_off, PGC, pg_val) = P
+    (sc, negM, gdone, grptr, B, TI, TF, TM, IDX, NI, NF, NM, NT, LI, LF, LM, LT, V, v_irank, v_col,
+     v_colv,
+     VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF, RM, o_k, OI, OF,
+     OM, lastI, lastF, lastM) = G
+    (e_ts, e_state, e_pos, e_qpos, e_ipos, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval,
+     neg_t, neg_ls, neg_off, neg_used) = E
+    (tI, tF, tM, tmp, sv, sk, slots, thr) = X
+    R = B.shape[0]
+    RW = w_k.shape[0]
+    L = TI.shape[1] // pi[PI_FI]
+    hard = 0 if pi[PI_EXACT] else HARD
+    mode = pi[PI_MODE]
+    hasw = pi[PI_HASW]
+    W = pi[PI_W]
+    S = pi[PI_S]
+    strat = pi[PI_STRAT]
+    ng = pi[PI_NG]
+    ns = pi[PI_NS]
+    trail = pi[PI_TRAIL]
+    emit = mode == MODE_EMIT
+    start_state = pi[PI_START]
+    end_state = pi[PI_END]
+    n = e_ts.shape[0]
+    vcap = V.shape[0]
+    rcap = REC.shape[0]
+    for d in range(DER.shape[0]):
+        thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
+    i = i0
+    while True:
+        final = i >= n
+        if final:
+            t = until
+            if t <= sc[SC_NOW]:
+                break
+        else:
+            t = e_ts[i]
+        if t > sc[SC_NOW]:
+            # ---- time moves on to t: commit the last timestamp's vertices ----
+            if sc[SC_PCOMMIT] < sc[SC_NV]:
+                if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF,
+                          LM, LT, R, L, mmin, hard, pi[PI_STORE]):
+                    return WIDEN, i
+            # ---- EMIT: the value after the last timestamp ----
+            if emit and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
+                st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
+                              sc[SC_NOW], hasw, W, R, L, mmin, hard)
+                if st != DONE:
+                    return st, i
+            # ---- negative matches ending before t, window closes, EMIT changes ----
+            over = False
+            while True:
+                ta = POS_INF
+                for g in range(ng):
+                    j = neg_off[g] + neg_used[g]
+                    if j < neg_off[g + 1] and neg_t[j] < t and neg_t[j] < ta:
+                        ta = neg_t[j]
+                tb = POS_INF
+                if mode == MODE_SLIDE and sc[SC_WLO] <= sc[SC_WHI]:
+                    e = sc[SC_WLO] * S + W
+                    if e <= t:
+                        tb = e
+                tc = POS_INF
+                if emit and hasw and sc[SC_BLO] <= sc[SC_BHI]:
+                    e = B[sc[SC_BLO] & (R - 1), B_KEY] + W
+                    if e < t:
+                        tc = e
+                    for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
+                        slot = seq & (R - 1)
+                        if B[slot, B_M] != NEG_INF:
+                            e = B[slot, B_M] + W
+                            if sc[SC_TLAST] < e and e < t and e < tc:
+                                tc = e
+                tau = ta
+                if tb < tau:
+                    tau = tb
+                if tc < tau:
+                    tau = tc
+                if tau == POS_INF:
+                    break
+                if tb == tau:
+                    st = close_window(sc[SC_WLO], trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM,
+                                      o_k, OI, OF, OM, L, mmin, hard)
+                    if st != DONE:
+                        return st, i
+                    sc[SC_WLO] += 1
+                    continue
+                if ta == tau:
+                    for g in range(ng):
+                        j = neg_off[g] + neg_used[g]
+                        while j < neg_off[g + 1] and neg_t[j] == tau:
+                            ls = neg_ls[j]
+                            if ls > negM[g]:
+                                negM[g] = ls
+                            if (ST[end_state, ST_TRAIL] >> g) & 1 and ls > gdone[g]:
+                                r = grptr[g]
+                                if r < sc[SC_RSTART]:
+                                    r = sc[SC_RSTART]
+                                while r < sc[SC_NREC] and REC[r, R_TS] < ls:
+                                    if REC[r, R_ALIVE]:
+                                        if invalidate_record(r, tau, mode, hasw, W, XI, XF, XM, AI,
+                                                             AF, AM, REC, r_bkey, RI, RF, RM, B,
+                                                             sc, R, L, mmin, hard):
+                                            over = True
+                                    r += 1
+                                grptr[g] = r
+                                gdone[g] = ls
+                            neg_used[g] += 1
+                            j += 1
+                if emit:
+                    if hasw:
+                        while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
+                            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R,
+                                       sc[SC_BLO] & (R - 1))
+                            sc[SC_BLO] += 1
+                    st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF,
+                                  lastM, tau, hasw, W, R, L, mmin, hard)
+                    if st != DONE:
+                        return st, i
+                    sc[SC_TLAST] = tau
+                if over:
+                    return WIDEN, i
+            if mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
+                sc[SC_WLO] = POS_INF
+                sc[SC_WHI] = NEG_INF
+            # ---- expire start buckets no trend ending at t or later can use ----
+            if mode == MODE_SLIDE or hasw:
+                limit = floordiv(t - W, S) + 1 if mode == MODE_SLIDE else t - W + 1
+                while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] < limit:
+                    clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, sc[SC_BLO] & (R - 1))
+                    sc[SC_BLO] += 1
+            # ---- trailing negation: scopes that ended ----
+            if mode == MODE_TOTAL and trail:
+                r = sc[SC_RSTART]
+                while r < sc[SC_NREC] and ((hasw == 0 and t >= POS_INF) or
+                                           (hasw == 1 and REC[r, R_TS] + W <= t)):
+                    if REC[r, R_ALIVE]:
+                        REC[r, R_ALIVE] = 0
+                        for k in range(REC[r, R_BHI] - REC[r, R_BLO] + 1):
+                            rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard)
+                            if rec_normalize(XI, 0, L, TOP if hard else 0):
+                                over = True
+                    r += 1
+                    if over:
+                        return WIDEN, i
+            if mode == MODE_SLIDE and trail:
+                while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_KMAX] < sc[SC_WLO]:
+                    sc[SC_RSTART] += 1
+            if emit and trail and hasw:
+                while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_TS] + W <= t:
+                    sc[SC_RSTART] += 1
+            if emit:
+                st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
+                              t, hasw, W, R, L, mmin, hard)
+                if st != DONE:
+                    return st, i
+                sc[SC_TLAST] = t
+            if final:
+                sc[SC_NOW] = t - 1
+                sc[SC_PEND] = sc[SC_NV]
+                sc[SC_PCOMMIT] = sc[SC_NV]
+                if sc[SC_VSTART] > 0 or sc[SC_NV] > 0:
+                    compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
+                if sc[SC_RSTART] > 0:
+                    compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
+                break
+            sc[SC_NOW] = t
+            sc[SC_PEND] = sc[SC_NV]
+            sc[SC_PCOMMIT] = sc[SC_NV]
+            for d in range(DER.shape[0]):
+                thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
+        # ---- event i at time t ----
+        s = e_state[i]
+        if sc[SC_NV] >= vcap:
+            if sc[SC_VSTART] > 0 or pi[PI_STORE]:
+                compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
+            if sc[SC_NV] >= vcap:
+                return GROW_V, i
+        if sc[SC_NREC] >= rcap:
+            compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
+            if sc[SC_NREC] >= rcap:
+                return GROW_REC, i
+        seq0 = -1
+        if start_state == s and pi[PI_SLO] <= t and t < pi[PI_SHI]:
+            seq0 = start_bucket(sc, B, negM, ST[s, ST_LEAD], ng, mode, hasw, S, t)
+            if seq0 == -2:
+                return GROW_R, i
+        blo = sc[SC_BLO]
+        nb = sc[SC_BHI] - blo + 1
+        if nb > 0:
+            s0 = blo & (R - 1)
+            for k in range(nb):
+                slots[k] = (blo + k) & (R - 1)
+                rec_clear(tI, tF, tM, k, mmin)
+            over = False
+            for tr in range(tr_off[s], tr_off[s + 1]):
+                x = TR[tr, TR_SRC]
+                kind = TR[tr, TR_KIND]
+                if kind == KIND_TOTAL:
+                    rec_add_from_ring(tI, tF, tM, 0, TI, TF, TM, x * R, s0, nb, R, mmin)
+                elif kind == KIND_INDEX:
+                    ix = TR[tr, TR_ARG]
+                    q = e_qpos[i, ix]
+                    if IDX[ix, IX_POINT]:
+                        if q >= 0:
+                            leaf = IDX[ix, IX_LOFF] + q
+                            fen_clean(LI, LF, LM, LT, leaf, leaf * R, blo, R, mmin)
+                            rec_add_from_ring(tI, tF, tM, 0, LI, LF, LM, leaf * R, s0, nb, R, mmin)
+                    else:
+                        j = q
+                        off = IDX[ix, IX_OFF]
+                        while j > 0:
+                            node = off + j
+                            fen_clean(NI, NF, NM, NT, node, node * R, blo, R, mmin)
+                            rec_add_from_ring(tI, tF, tM, 0, NI, NF, NM, node * R, s0, nb, R, mmin)
+                            j -= j & (-j)
+                else:
+                    if scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i,
+                                 e_pos[i], t, tr, der_off, DER, thr, pg_off, PGC, pg_val, sv, sk,
+                                 slots, blo, nb, x, R, L, mmin, hard, strat, sc[SC_VSTART],
+                                 sc[SC_PEND]):
+                        over = True
+                if over:
+                    return WIDEN, i
+            if seq0 >= 0:
+                rec_inc(tI, seq0 - blo, 0, L, hard)
+            if rec_any_count(tI, 0, nb, L):
+                # the largest top limb a vertex value may have so that no stored sum wraps
+                top = 0
+                if hard:
+                    terms = sc[SC_NCOMMIT] - B[blo & (R - 1), B_C0] + 1
+                    top = rec_limit(terms, R + RW)
+                for k in range(nb):
+                    if rec_normalize(tI, k, L, top):
+                        return WIDEN, i
+                if own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm,
+                                    e_aval, mmin, L, hard, tmp):
+                    return WIDEN, i
+                for k in range(nb):
+                    if rec_normalize(tI, k, L, top):
+                        return WIDEN, i
+                over = False
+                if end_state == s:
+                    kmin = 0
+                    kmax = 0
+                    if mode == MODE_SLIDE:
+                        bad, kmin, kmax = end_slide(tI, tF, tM, B, slots, t, W, S, nb, R,
+                                                    pi[PI_SUFFIX], L, mmin, hard)
+                    elif mode == MODE_TOTAL:
+                        bad = end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard)
+                    else:
+                        bad = False
+                    if bad:
+                        return WIDEN, i
+                    if trail:
+                        r = sc[SC_NREC]
+                        REC[r, R_TS] = t
+                        REC[r, R_STATE] = s
+                        REC[r, R_ALIVE] = 1
+                        REC[r, R_BLO] = blo
+                        REC[r, R_BHI] = blo + nb - 1
+                        REC[r, R_KMIN] = kmin
+                        REC[r, R_KMAX] = kmax
+                        if mode == MODE_SLIDE:
+                            for k in range(kmin, kmax + 1):
+                                rec_copy(RI, RF, RM, r * RW + (k & (RW - 1)), tI, tF, tM, R + k - kmin)
+                        else:
+                            for k in range(nb):
+                                r_bkey[r, k] = B[slots[k], B_KEY]
+                                if mode == MODE_TOTAL and hasw and B[slots[k], B_M] > t - W:
+                                    rec_clear(RI, RF, RM, r * R + k, mmin)
+                                else:
+                                    rec_copy(RI, RF, RM, r * R + k, tI, tF, tM, k)
+                        sc[SC_NREC] = r + 1
+                    if mode == MODE_SLIDE:
+                        if sc[SC_WLO] > sc[SC_WHI]:
+                            sc[SC_WLO] = kmin
+                            sc[SC_WHI] = kmax
+                        if kmin < sc[SC_WLO]:
+                            sc[SC_WLO] = kmin
+                        if kmax > sc[SC_WHI]:
+                            sc[SC_WHI] = kmax
+                        for k in range(kmin, kmax + 1):
+                            slot = k & (RW - 1)
+                            if w_k[slot] != k:
+                                rec_clear(WI, WF, WM, slot, mmin)
+                                w_k[slot] = k
+                            if not trail:
+                                if rec_add(WI, WF, WM, slot, tI, tF, tM, R + k - kmin, L, mmin, hard):
+                                    over = True
+                    elif mode == MODE_TOTAL:
+                        if not trail:
+                            rec_add(XI, XF, XM, 0, tI, tF, tM, R, L, mmin, hard)
+                            if rec_normalize(XI, 0, L, TOP if hard else 0):
+                                over = True
+                    else:
+                        for k in range(nb):
+                            if rec_add(AI, AF, AM, slots[k], tI, tF, tM, k, L, mmin, hard):
+                                over = True
+                # keep the vertex for later events
+                v = sc[SC_NV]
+                V[v, V_TS] = t
+                V[v, V_STATE] = s
+                V[v, V_POS] = e_pos[i]
+                V[v, V_BLO] = blo
+                V[v, V_BHI] = blo + nb - 1
+                V[v, V_DEATH] = POS_INF
+                for j in range(v_irank.shape[1]):
+                    v_irank[v, j] = e_ipos[i, j]
+                for j in range(v_col.shape[1]):
+                    v_col[v, j] = e_col[i, j]
+                    v_colv[v, j] = e_colv[i, j]
+                rec_copy_to_ring(VI, VF, VM, v * R, tI, tF, tM, 0, s0, nb, R)
+                sc[SC_NV] = v + 1
+                if over:
+                    if strat == STRAT_NEXT:
+                        kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off,
+                             PGC, pg_val, sv, sk)
+                    return WIDEN, i + 1
+        if strat == STRAT_NEXT:
+            kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val,
+                 sv, sk)
+        i += 1
+    return DONE, n
+
+
+# ----------------------------------------------------------------------------------------------
+# negative sub-patterns
+
+
+@entry
+def neg_run(P, G, E, X, i0, until):
+    """A negative sub-pattern's graph over a batch: finished matches as (end, latest start).
+
+    Plan ``P``: (pi, st_start, st_end, tr_off, TR, der_off, DER, pg_off, PGC, pg_val);
+    pi = [W or 0, number of negation bits, -].
+    State ``G``: (sc, negM, V3, v_col, v_colv, o_t, o_ls); V3 columns ts, state, latest
+    start; sc = [now, nv, pend, emitted max start, out count].
+    Batch ``E``: (e_ts, e_state, e_col, e_colv, neg_t, neg_ls, neg_off, neg_used) -- the last
+    four are the matches of the child negations (nested NOT).
+    """
+    (pi, st_start, st_end, tr_off, TR, der_off, DER, pg_off, PGC, pg_val) = P
+    (sc, negM, V3, v_col, v_colv, o_t, o_ls) = G
+    (e_ts, e_state, e_col, e_colv, neg_t, neg_ls, neg_off, neg_used) = E
+    (sv, sk, thr) = X
+    W = pi[0]
+    ng = pi[1]
+    n = e_ts.shape[0]
+    cap = V3.shape[0]
+    for d in range(DER.shape[0]):
+        thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
+    i = i0
+    while True:
+        final = i >= n
+        t = until if final else e_ts[i]
+        if t > sc[0]:
+            # child matches ending before t; drop vertices no match can use any more
+            for g in range(ng):
+                j = neg_off[g] + neg_used[g]
+                while j < neg_off[g + 1] and neg_t[j] < t:
+                    if neg_ls[j] > negM[g]:
+                        negM[g] = neg_ls[j]
+                    neg_used[g] += 1
+                    j += 1
+            for d in range(DER.shape[0]):
+                thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
+            w = 0
+            for v in range(sc[1]):
+                if V3[v, 2] <= sc[3] or (W > 0 and V3[v, 2] <= t - W):
+                    continue
+                if w != v:
+                    for j in range(3):
+                        V3[w, j] = V3[v, j]
+                    for j in range(v_col.shape[1]):
+                        v_col[w, j] = v_col[v, j]
+                        v_colv[w, j] = v_colv[v, j]
+                w += 1
+            sc[1] = w
+            sc[2] = w
+            sc[0] = t - 1 if final else t
+        if final:
+            break
+        s = e_state[i]
+        i += 1
+        if sc[1] >= cap:
+            return GROW_V, i - 1
+        ls = NEG_INF
+        if st_start[s]:
+            ls = t
+        for tr in range(tr_off[s], tr_off[s + 1]):
+            x = TR[tr, TR_SRC]
+            for v in range(sc[2]):
+                if V3[v, 1] != x or V3[v, 2] <= ls:
+                    continue
+                ok = False
+                for d in range(der_off[tr], der_off[tr + 1]):
+                    if DER[d, D_MASK] != 0 and V3[v, 0] < thr[d]:
+                        continue
+                    p = DER[d, D_PROG]
+                    if p >= 0 and prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v,
+                                           e_col, e_colv, i - 1, sv, sk) != 1:
+                        continue
+                    ok = True
+                    break
+                if ok:
+                    ls = V3[v, 2]
+        if ls == NEG_INF or ls <= sc[3] or (W > 0 and t - ls >= W):
+            continue
+        if st_end[s]:
+            m = sc[4]
+            if m >= o_t.shape[0]:
+                return GROW_REC, i - 1
+            o_t[m] = t
+            o_ls[m] = ls
+            sc[4] = m + 1
+            sc[3] = ls
+            continue  # extending it can only give matches with starts <= ls: useless
+        v = sc[1]
+        V3[v, 0] = t
+        V3[v, 1] = s
+        V3[v, 2] = ls
+        for j in range(v_col.shape[1]):
+            v_col[v, j] = e_col[i - 1, j]
+            v_colv[v, j] = e_colv[i - 1, j]
+        sc[1] = v + 1
+    return DONE, n
+
+
+# Reference: GRETA (seeds/003_27db06cb574fa58b.txt): Algorithm 2 (Section 4.2) and Theorem 2
+# (count propagation); Section 5.2 (negative graphs, Definition 5 invalidation, event pruning);
+# Section 6 (sliding windows share one graph; grouping); Section 7 (panes, batch purge);
+# Section 9 (skip-till-next-match and contiguous as a change of adjacency).

@@ -1,0 +1,648 @@
+"""The GRETA engine: event trend aggregation without constructing trends.
+
+Kleene patterns (nested at any depth), SEQ and NOT (nested, leading, trailing) under
+skip-till-any-match -- and skip-till-next-match and contiguous -- in the three result modes
+of docs/semantics.md, with COUNT(*), COUNT(E), SUM, AVG, MIN and MAX, exact counts of any
+size, one graph per partition shared by every sliding window.
+
+>>> from cepagg.lang import compile_query
+>>> from cepagg.events import EventBatch
+>>> q = compile_query("RETURN COUNT(*) PATTERN (SEQ(A+, B))+")
+>>> fig4 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9".split()
+>>> rows = [{"type": e[0].upper(), "ts": int(e[1:])} for e in fig4]
+>>> Greta(q).run(EventBatch.from_rows(rows)).rows
+[(43,)]
+
+Per batch (:meth:`Greta.process`): the batch is encoded column by column
+(:mod:`.encode`); each partition's negative sub-pattern graphs run first, deepest first, and
+report their finished matches; then the positive graph of each (sub-)partition runs
+(:func:`._kernels.pos_run`). Windows close and rows are released when the caller declares
+time has passed (:meth:`Greta.advance`) or the input ends (:meth:`Greta.finish`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...events import EventBatch
+from ...lang.model import Query
+from .. import aggregates as agg
+from ..base import Engine
+from . import _kernels as K
+from . import encode as enc
+from . import layout as lay
+from . import plan as pl
+from ._jit import twin
+from .numbers import decode_code, to_ints
+from .state import NegState, PosState
+
+
+@dataclass
+class Partition:
+    """One partition (unqualified equivalence and GROUP BY key): negative graphs, the
+    positive graph per sub-partition, and the negative matches not yet consumed."""
+
+    key: tuple
+    neg: list[NegState]
+    queues: dict[int, tuple[np.ndarray, np.ndarray]]  # non-top negations -> (end, start)
+    fold: np.ndarray  # top negations: latest start of matches before `last_ts`
+    keep: dict[int, tuple[np.ndarray, np.ndarray]]  # top negations: matches at >= last_ts
+    subs: dict[tuple, "Sub"] = field(default_factory=dict)
+    count: int = 0  # events seen (positions, for contiguous)
+    last_ts: int = K.NEG_INF
+
+
+@dataclass
+class Sub:
+    state: PosState
+    group: tuple
+    queue: dict[int, tuple[np.ndarray, np.ndarray]]
+    log: list = field(default_factory=list)  # EMIT: (time, cells)
+
+
+@dataclass
+class GretaState:
+    layout: Any = None
+    partitions: dict = field(default_factory=dict)
+    windows: dict = field(default_factory=dict)  # SLIDE: (group, k) -> partial cells
+    totals: dict = field(default_factory=dict)  # WITHIN: group -> partial cells
+    instants: dict = field(default_factory=dict)  # EMIT: unqualified group -> [times]
+    emit_logs: dict = field(default_factory=dict)  # EMIT: group -> {(pkey, skey): log}
+    emit_last: dict = field(default_factory=dict)  # EMIT: group -> last emitted values
+    emit_done: dict = field(default_factory=dict)  # EMIT: unqualified group -> instants done
+    kinds: dict = field(default_factory=dict)
+    watermark: int = K.NEG_INF
+
+
+class Greta(Engine):
+    name = "greta"
+
+    @classmethod
+    def refusal(cls, query: Query) -> str | None:
+        return pl.refusal(query)
+
+    def __init__(self, query: Query, *, partial: bool = False,
+                 start_range: tuple[int, int] | None = None, pure: bool = False,
+                 force_scan: bool = False):
+        """``pure`` runs the pure-Python twins of the kernels; ``force_scan`` sends every
+        transition through the scan path (both for tests)."""
+        super().__init__(query, partial=partial, start_range=start_range)
+        self.plan = pl.compile_plan(query, force_scan=force_scan)
+        self.kernels = twin("_kernels") if pure else K
+        self.funcs = agg.funcs_of(query)
+        q = query
+        self.windows_per_event = 1
+        if q.mode == "slide":
+            self.windows_per_event = -(-q.within // q.slide) + 1
+        self.types = q.event_types
+        self._aggr_attrs = sorted({a.attr for a in q.aggregates if a.attr and a.attr != "ts"})
+
+    # ------------------------------------------------------------------------------------------
+
+    def new_state(self) -> GretaState:
+        return GretaState()
+
+    def _layout(self, state: GretaState, table) -> lay.Layout:
+        kinds = enc.attribute_kinds(table, self._aggr_attrs)
+        for k, v in kinds.items():
+            if k in state.kinds and state.kinds[k] != v and {state.kinds[k], v} != {"int", "bool"}:
+                raise lay.DataKindError(f"attribute '{k}' was {state.kinds[k]} in an earlier batch "
+                                        f"and is {v} now")
+            state.kinds.setdefault(k, v)
+        if state.layout is None:
+            state.layout = lay.build(self.plan, dict(state.kinds), self.start_range)
+        return state.layout
+
+    def process(self, state: GretaState, batch: EventBatch) -> list[tuple]:
+        if len(batch) == 0:
+            return []
+        table = enc.sort_batch(batch.table)
+        layout = self._layout(state, table)
+        q = self.query
+        view = enc.BatchView(table)
+        n = view.n
+        admitted = np.ones(n, dtype=bool)
+        for f in q.stream_filters:
+            admitted &= enc.holds_mask(f.expr, view.lookup, n)
+        pcodes, pkeys = enc.factorize([view.col(a) for a in q.partition_by], n)
+        if q.mode == "emit":
+            self._collect_instants(state, view, pcodes, pkeys)
+        pos_state = enc.states_of(view, layout.positive, admitted)
+        neg_states = [enc.states_of(view, g, admitted) for g in layout.negatives]
+        scodes = None
+        skeys: list[tuple] = [()]
+        if self.plan.sub_partition:
+            scodes, skeys = enc.factorize([view.col(a) for a in self.plan.sub_partition], n)
+            pos_state[scodes < 0] = -1
+        pcol, pcolv = enc.program_columns(view, layout.positive, layout.strings)
+        ncols = [enc.program_columns(view, g, layout.strings) for g in layout.negatives]
+        aint, aflt, amm, aval = enc.agg_columns(view, layout)
+        keys = [(enc.key_vec(view, sp.pkey), enc.key_vec(view, sp.ekey)) for sp in layout.positive.index_specs]
+        big = aval & (np.abs(aint) >= 2**31)
+        order = np.argsort(pcodes, kind="stable")
+        bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
+        for p in range(len(pkeys)):
+            rows = order[bounds[p + 1]: bounds[p + 2]]
+            if len(rows) == 0:
+                continue
+            part = self._partition(state, layout, pkeys[p])
+            positions = part.count + np.arange(len(rows), dtype=np.int64)
+            part.count += len(rows)
+            until = int(view.ts[rows[-1]])
+            new_entries = self._run_negatives(layout, part, view, rows, neg_states, ncols, until)
+            prow = rows[pos_state[rows] >= 0]
+            ppos = positions[pos_state[rows] >= 0]
+            groups: dict[int, np.ndarray] = {}
+            if scodes is not None:
+                sc_rows = scodes[prow]
+                for c in np.unique(sc_rows):
+                    groups[int(c)] = np.flatnonzero(sc_rows == c)
+            elif len(prow):
+                groups[0] = np.arange(len(prow))
+            for c, sel in groups.items():
+                sub = self._sub(state, layout, part, skeys[c] if scodes is not None else ())
+                r = prow[sel]
+                self._queue(sub, new_entries)
+                E = self._inputs(layout, sub.state, view, r, ppos[sel], pos_state, pcol, pcolv,
+                                 aint, aflt, amm, aval, keys, big)
+                self._run_pos(state, layout, part, sub, E, until)
+            for skey, sub in part.subs.items():
+                if not any(skey == (skeys[c] if scodes is not None else ()) for c in groups):
+                    self._queue(sub, new_entries)
+            self._fold(part, new_entries, until)
+            part.last_ts = until
+        return []
+
+    # ------------------------------------------------------------------------------------------
+
+    def _partition(self, state: GretaState, layout: lay.Layout, key: tuple) -> Partition:
+        part = state.partitions.get(key)
+        if part is None:
+            G = len(layout.bits)
+            neg = [NegState(len(g.programs.slots), G) for g in layout.negatives]
+            part = Partition(key, neg, {}, np.full(G, K.NEG_INF, dtype=np.int64), {})
+            state.partitions[key] = part
+        return part
+
+    def _group(self, pkey: tuple, skey: tuple) -> tuple:
+        q = self.query
+        out = []
+        for g in q.group_by:
+            if g.var is None:
+                out.append(pkey[q.partition_by.index(g.attr)])
+            else:
+                out.append(skey[self.plan.sub_partition.index(g.attr)])
+        return tuple(out)
+
+    def _sub(self, state: GretaState, layout: lay.Layout, part: Partition, skey: tuple) -> Sub:
+        sub = part.subs.get(skey)
+        if sub is None:
+            st = PosState(layout, part.fold, self.windows_per_event, pure=self.kernels is not K)
+            queue = {g: (t.copy(), ls.copy()) for g, (t, ls) in part.keep.items()}
+            sub = Sub(st, self._group(part.key, skey), queue)
+            part.subs[skey] = sub
+        return sub
+
+    def _top(self, layout: lay.Layout) -> set[int]:
+        """Bits of the negations the positive graph refers to."""
+        return {layout.bits[n] for n in layout.positive.plan.template.negations}
+
+    def _queue(self, sub: Sub, new: dict[int, tuple[np.ndarray, np.ndarray]]) -> None:
+        for g, (t, ls) in new.items():
+            if g not in sub.queue:
+                sub.queue[g] = (t, ls)
+            else:
+                a, b = sub.queue[g]
+                sub.queue[g] = (np.concatenate([a, t]), np.concatenate([b, ls]))
+
+    def _fold(self, part: Partition, new: dict, until: int) -> None:
+        for g, (t, ls) in new.items():
+            if g in part.keep:
+                t = np.concatenate([part.keep[g][0], t])
+                ls = np.concatenate([part.keep[g][1], ls])
+            early = t < until
+            if early.any():
+                part.fold[g] = max(int(part.fold[g]), int(ls[early].max()))
+            part.keep[g] = (t[~early], ls[~early])
+
+    def _run_negatives(self, layout: lay.Layout, part: Partition, view, rows, neg_states, ncols,
+                       until: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Run the negative graphs (children first); return the new matches of the negations
+        the positive graph refers to, per bit."""
+        top = self._top(layout)
+        out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        G = len(layout.bits)
+        for h in range(len(layout.negatives) - 1, -1, -1):
+            g_layout = layout.negatives[h]
+            bit = layout.bits[g_layout.plan.not_id]
+            st = part.neg[h]
+            sel = rows[neg_states[h][rows] >= 0]
+            children = [layout.bits[n] for n in g_layout.plan.template.negations]
+            qt = [part.queues.get(c, (np.zeros(0, np.int64), np.zeros(0, np.int64))) for c in range(G)]
+            qt = [q if c in children else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+                  for c, q in enumerate(qt)]
+            neg_off = np.zeros(G + 1, dtype=np.int64)
+            neg_off[1:] = np.cumsum([len(q[0]) for q in qt])
+            neg_t = np.concatenate([q[0] for q in qt]) if G else np.zeros(0, np.int64)
+            neg_ls = np.concatenate([q[1] for q in qt]) if G else np.zeros(0, np.int64)
+            neg_used = np.zeros(G, dtype=np.int64)
+            col, colv = ncols[h]
+            E = (view.ts[sel], neg_states[h][sel], np.ascontiguousarray(col[sel]),
+                 np.ascontiguousarray(colv[sel]), neg_t.astype(np.int64), neg_ls.astype(np.int64),
+                 neg_off, neg_used)
+            kern = self.kernels
+            nder = len(g_layout.kernel_plan[6])
+            i = 0
+            found_t, found_ls = [], []
+            while True:
+                status, i = kern.neg_run(g_layout.kernel_plan, st.args(), E, st.scratch(nder), i, until)
+                t_, ls_ = st.drain()
+                found_t.append(t_)
+                found_ls.append(ls_)
+                if status == K.DONE:
+                    break
+                if status == K.GROW_V:
+                    st.grow_vertices()
+                elif status == K.GROW_REC:
+                    st.grow_outputs()
+            for c in children:
+                t, ls = part.queues.get(c, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+                used = int(neg_used[c])
+                part.queues[c] = (t[used:], ls[used:])
+            t_all = np.concatenate(found_t)
+            ls_all = np.concatenate(found_ls)
+            if bit in top:
+                out[bit] = (t_all, ls_all)
+            else:
+                old = part.queues.get(bit)
+                if old is not None:
+                    t_all = np.concatenate([old[0], t_all])
+                    ls_all = np.concatenate([old[1], ls_all])
+                part.queues[bit] = (t_all, ls_all)
+        return out
+
+    def _inputs(self, layout: lay.Layout, st: PosState, view, rows, positions, pos_state, pcol,
+                pcolv, aint, aflt, amm, aval, keys, big) -> tuple:
+        specs = layout.positive.index_specs
+        nix = len(specs)
+        n = len(rows)
+        qpos = np.zeros((n, nix), dtype=np.int64)
+        ipos = np.full((n, nix), -1, dtype=np.int64)
+        states = pos_state[rows]
+        for ix, sp in enumerate(specs):
+            src = layout.positive.index_src[ix]
+            pk, ek = keys[ix]
+            from_rows = rows[(states == src) & pk.valid[rows]]
+            qpos[:, ix], ipos[:, ix] = self._ranks(st, ix, sp.op, pk, ek, rows, from_rows, states, src)
+        if big[rows].any():
+            st.make_exact()
+        return (view.ts[rows], states, positions.astype(np.int64), qpos, ipos,
+                np.ascontiguousarray(pcol[rows]), np.ascontiguousarray(pcolv[rows]),
+                np.ascontiguousarray(aint[rows]), np.ascontiguousarray(aflt[rows]),
+                np.ascontiguousarray(amm[rows]), np.ascontiguousarray(aval[rows]))
+
+    def _ranks(self, st: PosState, ix: int, op: str, pk, ek, rows, from_rows, states, src):
+        """Query lengths / points for every event and insert ranks for the index's vertices."""
+        old = st.coords[ix]
+        new_vals = enc.comparable(pk, from_rows)
+        alive = st.alive_coords(ix)
+        reverse = op in (">", ">=")
+        n_old = 0 if old is None else len(old)
+        if old is not None and n_old:
+            asc_alive = (n_old - 1 - alive) if reverse else alive
+            kept = old[np.sort(asc_alive)]
+        else:
+            kept = new_vals[:0]
+        coords = np.unique(np.concatenate([kept, new_vals])) if len(new_vals) or len(kept) else new_vals[:0]
+        if old is None or len(coords) != n_old or not np.array_equal(coords, old):
+            mapping = None
+            if old is not None and n_old:
+                mapping = np.full(n_old, -1, dtype=np.int64)
+                asc_old = np.arange(n_old)
+                pos = np.searchsorted(coords, old)
+                hit = (pos < len(coords))
+                hit[hit] = coords[pos[hit]] == old[hit]
+                new_asc = np.where(hit, pos, -1)
+                keep_mask = np.zeros(n_old, dtype=bool)
+                keep_mask[np.sort(asc_alive)] = True
+                new_asc[~keep_mask] = -1
+                if reverse:
+                    old_rank = n_old - 1 - asc_old
+                    nn = len(coords)
+                    mapping[old_rank] = np.where(new_asc >= 0, nn - 1 - new_asc, -1)
+                else:
+                    mapping[asc_old] = new_asc
+            st.set_coords(ix, coords, mapping)
+        nn = len(coords)
+        m = len(rows)
+        ins = np.full(m, -1, dtype=np.int64)
+        sel = (states == src) & pk.valid[rows]
+        if sel.any():
+            r = np.searchsorted(coords, enc.comparable(pk, rows[sel]))
+            ins[sel] = (nn - 1 - r) if reverse else r
+        qry = np.zeros(m, dtype=np.int64) if op != "=" else np.full(m, -1, dtype=np.int64)
+        ok = ek.valid[rows]
+        if ok.any() and nn:
+            e = enc.comparable(ek, rows[ok])
+            if pk.kind != ek.kind:
+                raise enc.ConditionTypeError(f"cannot compare {pk.kind} with {ek.kind} in an edge condition")
+            if op == "<":
+                qry[ok] = np.searchsorted(coords, e, side="left")
+            elif op == "<=":
+                qry[ok] = np.searchsorted(coords, e, side="right")
+            elif op == ">":
+                qry[ok] = nn - np.searchsorted(coords, e, side="right")
+            elif op == ">=":
+                qry[ok] = nn - np.searchsorted(coords, e, side="left")
+            else:
+                p = np.searchsorted(coords, e)
+                p2 = np.minimum(p, nn - 1)
+                qry[ok] = np.where((p < nn) & (coords[p2] == e), p2, -1)
+        return qry, ins
+
+    def _run_pos(self, state: GretaState, layout: lay.Layout, part: Partition, sub: Sub, E: tuple,
+                 until: int) -> None:
+        st = sub.state
+        G = len(layout.bits)
+        qt = [sub.queue.get(c, (np.zeros(0, np.int64), np.zeros(0, np.int64))) for c in range(G)]
+        neg_off = np.zeros(G + 1, dtype=np.int64)
+        neg_off[1:] = np.cumsum([len(q[0]) for q in qt])
+        neg_t = np.concatenate([q[0] for q in qt]).astype(np.int64) if G else np.zeros(0, np.int64)
+        neg_ls = np.concatenate([q[1] for q in qt]).astype(np.int64) if G else np.zeros(0, np.int64)
+        neg_used = np.zeros(G, dtype=np.int64)
+        E = E + (neg_t, neg_ls, neg_off, neg_used)
+        kp = layout.positive.kernel_plan
+        nder = kp[6].shape[0]
+        i = 0
+        while True:
+            if st.exact:
+                status, i = twin("_kernels").pos_run(lay.exact_plan(kp), st.args(), E, st.scratch(nder), i, until)
+            else:
+                status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
+            self._drain(state, layout, sub)
+            if status == K.DONE:
+                break
+            if status == K.WIDEN:
+                st.widen()
+            elif status == K.GROW_V:
+                st.grow_vertices()
+            elif status == K.GROW_R:
+                st.grow_ring()
+            elif status == K.GROW_REC:
+                st.grow_records()
+            elif status == K.OUT_FULL:
+                st.grow_outputs()
+        for g in range(G):
+            used = int(neg_used[g])
+            if g in sub.queue:
+                t, ls = sub.queue[g]
+                sub.queue[g] = (t[used:], ls[used:])
+
+    # -- results ------------------------------------------------------------------------------
+
+    def _cells(self, layout: lay.Layout, st: PosState, I: np.ndarray, F: np.ndarray,
+               M: np.ndarray) -> list[tuple[int, tuple]]:
+        """(COUNT(*), partial cells) of record rows (cells as cepagg.engines.aggregates)."""
+        L = 1 if st.exact else st.L
+        fields = [to_ints(I, f, L) for f in range(layout.FI)]
+        out = []
+        for r in range(I.shape[0]):
+            cells: list = []
+            for a in layout.aggs:
+                if a.func == "COUNT":
+                    cells.append(int(fields[a.field][r]))
+                elif a.func in ("SUM", "AVG"):
+                    n = int(fields[a.nnz][r])
+                    if a.kind == "float":
+                        v = F[r, a.field]
+                        cells.append((float(v) if isinstance(v, np.floating) else v, n))
+                    else:
+                        cells.append((int(fields[a.field][r]), n))
+                else:
+                    c = int(M[r, a.field])
+                    empty = c == (2**63 - 1 if a.func == "MIN" else -(2**63))
+                    cells.append(None if empty else decode_code(a.kind, c))
+            out.append((int(fields[0][r]), tuple(cells)))
+        return out
+
+    def _drain(self, state: GretaState, layout: lay.Layout, sub: Sub) -> None:
+        st = sub.state
+        a = st.a
+        sc = a["sc"]
+        q = self.query
+        n = int(sc[K.SC_OUTN])
+        if n:
+            cells = self._cells(layout, st, a["OI"][:n], a["OF"][:n], a["OM"][:n])
+            ks = a["o_k"][:n].tolist()
+            if q.mode == "slide":
+                for k, (count, c) in zip(ks, cells):
+                    key = (sub.group, k)
+                    old = state.windows.get(key)
+                    state.windows[key] = c if old is None else agg.merge(self.funcs, old, c)
+            else:
+                sub.log.extend(zip(ks, cells))
+            sc[K.SC_OUTN] = 0
+        if q.mode == "total":
+            ((count, c),) = self._cells(layout, st, a["XI"], a["XF"], a["XM"])
+            if count:
+                old = state.totals.get(sub.group)
+                state.totals[sub.group] = (count, c) if old is None else \
+                    (old[0] + count, agg.merge(self.funcs, old[1], c))
+                st._records("X", 1)
+
+    # -- time -----------------------------------------------------------------------------------
+
+    def advance(self, state: GretaState, watermark: int) -> list[tuple]:
+        self._move_all(state, watermark + 1)
+        state.watermark = max(state.watermark, watermark)
+        rows = self._release(state, watermark)
+        self._purge(state, watermark + 1)
+        return rows
+
+    def finish(self, state: GretaState) -> list[tuple]:
+        self._move_all(state, K.POS_INF)
+        rows = self._release(state, K.POS_INF - 1)
+        if self.query.mode == "total":
+            rows += self._total_rows(state)
+        self._purge(state, K.POS_INF)
+        return rows
+
+    def _purge(self, state: GretaState, until: int) -> None:
+        """Drop (sub-)partitions that nothing later can use: state shrinks with the window."""
+        for pkey, part in list(state.partitions.items()):
+            if part.last_ts >= until:
+                continue
+            for skey in [k for k, s in part.subs.items() if s.state.empty() and not s.log]:
+                del part.subs[skey]
+            if not part.subs and self._stale(part, until):
+                del state.partitions[pkey]
+        if self.query.mode == "emit":
+            nothing = agg.finalize(self.funcs, agg.empty(self.funcs))
+            live = {(pkey, skey) for pkey, part in state.partitions.items() for skey in part.subs}
+            for ug, groups in list(state.emit_logs.items()):
+                for g, mem in list(groups.items()):
+                    for m, log in list(mem.items()):
+                        if m not in live and all(c[0] == 0 for _, c in log):
+                            del mem[m]
+                    if not mem:
+                        del groups[g]
+                if not groups:
+                    del state.emit_logs[ug]
+            for ug, last in list(state.emit_last.items()):
+                for g in [g for g, v in last.items() if v == nothing]:
+                    del last[g]
+                if not last:
+                    del state.emit_last[ug]
+            for ug in [u for u, ch in state.instants.items() if not any(len(c) for c in ch)]:
+                del state.instants[ug]
+
+    def _move_all(self, state: GretaState, until: int) -> None:
+        layout = state.layout
+        if layout is None:
+            return
+        E0 = None
+        empty = np.zeros(0, dtype=np.int64)
+
+        class _NoEvents:
+            ts = empty
+
+        neg_states = [empty for _ in layout.negatives]
+        ncols = [(np.zeros((0, len(g.programs.slots))), np.zeros((0, len(g.programs.slots)), dtype=bool))
+                 for g in layout.negatives]
+        for pkey, part in list(state.partitions.items()):
+            if part.last_ts >= until:
+                continue
+            if layout.negatives:
+                new = self._run_negatives(layout, part, _NoEvents, empty, neg_states, ncols, until)
+                for sub in part.subs.values():
+                    self._queue(sub, new)
+                self._fold(part, new, until)
+            for sub in part.subs.values():
+                st = sub.state
+                nix = len(layout.positive.index_specs)
+                C = len(layout.positive.programs.slots)
+                A = len(layout.attr_slots)
+                E0 = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                      np.zeros((0, nix), np.int64), np.zeros((0, nix), np.int64),
+                      np.zeros((0, C), np.float64), np.zeros((0, C), np.bool_),
+                      np.zeros((0, A), np.int64), np.zeros((0, A), np.float64),
+                      np.zeros((0, A), np.int64), np.zeros((0, A), np.bool_))
+                self._run_pos(state, layout, part, sub, E0, until)
+
+    def _stale(self, part: Partition, until: int) -> bool:
+        """Nothing in the partition can matter to an event at ``until`` or later: no vertex,
+        and every negative match started more than a window before (a threshold below every
+        live predecessor and every window start)."""
+        w = self.query.within
+        if w is None or not all(n.empty() for n in part.neg):
+            return False
+        horizon = until - w
+        latest = int(part.fold.max(initial=K.NEG_INF))
+        for t, ls in list(part.keep.values()) + list(part.queues.values()):
+            if len(ls):
+                latest = max(latest, int(ls.max()))
+        return latest < horizon
+
+    def _release(self, state: GretaState, watermark: int) -> list[tuple]:
+        q = self.query
+        rows: list[tuple] = []
+        if q.mode == "slide":
+            for (g, k) in sorted(state.windows, key=lambda x: x[1]):
+                lo = k * q.slide
+                if lo + q.within - 1 > watermark:
+                    continue
+                cells = state.windows.pop((g, k))
+                if self.start_range is not None and not (self.start_range[0] <= lo < self.start_range[1]):
+                    continue
+                rows.append(g + (lo, lo + q.within) + self._final(cells))
+        elif q.mode == "emit":
+            rows = self._emit_rows(state, watermark)
+        return rows
+
+    def _final(self, cells: tuple) -> tuple:
+        return cells if self.partial else agg.finalize(self.funcs, cells)
+
+    def _total_rows(self, state: GretaState) -> list[tuple]:
+        rows = []
+        for g, (count, cells) in state.totals.items():
+            if count:
+                rows.append(g + self._final(cells))
+        if not rows and not self.query.group_by and not self.partial:
+            rows.append(agg.finalize(self.funcs, agg.empty(self.funcs)))
+        state.totals = {}
+        return rows
+
+    # -- EMIT ON CHANGE -------------------------------------------------------------------------
+
+    def _collect_instants(self, state: GretaState, view, pcodes, pkeys) -> None:
+        q = self.query
+        rel = pcodes >= 0
+        if self.types is not None:
+            rel &= np.isin(view.types, np.array(sorted(self.types), dtype=object))
+        for p, key in enumerate(pkeys):
+            times = view.ts[rel & (pcodes == p)]
+            if len(times):
+                ug = tuple(key[q.partition_by.index(g.attr)] for g in q.group_by if g.var is None)
+                state.instants.setdefault(ug, []).append(times)
+
+    def _emit_rows(self, state: GretaState, watermark: int) -> list[tuple]:
+        q = self.query
+        lo, hi = self.start_range if self.start_range is not None else (K.NEG_INF, K.POS_INF)
+        every = self.start_range is not None
+        nothing = agg.finalize(self.funcs, agg.empty(self.funcs))
+        # logs by unqualified group -> group -> member -> log
+        members: dict[tuple, dict[tuple, list]] = {}
+        for pkey, part in state.partitions.items():
+            for skey, sub in part.subs.items():
+                ug = tuple(pkey[q.partition_by.index(g.attr)] for g in q.group_by if g.var is None)
+                logs = state.emit_logs.setdefault(ug, {}).setdefault(sub.group, {})
+                logs.setdefault((pkey, skey), []).extend(sub.log)
+                sub.log = []
+        rows: list[tuple] = []
+        for ug, chunks in list(state.instants.items()):
+            times = np.unique(np.concatenate(chunks))
+            ready = times[times <= watermark]
+            state.instants[ug] = [times[times > watermark]]
+            glogs = state.emit_logs.get(ug, {})
+            last = state.emit_last.setdefault(ug, {})
+            unq = all(g.var is None for g in q.group_by)
+            cursors = {g: {m: [0, None] for m in mem} for g, mem in glogs.items()}
+            for t in ready.tolist():
+                values = {}
+                for g, mem in glogs.items():
+                    total = None
+                    for m, log in mem.items():
+                        cur = cursors[g][m]
+                        while cur[0] < len(log) and log[cur[0]][0] <= t:
+                            cur[1] = log[cur[0]][1]
+                            cur[0] += 1
+                        if cur[1] is not None and cur[1][0]:
+                            c = cur[1]
+                            total = c if total is None else (total[0] + c[0], agg.merge(self.funcs, total[1], c[1]))
+                    if total is not None:
+                        values[g] = agg.finalize(self.funcs, total[1])
+                if not (lo <= t < hi):
+                    continue
+                groups = set(last) | set(values)
+                if every and unq:
+                    groups.add(ug)
+                for g in sorted(groups, key=repr):
+                    value = values.get(g, nothing)
+                    if value != last.get(g, nothing) or every:
+                        rows.append(g + (t,) + value)
+                        last[g] = value
+            # keep only each member's current value
+            for g, mem in glogs.items():
+                for m, log in mem.items():
+                    cur = cursors[g][m]
+                    mem[m] = ([(K.NEG_INF, cur[1])] if cur[1] is not None else []) + log[cur[0]:]
+        return rows
+
+
+__all__ = ["Greta"]
+
+# Reference: GRETA (seeds/003_27db06cb574fa58b.txt): Sections 3-7 (framework, runtime), and
+# docs/semantics.md for every result mode.

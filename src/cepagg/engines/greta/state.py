@@ -1,0 +1,462 @@
+"""The runtime graph of one partition: arrays, and how they grow.
+
+A :class:`PosState` is the positive GRETA graph of one partition (or sub-partition): stored
+vertices (each event once, with one record per start bucket), the ring of start buckets,
+running totals per state, the ordered indexes, window results, trailing-negation records and
+output buffers -- the tuple the kernel :func:`._kernels.pos_run` takes, in its order. A
+:class:`NegState` is a negative sub-pattern's graph. Both are plain numpy arrays, so the state
+pickles (Spark keeps it in its state store) and nothing per event is a Python object.
+
+Arrays grow by doubling when the kernel asks (vertex store, bucket ring, records, outputs),
+and integers widen by one limb when a value approaches 2**61 (:mod:`.numbers`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels as K
+from . import _records
+from .numbers import to_exact, widen
+
+G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM NT LI LF LM LT V v_irank v_col v_colv VI VF VM "
+           "w_k WI WF WM XI XF XM AI AF AM REC r_bkey RI RF RM o_k OI OF OM lastI lastF "
+           "lastM").split()
+# record triples (int, float, min/max) and the length of their "entity" axis
+_RECORDS = ("T", "N", "L", "V", "W", "X", "A", "R", "O", "last")
+
+
+def _pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+class PosState:
+    """Arrays of one positive graph (see :data:`G_NAMES` for the kernel's order)."""
+
+    def __init__(self, layout, negM: np.ndarray, windows: int, pure: bool = False):
+        lay = layout
+        self.pure = pure
+        pk = lay.positive.kernel_plan
+        q = lay.plan.query
+        self.S = int(pk[0][K.PI_NS])
+        self.FI, self.FF, self.FM = lay.FI, lay.FF, lay.FM
+        self.mmin = lay.mmin
+        self.L = 1
+        self.exact = False
+        self.mode = q.mode
+        if q.mode == "slide":
+            self.R = _pow2(windows + 1) * (2 if lay.lead else 1)
+            self.RW = _pow2(windows + 1)
+        elif q.within is not None:
+            self.R, self.RW = 16, 1
+        else:
+            self.R, self.RW = 1, 1
+        self.vcap = 64
+        self.rcap = 16 if lay.trail else 1
+        self.ocap = 256
+        self.NIX = len(lay.positive.index_specs)
+        self.C = len(lay.positive.programs.slots)
+        self.coords: list[np.ndarray | None] = [None] * self.NIX
+        G = len(negM)
+        a: dict[str, np.ndarray] = {}
+        sc = np.zeros(K.N_SC, dtype=np.int64)
+        sc[K.SC_NOW] = K.NEG_INF
+        sc[K.SC_BHI] = -1
+        sc[K.SC_WLO] = K.POS_INF
+        sc[K.SC_WHI] = K.NEG_INF
+        sc[K.SC_TLAST] = K.NEG_INF
+        a["sc"] = sc
+        a["negM"] = negM.copy()
+        a["gdone"] = np.full(G, K.NEG_INF, dtype=np.int64)
+        a["grptr"] = np.zeros(G, dtype=np.int64)
+        B = np.zeros((self.R, 5), dtype=np.int64)
+        B[:, K.B_SEQ] = -1
+        a["B"] = B
+        self.a = a
+        self._records("T", self.S * self.R)
+        IDX = np.zeros((self.NIX, 5), dtype=np.int64)
+        for ix, spec in enumerate(lay.positive.index_specs):
+            IDX[ix, K.IX_POINT] = 1 if spec.op == "=" else 0
+            IDX[ix, K.IX_SRC] = lay.positive.index_src[ix]
+        a["IDX"] = IDX
+        self._records("N", 0)
+        self._records("L", 0)
+        a["NT"] = np.zeros((0, 2), dtype=np.int64)
+        a["LT"] = np.zeros((0, 2), dtype=np.int64)
+        a["V"] = np.zeros((self.vcap, 6), dtype=np.int64)
+        a["v_irank"] = np.zeros((self.vcap, self.NIX), dtype=np.int64)
+        a["v_col"] = np.zeros((self.vcap, self.C), dtype=np.float64)
+        a["v_colv"] = np.zeros((self.vcap, self.C), dtype=np.bool_)
+        self._records("V", self.vcap * self.R)
+        a["w_k"] = np.full(self.RW, K.NEG_INF, dtype=np.int64)
+        self._records("W", self.RW)
+        self._records("X", 1)
+        self._records("A", self.R if self.mode == "emit" else 0)
+        a["REC"] = np.zeros((self.rcap, 7), dtype=np.int64)
+        a["r_bkey"] = np.zeros((self.rcap, self.R if self.mode != "slide" else 1), dtype=np.int64)
+        self._records("R", self.rcap * self.RX)
+        a["o_k"] = np.zeros(self.ocap, dtype=np.int64)
+        self._records("O", self.ocap)
+        self._records("last", 1)
+        self._scratch()
+
+    # -- layout helpers -----------------------------------------------------------------------
+
+    @property
+    def RX(self) -> int:
+        return self.RW if self.mode == "slide" else self.R
+
+    def _records(self, name: str, rows: int) -> None:
+        idt = object if self.exact else np.int64
+        fdt = object if self.exact else np.float64
+        width = self.FI * (1 if self.exact else self.L)
+        I = np.zeros((rows, width), dtype=idt)
+        if self.exact:
+            I[:] = 0
+        F = np.zeros((rows, self.FF), dtype=fdt)
+        if self.exact and self.FF:
+            F[:] = 0.0
+        M = np.empty((rows, self.FM), dtype=np.int64)
+        for j, is_min in enumerate(self.mmin):
+            M[:, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
+        self.a[name + "I" if name != "last" else "lastI"] = I
+        self.a[name + "F" if name != "last" else "lastF"] = F
+        self.a[name + "M" if name != "last" else "lastM"] = M
+
+    def _triple(self, name: str) -> tuple[str, str, str]:
+        if name == "last":
+            return "lastI", "lastF", "lastM"
+        return name + "I", name + "F", name + "M"
+
+    def _scratch(self) -> None:
+        rows = self.R + self.RW + 2
+        idt = object if self.exact else np.int64
+        width = self.FI * (1 if self.exact else self.L)
+        tI = np.zeros((rows, width), dtype=idt)
+        if self.exact:
+            tI[:] = 0
+        tF = np.zeros((rows, self.FF), dtype=object if self.exact else np.float64)
+        tM = np.zeros((rows, self.FM), dtype=np.int64)
+        nder = 0
+        self.X = (tI, tF, tM, np.zeros(self.L + 2, dtype=idt), np.zeros(64, dtype=np.float64),
+                  np.zeros(64, dtype=np.int64), np.zeros(self.R, dtype=np.int64),
+                  np.zeros(max(nder, 64), dtype=np.int64))
+
+    def scratch(self, n_derivations: int) -> tuple:
+        if self.X[7].shape[0] < n_derivations:
+            self.X = self.X[:7] + (np.zeros(n_derivations, dtype=np.int64),)
+        return self.X
+
+    def args(self) -> tuple:
+        a = self.a
+        return tuple(a[n] for n in G_NAMES)
+
+    @property
+    def idx_n(self) -> np.ndarray:
+        return self.a["IDX"][:, K.IX_N]
+
+    @property
+    def sc(self) -> np.ndarray:
+        return self.a["sc"]
+
+    # -- growth -------------------------------------------------------------------------------
+
+    def _resize_rows(self, name: str, per: int, old_n: int, new_n: int) -> None:
+        for key in self._triple(name):
+            arr = self.a[key]
+            width = arr.shape[1]
+            new = np.zeros((new_n * per, width), dtype=arr.dtype)
+            if arr.dtype == object:
+                new[:] = 0 if key.endswith("I") else 0.0
+            if key.endswith("M"):
+                for j, is_min in enumerate(self.mmin):
+                    new[:, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
+            new[: old_n * per] = arr[: old_n * per]
+            self.a[key] = new
+
+    def grow_vertices(self) -> None:
+        old, new = self.vcap, self.vcap * 2
+        for n in ("V", "v_irank", "v_col", "v_colv"):
+            arr = self.a[n]
+            self.a[n] = np.concatenate([arr, np.zeros((old, arr.shape[1]), dtype=arr.dtype)])
+        self._resize_rows("V", self.R, old, new)
+        self.vcap = new
+
+    def grow_records(self) -> None:
+        old, new = self.rcap, self.rcap * 2
+        for n in ("REC", "r_bkey"):
+            arr = self.a[n]
+            self.a[n] = np.concatenate([arr, np.zeros((old, arr.shape[1]), dtype=np.int64)])
+        self._resize_rows("R", self.RX, old, new)
+        self.rcap = new
+
+    def grow_outputs(self) -> None:
+        old, new = self.ocap, self.ocap * 2
+        self.a["o_k"] = np.concatenate([self.a["o_k"], np.zeros(old, dtype=np.int64)])
+        self._resize_rows("O", 1, old, new)
+        self.ocap = new
+
+    def grow_ring(self) -> None:
+        """Double the number of start buckets (slots are remapped by sequence number)."""
+        R, R2 = self.R, self.R * 2
+        sc = self.sc
+        alive = list(range(int(sc[K.SC_BLO]), int(sc[K.SC_BHI]) + 1))
+        old_slots = np.array([s & (R - 1) for s in alive], dtype=np.int64)
+        new_slots = np.array([s & (R2 - 1) for s in alive], dtype=np.int64)
+        B = np.zeros((R2, 5), dtype=np.int64)
+        B[:, K.B_SEQ] = -1
+        B[new_slots] = self.a["B"][old_slots]
+        self.a["B"] = B
+
+        def remap(name: str, entities: int) -> None:
+            for key in self._triple(name):
+                arr = self.a[key]
+                width = arr.shape[1]
+                v = arr.reshape(entities, R, width)
+                new = np.zeros((entities, R2, width), dtype=arr.dtype)
+                if arr.dtype == object:
+                    new[:] = 0 if key.endswith("I") else 0.0
+                if key.endswith("M"):
+                    for j, is_min in enumerate(self.mmin):
+                        new[:, :, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
+                new[:, new_slots, :] = v[:, old_slots, :]
+                self.a[key] = new.reshape(entities * R2, width)
+
+        remap("T", self.S)
+        remap("V", self.vcap)
+        nodes = int(sum(self.idx_n)) + self.NIX
+        remap("N", nodes)
+        remap("L", int(sum(self.idx_n)))
+        if self.mode == "emit":
+            remap("A", 1)
+        if self.mode != "slide":
+            # records are indexed by bucket order, not slot: pad
+            for key in self._triple("R"):
+                arr = self.a[key]
+                width = arr.shape[1]
+                v = arr.reshape(self.rcap, R, width)
+                new = np.zeros((self.rcap, R2, width), dtype=arr.dtype)
+                if arr.dtype == object:
+                    new[:] = 0 if key.endswith("I") else 0.0
+                new[:, :R, :] = v
+                self.a[key] = new.reshape(self.rcap * R2, width)
+            bk = self.a["r_bkey"]
+            self.a["r_bkey"] = np.concatenate([bk, np.zeros((self.rcap, R), dtype=np.int64)], axis=1)
+        self.R = R2
+        self._scratch()
+
+    def widen(self) -> None:
+        """More limbs for every integer field, values unchanged: one, or half as many again
+        once there are several (counts that keep growing need few reallocations)."""
+        extra = max(1, self.L // 2)
+        for name in _RECORDS:
+            key = self._triple(name)[0]
+            self.a[key] = widen(self.a[key], self.FI, self.L, extra)
+        self.L += extra
+        self._scratch()
+
+    def make_exact(self) -> None:
+        """Switch to Python integers (the twin kernels): a value needs more than int64 limbs
+        can multiply (an integer attribute beyond 2**31 in a SUM)."""
+        if self.exact:
+            return
+        from fractions import Fraction
+
+        for name in _RECORDS:
+            ki, kf, _ = self._triple(name)
+            self.a[ki] = to_exact(self.a[ki], self.FI, self.L)
+            f = self.a[kf].astype(object)
+            for idx in np.ndindex(f.shape):
+                f[idx] = Fraction(float(f[idx]))
+            self.a[kf] = f
+        self.exact = True
+        self.L = 1
+        self._scratch()
+
+    # -- ordered indexes: ranks change between batches ----------------------------------------
+
+    def set_coords(self, ix: int, coords: np.ndarray, old_to_new: np.ndarray | None) -> None:
+        """Install new key ranks for index ``ix``; ``old_to_new`` maps old ranks (-1: dropped)."""
+        from . import index as _index_jit
+        from ._jit import twin
+
+        R = self.R
+        IDX = self.a["IDX"]
+        n_old = int(IDX[ix, K.IX_N])
+        n_new = len(coords)
+        sizes = [int(x) for x in IDX[:, K.IX_N]]
+        sc = self.sc
+        alive, newest = int(sc[K.SC_BLO]), int(sc[K.SC_BHI])
+        leaves = {}
+        for j in range(self.NIX):
+            lo = int(IDX[j, K.IX_LOFF])
+            part = [self.a[k][lo * R: (lo + sizes[j]) * R] for k in self._triple("L")]
+            part.append(self.a["LT"][lo: lo + sizes[j]])
+            leaves[j] = part
+        sizes[ix] = n_new
+        new_leaf = []
+        for k, key in enumerate(list(self._triple("L")) + ["LT"]):
+            old = leaves[ix][k]
+            per = 1 if key == "LT" else R
+            shape = (n_new * per, old.shape[1])
+            arr = np.zeros(shape, dtype=old.dtype)
+            if key == "LT":
+                arr[:, 0] = 0
+                arr[:, 1] = -1  # holds nothing
+            elif old.dtype == object:
+                arr[:] = 0 if key.endswith("I") else 0.0
+            if key == "LM":
+                for j, is_min in enumerate(self.mmin):
+                    arr[:, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
+            if old_to_new is not None and n_old and n_new:
+                keep = np.flatnonzero(old_to_new >= 0)
+                o = old.reshape((n_old, per, old.shape[1]))
+                a2 = arr.reshape((n_new, per, arr.shape[1]))
+                a2[old_to_new[keep]] = o[keep]
+                arr = a2.reshape(shape)
+            new_leaf.append(arr)
+        leaves[ix] = new_leaf
+        loff, off = 0, 0
+        parts: list[list[np.ndarray]] = [[], [], [], []]
+        for j in range(self.NIX):
+            IDX[j, K.IX_N] = sizes[j]
+            IDX[j, K.IX_LOFF] = loff
+            loff += sizes[j]
+            IDX[j, K.IX_OFF] = off
+            off += sizes[j] + 1
+            for k in range(4):
+                parts[k].append(leaves[j][k])
+        for k, key in enumerate(list(self._triple("L")) + ["LT"]):
+            self.a[key] = np.concatenate(parts[k]) if parts[k] else self.a[key][:0]
+        self._records("N", off * R)
+        self.a["NT"] = np.zeros((off, 2), dtype=np.int64)
+        if old_to_new is not None and n_old:
+            ir = self.a["v_irank"]
+            col = ir[:, ix]
+            ok = col >= 0
+            col[ok] = old_to_new[np.minimum(col[ok], n_old - 1)]
+        self.coords[ix] = coords
+        kern = twin("index") if (self.exact or self.pure) else _index_jit
+        for j in range(self.NIX):
+            kern.build(self.a["NI"], self.a["NF"], self.a["NM"], self.a["NT"], int(IDX[j, K.IX_OFF]),
+                       int(IDX[j, K.IX_N]), R, self.a["LI"], self.a["LF"], self.a["LM"],
+                       self.a["LT"], int(IDX[j, K.IX_LOFF]), 1 if self.exact else self.L,
+                       self.mmin, alive, newest)
+
+    def alive_coords(self, ix: int) -> np.ndarray:
+        """Ranks of index ``ix`` still holding a count in a live bucket, or used by a stored
+        vertex."""
+        n = int(self.idx_n[ix])
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        R = self.R
+        lo = int(self.a["IDX"][ix, K.IX_LOFF]) * R
+        I = self.a["LI"][lo: lo + n * R]
+        width = 1 if self.exact else self.L
+        cnt = I[:, :width].reshape(n, R, width)
+        base = int(self.a["IDX"][ix, K.IX_LOFF])
+        rng = self.a["LT"][base: base + n]
+        sc = self.sc
+        alive = int(sc[K.SC_BLO])
+        # a leaf counts if it holds a live bucket (its slots of expired buckets may be stale)
+        seqs = np.arange(alive, int(sc[K.SC_BHI]) + 1)
+        live = np.zeros(n, dtype=bool)
+        if len(seqs):
+            slots = seqs & (R - 1)
+            nz = np.any(cnt[:, slots, :] != 0, axis=2)  # n x live buckets
+            inside = (seqs[None, :] >= rng[:, 0:1]) & (seqs[None, :] <= rng[:, 1:2])
+            live = np.any(nz & inside, axis=1)
+        sc = self.sc
+        nv = int(sc[K.SC_NV])
+        if nv:
+            r = self.a["v_irank"][:nv, ix]
+            r = r[r >= 0]
+            live[r] = True
+        return np.flatnonzero(live)
+
+    # -- bookkeeping --------------------------------------------------------------------------
+
+    def empty(self) -> bool:
+        """Nothing left that a later event or window could use (the partition can go)."""
+        sc = self.sc
+        return (sc[K.SC_NV] == 0 and sc[K.SC_BLO] > sc[K.SC_BHI] and sc[K.SC_WLO] > sc[K.SC_WHI]
+                and sc[K.SC_NREC] - sc[K.SC_RSTART] == 0 and sc[K.SC_OUTN] == 0)
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("X", None)
+        return d
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        self._scratch()
+
+
+class NegState:
+    """A negative sub-pattern's graph in one partition."""
+
+    def __init__(self, n_cols: int, G: int):
+        self.cap = 16
+        self.ocap = 64
+        sc = np.zeros(5, dtype=np.int64)
+        sc[0] = K.NEG_INF
+        sc[3] = K.NEG_INF
+        self.a = {
+            "sc": sc,
+            "negM": np.full(G, K.NEG_INF, dtype=np.int64),
+            "V3": np.zeros((self.cap, 3), dtype=np.int64),
+            "v_col": np.zeros((self.cap, n_cols), dtype=np.float64),
+            "v_colv": np.zeros((self.cap, n_cols), dtype=np.bool_),
+            "o_t": np.zeros(self.ocap, dtype=np.int64),
+            "o_ls": np.zeros(self.ocap, dtype=np.int64),
+        }
+        self.X = (np.zeros(64, dtype=np.float64), np.zeros(64, dtype=np.int64),
+                  np.zeros(64, dtype=np.int64))
+
+    def args(self) -> tuple:
+        a = self.a
+        return (a["sc"], a["negM"], a["V3"], a["v_col"], a["v_colv"], a["o_t"], a["o_ls"])
+
+    def grow_vertices(self) -> None:
+        for n in ("V3", "v_col", "v_colv"):
+            arr = self.a[n]
+            pad = np.zeros((self.cap,) + arr.shape[1:], dtype=arr.dtype)
+            self.a[n] = np.concatenate([arr, pad])
+        self.cap *= 2
+
+    def grow_outputs(self) -> None:
+        for n in ("o_t", "o_ls"):
+            self.a[n] = np.concatenate([self.a[n], np.zeros(self.ocap, dtype=np.int64)])
+        self.ocap *= 2
+
+    def scratch(self, n_derivations: int) -> tuple:
+        if self.X[2].shape[0] < n_derivations:
+            self.X = self.X[:2] + (np.zeros(n_derivations, dtype=np.int64),)
+        return self.X
+
+    def drain(self) -> tuple[np.ndarray, np.ndarray]:
+        sc = self.a["sc"]
+        n = int(sc[4])
+        out = self.a["o_t"][:n].copy(), self.a["o_ls"][:n].copy()
+        sc[4] = 0
+        return out
+
+    def empty(self) -> bool:
+        return int(self.a["sc"][1]) == 0
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("X", None)
+        return d
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        self.X = (np.zeros(64, dtype=np.float64), np.zeros(64, dtype=np.int64),
+                  np.zeros(64, dtype=np.int64))
+
+
+# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 7 "GRETA Runtime Data Structures"
+# (time panes, vertex trees, window hash tables, results hash table) and Theorem 4 (O(nk) space).

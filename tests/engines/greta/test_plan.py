@@ -1,0 +1,64 @@
+"""What GRETA accepts, what it refuses and why, and which path each transition takes."""
+
+from __future__ import annotations
+
+import pytest
+
+from cepagg.engines.greta.plan import compile_plan, refusal
+from cepagg.lang import compile_query
+from cepagg.plan import plan
+
+
+@pytest.mark.parametrize("text, path", [
+    ("PATTERN Stock S+ WHERE S.price > NEXT(S).price", ["index"]),
+    ("PATTERN Stock S+ WHERE S.price * 1.05 < NEXT(S).price", ["index"]),
+    ("PATTERN Stock S+ WHERE NEXT(S).price + 1 >= S.price", ["index"]),
+    ("PATTERN Stock S+ WHERE S.price = NEXT(S).price", ["index"]),
+    ("PATTERN Stock S+ WHERE S.price - NEXT(S).price > 3", ["scan"]),
+    ("PATTERN Stock S+ WHERE S.price > NEXT(S).price AND S.volume < NEXT(S).volume", ["scan"]),
+    ("PATTERN Stock S+", ["total"]),
+    ("PATTERN SEQ(A, NOT N, B)", ["scan"]),
+    ("PATTERN SEQ(A, B) STRATEGY contiguous", ["scan"]),
+])
+def test_paths(text, path):
+    q = compile_query("RETURN COUNT(*) " + text)
+    assert refusal(q) is None
+    assert [t.path for t in compile_plan(q).graphs[0].transitions] == path
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("PATTERN SEQ(A, B)", "returning the matches"),
+    ("RETURN COUNT(*) PATTERN SEQ(A, A)", "appears twice"),
+    ("RETURN COUNT(*) PATTERN AND(A, B)", "not supported"),
+    ("RETURN COUNT(*) PATTERN OR(A, B)", "not supported"),
+    ("RETURN COUNT(*) PATTERN SEQ(A, EXISTS B, C)", "not supported"),
+    ("RETURN COUNT(*) PATTERN SEQ(a, b+)", "untyped"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b+) WHERE a.x < b.x", "relates two pattern variables"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b+) WHERE b.x < FIRST(b).x", "FIRST/LAST"),
+    ("RETURN COUNT(*) PATTERN (SEQ(A, B))+ WHERE B.x < NEXT(B).x", "Kleene plus is on B itself"),
+    ("RETURN COUNT(*) PATTERN SEQ(A, NOT SEQ(NOT E, C), B)", "edge of the negated"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, NOT (B b, b.x > a.x), C)", "relates two pattern variables"),
+    ("RETURN COUNT(*) PATTERN SEQ(A, B+) WHERE [A.x]", None),  # a single event: vacuous
+    ("RETURN COUNT(*) PATTERN (SEQ(A, B+))+ WHERE [B.x]", "ties only some"),
+    ("RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 3 EVENTS", "count windows"),
+])
+def test_refusals(text, reason):
+    r = refusal(compile_query(text))
+    if reason is None:
+        assert r is None
+    else:
+        assert r is not None and reason in r, r
+
+
+def test_planner_prefers_greta_for_kleene_and_explains_refusals():
+    q = compile_query("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price")
+    assert plan(q).engine == "greta"
+    q2 = compile_query("PATTERN SEQ(A, B+)")
+    p = plan(q2)
+    assert p.engine == "reference" and "returning the matches" in p.explain()
+
+
+def test_split_reports_previous_and_following():
+    q = compile_query("RETURN COUNT(*) PATTERN (SEQ(A+, NOT SEQ(C, NOT E, D), B))+")
+    text = compile_plan(q).describe()
+    assert "previous A, following B" in text and "previous C, following D" in text
