@@ -326,3 +326,10 @@ def test_condensed_vector_b5_no_overgeneration():
     q = ("PATTERN t1; t2; t3; t4 WHERE t1.name = t3.name AND t2.name = 'Google' AND "
          "t1.price >= t2.price + 2.0 AND t3.price < t2.price AND t3.price > t4.price WITHIN 500 AGG COUNT")
     assert run(q, rows).rows == [(2,)]
+
+
+def test_qualified_equivalence_ties_the_events_of_its_variable():
+    # [P.vehicle]: every P of a trend shares its vehicle (GRETA Q3); found by the GRETA engine's tests
+    rows = events([("P", 1, 1), ("P", 2, 2), ("P", 3, 1)], ["vehicle"])
+    assert run("RETURN COUNT(*) PATTERN P+ WHERE [P.vehicle]", rows).rows == [(4,)]
+    assert run("RETURN vehicle, COUNT(*) PATTERN P+ GROUP BY P.vehicle", rows).rows == [(1, 3), (2, 1)]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import pickle
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import UnsupportedQuery
@@ -94,3 +95,59 @@ class Engine(ABC):
             rows = combine_rows(self.query, rows)
         kinds = output_kinds(self.query, batch.attribute_kinds())
         return Result(self.query.output_columns, rows, kinds).sorted()
+
+
+@dataclass
+class StoredEvents:
+    """State of an engine that evaluates stored events at once: the events, and the keys of the
+    rows ``advance`` has already returned."""
+
+    events: list = field(default_factory=list)
+    emitted: set = field(default_factory=set)
+
+
+class Recomputing(Engine):
+    """Engines that keep every event and evaluate them all at once — the reference evaluator and
+    the two-step baselines. ``advance`` re-evaluates and returns the rows that became final
+    (closed SLIDE windows, EMIT instants up to the watermark); WITHIN-alone totals and matches
+    come at ``finish``. Meant for tests and baselines, not for long streams."""
+
+    @abstractmethod
+    def evaluate(self, events: list) -> list[tuple]:
+        """Every result row over ``events`` (sorted by ts, id)."""
+
+    def new_state(self) -> StoredEvents:
+        return StoredEvents()
+
+    def process(self, state: StoredEvents, batch: EventBatch) -> list[tuple]:
+        state.events.extend(batch.events())
+        return []
+
+    def _rows(self, state: StoredEvents) -> list[tuple]:
+        return self.evaluate(sorted(state.events, key=lambda e: (e.ts, e.id)))
+
+    def _key(self, row: tuple) -> tuple:
+        q = self.query
+        width = len(q.group_by) + (2 if q.mode == "slide" else 1 if q.mode == "emit" else 0)
+        return tuple(row[:width])
+
+    def advance(self, state: StoredEvents, watermark: int) -> list[tuple]:
+        q = self.query
+        if q.mode == "total" or q.returns_matches:
+            return []
+        groups = len(q.group_by)
+        out = []
+        for row in self._rows(state):
+            final = row[groups + 1] - 1 <= watermark if q.mode == "slide" else row[groups] <= watermark
+            key = self._key(row)
+            if final and key not in state.emitted:
+                state.emitted.add(key)
+                out.append(row)
+        return out
+
+    def finish(self, state: StoredEvents) -> list[tuple]:
+        if self.query.mode == "total" or self.query.returns_matches:
+            return self._rows(state)
+        rows = [r for r in self._rows(state) if self._key(r) not in state.emitted]
+        state.emitted.update(self._key(r) for r in rows)
+        return rows

@@ -23,16 +23,16 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 
-from ..events import Event, EventBatch
+from ..events import Event
 from ..lang import ast
 from ..lang.expr import holds
 from ..lang.model import Query
 from . import aggregates as agg
-from .base import Engine
+from .base import Recomputing
 from .greta.plan import compile_plan, refusal as greta_refusal
 
 
-class TwoStep(Engine):
+class TwoStep(Recomputing):
     name = "twostep"
 
     @classmethod
@@ -64,13 +64,6 @@ class TwoStep(Engine):
         for tp in g.transitions:
             self.into[tp.dst].append((tp.src, tp.derivations))
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))
-
-    def new_state(self) -> list:
-        return []
-
-    def process(self, state: list, batch: EventBatch) -> list[tuple]:
-        state.extend(batch.events())
-        return []
 
     # -- step 1: SASE stacks with predecessor pointers -----------------------------------------
 
@@ -153,9 +146,8 @@ class TwoStep(Engine):
                 cells.append(min(vals) if a.func == "MIN" else max(vals))
         return tuple(cells)
 
-    def finish(self, state: list) -> list[tuple]:
+    def evaluate(self, events: list) -> list[tuple]:
         q = self.query
-        events = sorted(state, key=lambda e: (e.ts, e.id))
         parts: dict[tuple, list[Event]] = defaultdict(list)
         keys = tuple(q.partition_by) + self.plan.sub_partition
         for e in events:

@@ -68,6 +68,9 @@ class Matcher:
                 self.local.setdefault(var, []).append(c)
             else:
                 self.conditions.setdefault(c.scope, []).append(c)
+        self.equivalences: dict[int | None, list[tuple[str, str]]] = {}
+        for var, attr in query.equivalences:
+            self.equivalences.setdefault(query.variables[var].scope, []).append((var, attr))
         self._candidates: dict[str, tuple[list[Event], list[int]]] = {}
         admitted = [e for e in self.events
                     if all(holds(f.expr, lambda node, e=e: e.get(node.name)) for f in query.stream_filters)]
@@ -92,6 +95,12 @@ class Matcher:
         return holds(c.expr, lambda node: e.get(node.name))
 
     def conditions_hold(self, scope: int | None, env: Binding) -> bool:
+        """The conditions of ``scope`` and its qualified equivalences (``[P.vehicle]``: every
+        event bound to P has one, non-null, value of ``vehicle``)."""
+        for var, attr in self.equivalences.get(scope, ()):
+            values = {e.get(attr) for run in env.get(var, ()) for e in run}
+            if None in values or len(values) > 1:
+                return False
         return all(condition_holds(c, env) for c in self.conditions.get(scope, ()))
 
     # -- step 1: skeletons --------------------------------------------------------------------
