@@ -7,4 +7,8 @@ from .reference import Reference
 
 ENGINES: dict[str, type[Engine]] = {"reference": Reference}
 
+from .aseq.engine import Aseq  # noqa: E402
+
+ENGINES["aseq"] = Aseq
+
 __all__ = ["Engine", "ENGINES", "Reference"]

@@ -1,0 +1,454 @@
+"""The per-partition A-Seq loop over one batch of events, compiled.
+
+Events arrive sorted by time; those with one timestamp form a *group* whose effect is one map
+(:mod:`._algebra`). The last group of a batch stays *pending* (its per-node totals, not its
+events) until a later timestamp, ``advance`` or ``finish`` shows it is complete — a group split
+across two batches is still one group. Around each group, in time order:
+
+1. SLIDE windows ``[k·s, k·s+w)`` that closed before it are reported (state as of their last
+   instant ``k·s+w-1``);
+2. STARTs expire (``now ≥ start + w``, Lemma 3) — under WITHIN alone their final vector is
+   added to the totals (a match is complete, and its trailing negation checked, once its START
+   leaves); STARTs blocked by a leading negation are unblocked when that negation leaves;
+3. the group's map is applied to both segments (:mod:`.windows`) and its STARTs are pushed
+   (into the *blocked* segment when a leading negative event lies in the window before them);
+4. EMIT ON CHANGE instants compare the window sum with the last value and report a change.
+
+Every step is atomic: on overflow of an int64 it returns status 2 *before* changing the state,
+and the caller converts the partition to Python integers and resumes at the same point with the
+exact twin of this module. Status 1 asks for a larger output buffer, 3 reports events out of
+time order.
+
+Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM steps 1-4, Fig. 5 corrected in
+notes/aseq.md §4.2), §3.3 (Recounting Rule), §3.4 (filters); notes/aseq.md §7.4-7.7, §7.11.
+"""
+
+import numpy as np
+
+try:
+    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
+    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
+    S = _ASEQ_DEPS["windows"]  # type: ignore[name-defined]  # noqa: F821
+except NameError:
+    _TWIN = False
+    from . import _algebra as A
+    from . import windows as S
+
+jit = A.jit
+
+# modes
+TOTAL = 0
+EMIT = 1
+RECORD = 2
+SLIDE = 3
+
+# prm
+P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH = range(10)
+# ctr (0..3: back/front sizes of segments 0 and 1)
+C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
+N_CTR = 12
+
+# actions of an event class
+EXTEND = 0
+RESET = 1
+LEAD = 2
+
+# output row kinds
+ROW_EMIT = 0
+ROW_WINDOW = 1
+ROW_RECORD = 2
+
+NONE = -(2**63)
+INF = 2**63 - 1
+
+
+@jit
+def reset_pending(pk, pVI, pVF, pres, ctr, kindI, kindF):
+    for j in range(pk.shape[0]):
+        pk[j] = 0
+        pres[j] = 0
+        for c in range(pVI.shape[0]):
+            pVI[c, j] = 0 if kindI[c] == A.LIN else A.sent_i(kindI[c])
+        for c in range(pVF.shape[0]):
+            pVF[c, j] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
+    ctr[C_PLEAD] = 0
+    ctr[C_PINST] = 0
+
+
+@jit
+def accumulate(e, ev_cls, valI, vldI, valF, vldF, ev_inst, cls_ptr, cls_node, cls_kind, maskI, maskF,
+               kindI, kindF, pk, pVI, pVF, pres, ctr, checked):
+    """Add event ``e`` to the pending group: which nodes it extends, which gaps it resets."""
+    c0 = ev_cls[e]
+    CI = pVI.shape[0]
+    CF = pVF.shape[0]
+    if checked:  # check integer sums first, so that nothing is half-added
+        for a in range(cls_ptr[c0], cls_ptr[c0 + 1]):
+            if cls_kind[a] == EXTEND:
+                node = cls_node[a]
+                for c in range(1, CI):
+                    if kindI[c] == A.LIN and maskI[c, node] and vldI[e, c]:
+                        if abs(float(pVI[c, node])) + abs(float(valI[e, c])) > A.LIMIT:
+                            return False
+    for a in range(cls_ptr[c0], cls_ptr[c0 + 1]):
+        node = cls_node[a]
+        kind = cls_kind[a]
+        if kind == EXTEND:
+            pk[node] += 1
+            for c in range(1, CI):
+                if maskI[c, node] and vldI[e, c]:
+                    v = valI[e, c]
+                    if kindI[c] == A.LIN:
+                        pVI[c, node] = pVI[c, node] + v
+                    elif A.better_i(kindI[c], v, pVI[c, node]):
+                        pVI[c, node] = v
+            for c in range(CF):
+                if maskF[c, node] and vldF[e, c]:
+                    v = valF[e, c]
+                    if kindF[c] == A.LIN:
+                        pVF[c, node] = pVF[c, node] + v
+                    elif A.better_f(kindF[c], v, pVF[c, node]):
+                        pVF[c, node] = v
+        elif kind == RESET:
+            pres[node] = 1
+        else:
+            ctr[C_PLEAD] = 1
+    ctr[C_PINST] = ctr[C_PINST] | ev_inst[e]
+    return True
+
+
+@jit
+def out_row(outM, outI, outF, ctr, time, o, kind, vI, vF, j):
+    r = ctr[C_NOUT]
+    outM[r, 0] = time
+    outM[r, 1] = o
+    outM[r, 2] = kind
+    for c in range(vI.shape[0]):
+        outI[r, c] = vI[c, j]
+    for c in range(vF.shape[0]):
+        outF[r, c] = vF[c, j]
+    ctr[C_NOUT] = r + 1
+
+
+@jit
+def same_as_last(lastI, lastF, o, vI, vF, j):
+    for c in range(vI.shape[0]):
+        if lastI[o, c] != vI[c, j]:
+            return False
+    for c in range(vF.shape[0]):
+        if lastF[o, c] != vF[c, j]:
+            return False
+    return True
+
+
+@jit
+def set_last(lastI, lastF, o, vI, vF, j):
+    for c in range(vI.shape[0]):
+        lastI[o, c] = vI[c, j]
+    for c in range(vF.shape[0]):
+        lastF[o, c] = vF[c, j]
+
+
+@jit
+def query_all(seg0, ctr, outnode, tI, tF, zI, zF, W, kindI, kindF, checked):
+    """Window sums of every output node into ``t[o]`` (rows of t are (comps, nodes) views)."""
+    aggI, aggF, bI, bF, bm, fI, fF, fm = seg0
+    for o in range(outnode.shape[0]):
+        if not S.window_sum(aggI, aggF, fI, fF, ctr, 0, outnode[o], tI[o], tF[o], zI, zF, W, kindI, kindF,
+                            checked):
+            return False
+    return True
+
+
+@jit
+def record(seg0, ctr, outnode, tI, tF, zI, zF, lastI, lastF, outM, outI, outF, time, W, kindI, kindF,
+           checked):
+    """Record every output whose window sum changed (coarse EMIT: merged across partitions)."""
+    if not query_all(seg0, ctr, outnode, tI, tF, zI, zF, W, kindI, kindF, checked):
+        return False
+    for o in range(outnode.shape[0]):
+        j = outnode[o]
+        if not same_as_last(lastI, lastF, o, tI[o], tF[o], j):
+            set_last(lastI, lastF, o, tI[o], tF[o], j)
+            out_row(outM, outI, outF, ctr, time, o, ROW_RECORD, tI[o], tF[o], j)
+    return True
+
+
+@jit
+def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+              scr, vI, vF, tI, tF, kindI, kindF, N, W):
+    """Unblock and expire STARTs up to time ``t`` (both effective at instants >= their time)."""
+    w = prm[P_W]
+    mode = prm[P_MODE]
+    checked = prm[P_CHECKED]
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    if w < 0:
+        if t == INF and mode == TOTAL:  # no window: every START's matches are final at the end
+            for o in range(outnode.shape[0]):
+                j = outnode[o]
+                S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
+                             checked)
+                if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
+                    return 2
+            for o in range(outnode.shape[0]):
+                j = outnode[o]
+                S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
+                             False)
+                add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
+            for j in range(N):
+                A.zero_row(aggI0, aggF0, kindI, kindF, j, 0)
+        return 0
+    aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
+    AccI, AccF, NI, NF = scr
+    O = outnode.shape[0]
+    while True:
+        xu = INF
+        xe = INF
+        if S.size(ctr, 1) > 0:
+            xu = S.oldest_ts(bm1, fm1, ctr, 1, 1) + w
+        if S.size(ctr, 0) > 0:
+            xe = S.oldest_ts(bm0, fm0, ctr, 0, 0) + w
+        x = min(xu, xe)
+        if x == INF or x > t:
+            return 0
+        if mode == RECORD and ctr[C_NOUT] + O > outM.shape[0]:
+            return 1
+        while True:
+            if S.size(ctr, 1) > 0 and S.oldest_ts(bm1, fm1, ctr, 1, 1) + w == x:  # unblock
+                if ctr[3] == 0 and not S.flip(aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1, ctr, 1, AccI, AccF,
+                                              NI, NF, vI[2], vF[2], kindI, kindF, checked):
+                    return 2
+                if not S.current(aggI1, aggF1, fI1, fF1, ctr, 1, vI[1], vF[1], 0, N, kindI, kindF, checked):
+                    return 2
+                if not S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, 0, 0, W, kindI, kindF,
+                              checked, False):
+                    return 2
+                ts = fm1[ctr[3] - 1, 0]
+                ell = fm1[ctr[3] - 1, 1]
+                ctr[3] -= 1
+                S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, ts, ell, W, kindI, kindF,
+                       checked, True)
+            elif S.size(ctr, 0) > 0 and S.oldest_ts(bm0, fm0, ctr, 0, 0) + w == x:  # expire
+                if ctr[1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI, AccF,
+                                              NI, NF, vI[2], vF[2], kindI, kindF, checked):
+                    return 2
+                if mode == TOTAL:
+                    for o in range(O):
+                        j = outnode[o]
+                        if not S.current(aggI0, aggF0, fI0, fF0, ctr, 0, vI[1], vF[1], j, j + 1, kindI, kindF,
+                                         checked):
+                            return 2
+                        if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
+                            return 2
+                    for o in range(O):
+                        j = outnode[o]
+                        S.current(aggI0, aggF0, fI0, fF0, ctr, 0, vI[1], vF[1], j, j + 1, kindI, kindF, False)
+                        add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
+                ctr[1] -= 1
+            else:
+                break
+        if mode == RECORD:
+            if not record(seg0, ctr, outnode, tI, tF, vI[3], vF[3], lastI, lastF, outM, outI, outF, x, W,
+                          kindI, kindF, checked):
+                return 2
+
+
+@jit
+def add_total(totI, totF, o, vI, vF, j, kindI, kindF, checked, do):
+    for c in range(vI.shape[0]):
+        kd = kindI[c]
+        if kd == A.LIN:
+            if checked and abs(float(totI[o, c])) + abs(float(vI[c, j])) > A.LIMIT:
+                return False
+            if do:
+                totI[o, c] = totI[o, c] + vI[c, j]
+        elif do and A.better_i(kd, vI[c, j], totI[o, c]):
+            totI[o, c] = vI[c, j]
+    if do:
+        for c in range(vF.shape[0]):
+            kd = kindF[c]
+            if kd == A.LIN:
+                totF[o, c] = totF[o, c] + vF[c, j]
+            elif A.better_f(kd, vF[c, j], totF[o, c]):
+                totF[o, c] = vF[c, j]
+    return True
+
+
+@jit
+def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+           scr, vI, vF, tI, tF, kindI, kindF, N, W):
+    """Bring the state to instant ``t`` (before its events): report SLIDE windows that closed
+    before ``t``, then expire up to ``t``."""
+    mode = prm[P_MODE]
+    checked = prm[P_CHECKED]
+    w = prm[P_W]
+    s = prm[P_S]
+    O = outnode.shape[0]
+    while mode == SLIDE and (S.size(ctr, 0) > 0 or S.size(ctr, 1) > 0):
+        k = ctr[C_NEXTK]
+        end = k * s + w - 1  # the window's last instant
+        if end >= t:
+            break
+        if ctr[C_NOUT] + O > outM.shape[0]:
+            return 1
+        st = expire_to(end, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+                       scr, vI, vF, tI, tF, kindI, kindF, N, W)
+        if st:
+            return st
+        if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked):
+            return 2
+        if prm[P_LO] <= k * s < prm[P_HI]:
+            for o in range(O):
+                j = outnode[o]
+                if tI[o][0, j] > 0:
+                    out_row(outM, outI, outF, ctr, k * s, o, ROW_WINDOW, tI[o], tF[o], j)
+        ctr[C_NEXTK] = k + 1
+    return expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+                     scr, vI, vF, tI, tF, kindI, kindF, N, W)
+
+
+@jit
+def apply_pending(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, pk, pVI, pVF, pres,
+                  totI, totF, lastI, lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF, N, W):
+    """Apply the pending group (steps 1-4 of the module docstring); resumable by stage."""
+    mode = prm[P_MODE]
+    checked = prm[P_CHECKED]
+    w = prm[P_W]
+    t = ctr[C_PTS]
+    O = outnode.shape[0]
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
+    if ctr[C_STAGE] == 0:
+        st = settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+                    scr, vI, vF, tI, tF, kindI, kindF, N, W)
+        if st:
+            return st
+        useK = prm[P_USEK]
+        gated = prm[P_GATED]
+        # where would the STARTs go (a leading negation strictly before t within the window blocks them)
+        ell = ctr[C_ELL]
+        blocked = (useK != 0) and (ell != NONE) and ((w < 0) or (t - ell < w))
+        start = (pk[0] > 0) and not (blocked and w < 0)
+        if mode == TOTAL and not (prm[P_LO] <= t < prm[P_HI]):
+            start = False
+        target = 1 if blocked else 0
+        if start:
+            S.zero_vec(vI[0], vF[0], kindI, kindF)
+            for c in range(pVI.shape[0]):
+                vI[0][c, 0] = pVI[c, 0]
+            vI[0][0, 0] = pk[0]
+            for c in range(pVF.shape[0]):
+                vF[0][c, 0] = pVF[c, 0]
+            if target == 1 and gated and gate[0]:
+                S.zero_vec(vI[0], vF[0], kindI, kindF)
+        # compute everything, then commit
+        ok = A.group_rows(aggI0, aggF0, SI[0], SF[0], W, parent, kindI, kindF, pk, pVI, pVF, pres, gate,
+                          0, checked)
+        if ctr[0] > 0 and W > 1:
+            ok = A.group_rows(bI0[ctr[0] - 1], bF0[ctr[0] - 1], SI[1], SF[1], W, parent, kindI, kindF, pk,
+                              pVI, pVF, pres, gate, 0, checked) and ok
+        if useK:
+            ok = A.group_rows(aggI1, aggF1, SI[2], SF[2], W, parent, kindI, kindF, pk, pVI, pVF, pres, gate,
+                              gated, checked) and ok
+            if ctr[2] > 0 and W > 1:
+                ok = A.group_rows(bI1[ctr[2] - 1], bF1[ctr[2] - 1], SI[3], SF[3], W, parent, kindI, kindF, pk,
+                                  pVI, pVF, pres, gate, gated, checked) and ok
+        if start:
+            if target == 0:
+                ok = S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
+                            checked, False) and ok
+            else:
+                ok = S.push(aggI1, aggF1, bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
+                            checked, False) and ok
+        if not ok:
+            return 2
+        A.commit_rows(aggI0, aggF0, SI[0], SF[0], W, pk, pres, gate, 0, kindI, kindF)
+        if ctr[0] > 0 and W > 1:
+            A.commit_rows(bI0[ctr[0] - 1], bF0[ctr[0] - 1], SI[1], SF[1], W, pk, pres, gate, 0, kindI, kindF)
+        if useK:
+            A.commit_rows(aggI1, aggF1, SI[2], SF[2], W, pk, pres, gate, gated, kindI, kindF)
+            if ctr[2] > 0 and W > 1:
+                A.commit_rows(bI1[ctr[2] - 1], bF1[ctr[2] - 1], SI[3], SF[3], W, pk, pres, gate, gated, kindI,
+                              kindF)
+        if start:
+            if mode == SLIDE and S.size(ctr, 0) == 0 and S.size(ctr, 1) == 0:
+                first = (t - w) // prm[P_S] + 1
+                if ctr[C_NEXTK] == NONE or ctr[C_NEXTK] < first:
+                    ctr[C_NEXTK] = first
+            if target == 0:
+                S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF, False, True)
+            else:
+                S.push(aggI1, aggF1, bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF, False, True)
+        if ctr[C_PLEAD]:
+            ctr[C_ELL] = t
+        ctr[C_STAGE] = 1
+    # step 4: instants
+    if mode == EMIT or mode == RECORD:
+        if ctr[C_NOUT] + O > outM.shape[0]:
+            return 1
+        if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked):
+            return 2
+        if mode == EMIT:
+            if prm[P_LO] <= t < prm[P_HI]:
+                for o in range(O):
+                    if (ctr[C_PINST] >> o) & 1:
+                        j = outnode[o]
+                        if prm[P_EVERY] or not same_as_last(lastI, lastF, o, tI[o], tF[o], j):
+                            set_last(lastI, lastF, o, tI[o], tF[o], j)
+                            out_row(outM, outI, outF, ctr, t, o, ROW_EMIT, tI[o], tF[o], j)
+        else:
+            for o in range(O):
+                j = outnode[o]
+                if not same_as_last(lastI, lastF, o, tI[o], tF[o], j):
+                    set_last(lastI, lastF, o, tI[o], tF[o], j)
+                    out_row(outM, outI, outF, ctr, t, o, ROW_RECORD, tI[o], tF[o], j)
+    ctr[C_STAGE] = 0
+    ctr[C_HASP] = 0
+    reset_pending(pk, pVI, pVF, pres, ctr, kindI, kindF)
+    return 0
+
+
+@jit
+def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
+        cls_ptr, cls_node, cls_kind, pk, pVI, pVF, pres, totI, totF, lastI, lastF,
+        outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
+        ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, pos):
+    """Process events ``pos..`` of one partition; returns (status, next position)."""
+    N = parent.shape[0]
+    W = seg0[0].shape[2]
+    checked = prm[P_CHECKED]
+    flush = prm[P_FLUSH]
+    i = pos
+    E = ev_ts.shape[0]
+    while True:
+        if ctr[C_HASP] and (ctr[C_STAGE] == 1 or (i < E and ev_ts[i] > ctr[C_PTS])
+                            or (i >= E and ctr[C_PTS] < flush)):
+            st = apply_pending(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, pk, pVI, pVF, pres,
+                               totI, totF, lastI, lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF, N, W)
+            if st:
+                return st, i
+            continue
+        if i < E:
+            t = ev_ts[i]
+            if ctr[C_HASP] and t < ctr[C_PTS]:
+                return 3, i
+            if not ctr[C_HASP]:
+                ctr[C_HASP] = 1
+                ctr[C_PTS] = t
+            while i < E and ev_ts[i] == t:
+                if not accumulate(i, ev_cls, valI, vldI, valF, vldF, ev_inst, cls_ptr, cls_node, cls_kind,
+                                  maskI, maskF, kindI, kindF, pk, pVI, pVF, pres, ctr, checked):
+                    return 2, i
+                i += 1
+            continue
+        break
+    if flush != NONE:
+        st = settle(flush, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+                    scr, vI, vF, tI, tF, kindI, kindF, N, W)
+        if st:
+            return st, i
+    return 0, i
+
+
+# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 Fig. 5 (SEM, corrected: notes/aseq.md §4.2),
+# §3.3 (negation), §3.4 (HPC); docs/semantics.md §4, §7 (scopes, result modes).
