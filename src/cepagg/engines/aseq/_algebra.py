@@ -37,7 +37,9 @@ if _TWIN:
 else:
     import numba
 
-    jit = numba.njit(cache=True, nogil=True)
+    # no allocation happens in kernels, so reference counting (a cost per array argument of every
+    # call) is switched off
+    jit = numba.njit(cache=True, nogil=True, _nrt=False)
 
 LIN = 0
 MAX = 1
@@ -201,7 +203,7 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
     for j in range(j0, j1):
         cnt = AI[0, j, N] if affine else 0
         est = abs(float(cnt))
-        for m in range(N):
+        for m in range(j + 1):
             p = AI[0, j, m]
             if p != 0 and vI[0, m] != 0:
                 cnt = cnt + p * vI[0, m]
@@ -214,7 +216,7 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
             if kd == LIN:
                 s = AI[c, j, N] if affine else 0
                 est = abs(float(s))
-                for m in range(N):
+                for m in range(j + 1):
                     p = AI[0, j, m]
                     r = AI[c, j, m]
                     if r != 0 and vI[0, m] != 0:
@@ -228,7 +230,7 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
                 oI[c, j] = s
             else:
                 b = AI[c, j, N] if affine else sent_i(kd)
-                for m in range(N):
+                for m in range(j + 1):
                     if AI[0, j, m] > 0 and better_i(kd, vI[c, m], b):
                         b = vI[c, m]
                     if vI[0, m] > 0 and better_i(kd, AI[c, j, m], b):
@@ -238,12 +240,12 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
             kd = kindF[c]
             if kd == LIN:
                 s = AF[c, j, N] if affine else 0.0
-                for m in range(N):
+                for m in range(j + 1):
                     s += AF[c, j, m] * vI[0, m] + AI[0, j, m] * vF[c, m]
                 oF[c, j] = s
             else:
                 b = AF[c, j, N] if affine else sent_f(kd)
-                for m in range(N):
+                for m in range(j + 1):
                     if AI[0, j, m] > 0 and better_f(kd, vF[c, m], b):
                         b = vF[c, m]
                     if vI[0, m] > 0 and better_f(kd, AF[c, j, m], b):
@@ -255,16 +257,26 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
 @jit
 def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
     """Linear part of ``A ∘ B`` (B first) into ``N`` (columns 0..N-1): P = PA PB,
-    R = RA PB + PA RB, and for extremes the values picked up in B or, after a path, in A."""
+    R = RA PB + PA RB, and for extremes the values picked up in B or, after a path, in A.
+
+    Nodes are numbered parents first, so a prefix at node i reaches node j only if i <= j:
+    maps are lower triangular and only ``i <= m <= j`` contributes.
+    """
     N = AI.shape[1]
     CI = AI.shape[0]
     CF = AF.shape[0]
     ok = True
     for j in range(N):
         for i in range(N):
+            if i > j:
+                for c in range(CI):
+                    NI[c, j, i] = 0 if kindI[c] == LIN else sent_i(kindI[c])
+                for c in range(CF):
+                    NF[c, j, i] = 0.0 if kindF[c] == LIN else sent_f(kindF[c])
+                continue
             cnt = 0
             est = 0.0
-            for m in range(N):
+            for m in range(i, j + 1):
                 pa = AI[0, j, m]
                 pb = BI[0, m, i]
                 if pa != 0 and pb != 0:
@@ -278,7 +290,7 @@ def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
                 if kd == LIN:
                     s = 0
                     est = 0.0
-                    for m in range(N):
+                    for m in range(i, j + 1):
                         pa = AI[0, j, m]
                         pb = BI[0, m, i]
                         ra = AI[c, j, m]
@@ -294,7 +306,7 @@ def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
                     NI[c, j, i] = s
                 else:
                     b = sent_i(kd)
-                    for m in range(N):
+                    for m in range(i, j + 1):
                         if AI[0, j, m] > 0 and better_i(kd, BI[c, m, i], b):
                             b = BI[c, m, i]
                         if BI[0, m, i] > 0 and better_i(kd, AI[c, j, m], b):
@@ -304,12 +316,12 @@ def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
                 kd = kindF[c]
                 if kd == LIN:
                     s = 0.0
-                    for m in range(N):
+                    for m in range(i, j + 1):
                         s += AF[c, j, m] * BI[0, m, i] + AI[0, j, m] * BF[c, m, i]
                     NF[c, j, i] = s
                 else:
                     b = sent_f(kd)
-                    for m in range(N):
+                    for m in range(i, j + 1):
                         if AI[0, j, m] > 0 and better_f(kd, BF[c, m, i], b):
                             b = BF[c, m, i]
                         if BI[0, m, i] > 0 and better_f(kd, AF[c, j, m], b):

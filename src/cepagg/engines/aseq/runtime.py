@@ -193,12 +193,14 @@ class UnitRun:
         ts, cls, inst = enc.ts[a:b], enc.cls[a:b], enc.inst[a:b]
         valI, vldI = enc.valI[a:b], enc.vldI[a:b]
         valF, vldF = enc.valF[a:b], enc.vldF[a:b]
-        groups = b - a
         R = max(64, 4 * len(self.outnode))
         pos = 0
+        grow = [1, 1]
         while True:
-            st.reserve(0, groups + st.items(1) + 1)
-            st.reserve(1, groups + 1)
+            if self.windowed:
+                st.reserve(0, grow[0])
+                if self.unit.lead:
+                    st.reserve(1, grow[1])
             exact = st.exact
             prm[K.P_CHECKED] = 0 if exact else 1
             kern = TWIN if exact else KERNELS
@@ -224,6 +226,8 @@ class UnitRun:
                 if st.exact:  # pragma: no cover - Python integers cannot overflow
                     raise AssertionError("overflow in exact mode")
                 st.to_exact()
+            elif status == 4:
+                grow = [max(4, st.items(0)), max(4, st.items(1))]
             elif status == 3:
                 raise CepaggError("aseq: events of one partition arrived out of time order "
                                   f"(key {key}); sort each partition by (ts, _id)")
