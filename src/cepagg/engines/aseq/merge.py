@@ -58,6 +58,7 @@ class EmitMerge:
         self.current: dict[tuple, dict] = {}  # (o, g) -> {pkey: (count, cells)} (non-empty only)
         self.last: dict[tuple, tuple] = {}  # (o, g) -> last emitted values (non-empty only)
         self.members: dict[tuple, set] = {}  # (o, ug) -> groups with a value or a last row
+        self.dirty: dict[tuple, set] = {}  # (o, ug) -> groups changed since the last instant
 
     # -- input ------------------------------------------------------------------------------------
 
@@ -107,7 +108,7 @@ class EmitMerge:
             now, later = times[:cut], times[cut:]
             recs = sorted(self.records.get(key, []), key=lambda r: r[0])
             i = 0
-            dirty: set = set()
+            dirty: set = self.dirty.pop(key, set())
             for t in now:
                 while i < len(recs) and recs[i][0] <= t:
                     dirty.add(self._apply(run, o, recs[i]))
@@ -126,8 +127,10 @@ class EmitMerge:
                             self.last[(o, g)] = value
                 dirty = set()
             while i < len(recs) and recs[i][0] < horizon:
-                self._apply(run, o, recs[i])
+                dirty.add(self._apply(run, o, recs[i]))
                 i += 1
+            if dirty:
+                self.dirty[key] = dirty
             rest = recs[i:]
             if later:
                 self.instants[key] = later

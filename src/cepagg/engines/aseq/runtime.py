@@ -137,7 +137,7 @@ class UnitRun:
         if horizon is not None and (self.kmode == K.RECORD or self.coarse_slide):
             self._advance_all(state, horizon, rows)
             rows += self._merged(state, horizon)
-        self._gc(state, list(enc.keys))
+        self._gc(state, list(enc.keys), K.NONE)
         return rows
 
     def advance(self, state: UnitState, watermark: int) -> list[tuple[int, tuple]]:
@@ -146,7 +146,7 @@ class UnitRun:
         rows: list[tuple[int, tuple]] = []
         self._advance_all(state, watermark + 1, rows)
         rows += self._merged(state, watermark + 1)
-        self._gc(state, list(state.parts))
+        self._gc(state, list(state.parts), watermark + 1)
         return rows
 
     def finish(self, state: UnitState) -> list[tuple[int, tuple]]:
@@ -161,6 +161,7 @@ class UnitRun:
             rows += self._merged(state, HI)
             for key, st in list(state.parts.items()):
                 self._fold(state, key, st)
+            state.parts.clear()  # the input has ended: nothing is kept
         if self.kmode == K.TOTAL:
             rows += self._total_rows(state)
         return rows
@@ -304,15 +305,16 @@ class UnitRun:
                 prev[0] + count, aggmod.merge(self.funcs[o], prev[1], cells))
         empty_cells(st.totI, st.totF, fam)
 
-    def _gc(self, state: UnitState, keys: list) -> None:
-        """Drop partitions whose window holds nothing (their totals folded first)."""
+    def _gc(self, state: UnitState, keys: list, now: int) -> None:
+        """Drop partitions whose window holds nothing (their totals folded first); ``now``: the
+        time every partition has been brought to (or NONE: only their own last events)."""
         w = self.unit.within
         for key in keys:
             st = state.parts.get(key)
             if st is None or not st.empty():
                 continue
             ell = int(st.ctr[K.C_ELL])
-            if ell != K.NONE and (w is None or ell + w > _settled(st)):
+            if ell != K.NONE and (w is None or ell + w > max(_settled(st), now)):
                 continue
             if self.kmode == K.EMIT and any(v is not None for v in st.last_final.values()):
                 continue
