@@ -8,7 +8,8 @@ AGGS = ["COUNT(*)", "COUNT({v})", "SUM({v}.x)", "AVG({v}.x)", "MIN({v}.x)", "MAX
 
 
 def random_query(rng: random.Random, types: str = "ABCD", max_len: int = 4, modes=("total", "slide", "emit"),
-                 negation: float = 0.5, groups: bool = True, predicates: bool = True) -> str:
+                 negation: float = 0.5, groups: bool = True, predicates: bool = True,
+                 aggregates: list[str] | None = None, windows: bool = True) -> str:
     n = rng.randint(1, max_len)
     pos_types = [rng.choice(types) for _ in range(n)]
     names = [f"p{i}" for i in range(n)]
@@ -45,14 +46,16 @@ def random_query(rng: random.Random, types: str = "ABCD", max_len: int = 4, mode
         a = rng.choice(AGGS).format(v=rng.choice(names))
         if a not in aggs:
             aggs.append(a)
+    if aggregates is not None:
+        aggs = [a.format(v=names[0]) for a in aggregates]
     mode = rng.choice(modes)
     w = rng.randint(1, 8)
     if mode == "total":
-        window = rng.choice(["", f"WITHIN {w}"])
+        window = rng.choice(["", f"WITHIN {w}"]) if windows else f"WITHIN {w}"
     elif mode == "slide":
         window = f"WITHIN {w} SLIDE {rng.randint(1, w + 1)}"
     else:
-        window = rng.choice([f"WITHIN {w}", f"WITHIN {w}", ""]) + " EMIT ON CHANGE"
+        window = rng.choice([f"WITHIN {w}", f"WITHIN {w}", ""] if windows else [f"WITHIN {w}"]) + " EMIT ON CHANGE"
     text = f"PATTERN SEQ({', '.join(items)})"
     if conds:
         text += " WHERE " + " AND ".join(conds)
