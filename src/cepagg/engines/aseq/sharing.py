@@ -132,7 +132,7 @@ class SharingPlan:
         lines = []
         for k, u in enumerate(self.units):
             qs = ", ".join(f"q{o.index}" for o in u.outputs)
-            lines.append(f"unit {k} (PreTree, {u.n_nodes} nodes, {len(u.comps)} counters per node; {qs}); "
+            lines.append(f"unit {k} (PreTree, {u.n_nodes} nodes, {len(u.comps)} counter(s) per node; {qs}); "
                          f"est. {self.costs.get(f'unit {k}', 0):.0f} ns per time unit")
             lines += ["  " + line for line in u.describe()]
         for k, (plans, idx, chops) in enumerate(self.chopped):
