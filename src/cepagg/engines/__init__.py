@@ -11,4 +11,8 @@ from .aseq.engine import Aseq  # noqa: E402
 
 ENGINES["aseq"] = Aseq
 
+from .stack import Stack  # noqa: E402
+
+ENGINES["stack"] = Stack
+
 __all__ = ["Engine", "ENGINES", "Reference"]
