@@ -17,7 +17,8 @@ across two batches is still one group. Around each group, in time order:
 Every step is atomic: on overflow of an int64 it returns status 2 *before* changing the state,
 and the caller converts the partition to Python integers and resumes at the same point with the
 exact twin of this module. Status 1 asks for a larger output buffer, 4 for more room in a
-window segment, 3 reports events out of time order.
+window segment, 5 for the totals to be moved to Python integers (they alone would overflow),
+3 reports events out of time order.
 
 Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM steps 1-4, Fig. 5 corrected in
 notes/aseq.md §4.2), §3.3 (Recounting Rule), §3.4 (filters); notes/aseq.md §7.4-7.7, §7.11.
@@ -147,7 +148,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                 S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
                              checked)
                 if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
-                    return 2
+                    return 5
             for o in range(outnode.shape[0]):
                 j = outnode[o]
                 S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
@@ -193,17 +194,15 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                                               NI, NF, vI[2], vF[2], kindI, kindF, checked):
                     return 2
                 if mode == TOTAL:
-                    for o in range(O):
+                    for o in range(O):  # the START's final vector at each output: checked first
                         j = outnode[o]
-                        if not S.current(aggI0, aggF0, fI0, fF0, ctr, 0, vI[1], vF[1], j, j + 1, kindI, kindF,
+                        if not S.current(aggI0, aggF0, fI0, fF0, ctr, 0, tI[o], tF[o], j, j + 1, kindI, kindF,
                                          checked):
                             return 2
-                        if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
-                            return 2
+                        if not add_total(totI, totF, o, tI[o], tF[o], j, kindI, kindF, checked, False):
+                            return 5
                     for o in range(O):
-                        j = outnode[o]
-                        S.current(aggI0, aggF0, fI0, fF0, ctr, 0, vI[1], vF[1], j, j + 1, kindI, kindF, False)
-                        add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
+                        add_total(totI, totF, o, tI[o], tF[o], outnode[o], kindI, kindF, False, True)
                 ctr[1] -= 1
             else:
                 break

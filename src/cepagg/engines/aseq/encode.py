@@ -137,12 +137,18 @@ class Encoder:
                 bits = np.zeros(n, np.int64)
             bits |= m.astype(np.int64) << (i % 62)
         words.append(bits)
-        if len(words) == 1:
+        if len(words) == 1 and len(self.feeds) <= 16:  # few roles: classes by a lookup table
+            present = np.flatnonzero(np.bincount(words[0], minlength=1 << len(self.feeds)))
+            lut = np.zeros(1 << len(self.feeds), np.int64)
+            lut[present] = np.arange(len(present))
+            cls = lut[words[0]]
+            uniq_rows = present.reshape(-1, 1)
+        elif len(words) == 1:
             uniq, cls = np.unique(words[0], return_inverse=True)
             uniq_rows = uniq.reshape(-1, 1)
         else:
             uniq_rows, cls = np.unique(np.stack(words, axis=1), axis=0, return_inverse=True)
-        cls = cls.reshape(-1).astype(np.int64)
+        cls = cls.reshape(-1).astype(np.int64, copy=False)
         ptr, nodes, kinds = [0], [], []
         for row in uniq_rows:
             acts = set()

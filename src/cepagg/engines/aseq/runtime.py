@@ -227,6 +227,8 @@ class UnitRun:
                 if st.exact:  # pragma: no cover - Python integers cannot overflow
                     raise AssertionError("overflow in exact mode")
                 st.to_exact()
+            elif status == 5:  # only the totals outgrow int64: keep them as Python ints, go on
+                self._fold(state, key, st)
             elif status == 4:
                 grow = [max(4, st.items(0)), max(4, st.items(1))]
             elif status == 3:

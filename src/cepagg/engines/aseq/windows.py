@@ -98,14 +98,8 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
         if idx > 0:
             if not A.compose(AccI, AccF, bI[idx], bF[idx], NI, NF, kindI, kindF, checked):
                 return False
-            for c in range(AccI.shape[0]):
-                for j in range(N):
-                    for i in range(N):
-                        AccI[c, j, i] = NI[c, j, i]
-            for c in range(AccF.shape[0]):
-                for j in range(N):
-                    for i in range(N):
-                        AccF[c, j, i] = NF[c, j, i]
+            AccI, NI = NI, AccI  # the product becomes the accumulator (no copy)
+            AccF, NF = NF, AccF
     ctr[2 * s + 1] = bn
     ctr[2 * s] = 0
     A.identity(aggI, aggF, kindI, kindF)
