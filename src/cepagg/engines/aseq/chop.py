@@ -331,6 +331,10 @@ class ChopRun:
             if k not in pend:
                 continue
             kk, rr = pend[k]
+            if not any(kk[1:]) and not any(rr):
+                if kk[0]:
+                    st.items[k].append(Item(t, st.ell[k], [kk[0]] + [0] * (len(p.feeds) - 1), snaps.get(k, {})))
+                continue  # nothing to extend or reset in this piece
             for it in st.items[k]:
                 old = it.cnt
                 it.cnt = [0 if rr[0] else old[0]] + [(0 if rr[m] else old[m]) + kk[m] * old[m - 1]
