@@ -48,6 +48,10 @@ class Plan:
             lines.append(f"selection: {q.strategy}")
         lines.append("returns: " + (", ".join(a.column for a in q.aggregates) if q.aggregates
                                      else "matches of " + ", ".join(v.split('@')[0] for v in q.return_vars)))
+        if self.engine == "aseq":
+            from ..engines.aseq.plan import explain_lines
+
+            lines += explain_lines(q)
         return "\n".join(lines)
 
 

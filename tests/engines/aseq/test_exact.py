@@ -91,10 +91,13 @@ def test_compose_and_apply_agree_with_twin(seed):
             AI, AF, BI, BF = conv(A[0]), conv(A[1]), conv(B[0]), conv(B[1])
             NI = np.zeros_like(AI)
             NF = np.zeros_like(AF)
-            ok1 = alg.compose(AI, AF, BI, BF, NI, NF, kindI, kindF, True)
+            anc_ptr = np.array([j * (j + 1) // 2 for j in range(N + 1)], np.int64)  # a chain: 0..j
+            anc_idx = np.array([i for j in range(N) for i in range(j + 1)], np.int64)
+            ok1 = alg.compose(AI, AF, BI, BF, NI, NF, kindI, kindF, True, anc_ptr, anc_idx)
             vI = np.zeros((CI, N), AI.dtype)
             vF = np.zeros((CF, N))
-            ok2 = alg.apply_rows(AI, AF, BI[:, :, N].copy(), BF[:, :, N].copy(), vI, vF, 0, N, True, kindI, kindF, True)
+            ok2 = alg.apply_rows(AI, AF, BI[:, :, N].copy(), BF[:, :, N].copy(), vI, vF, 0, N, True, kindI, kindF, True,
+                                 anc_ptr, anc_idx)
             out.append((ok1, ok2, NI[:, :, :N].tolist(), NF[:, :, :N].tolist(), vI.tolist(), vF.tolist()))
         (c_ok1, c_ok2, cNI, cNF, cvI, cvF), (t_ok1, t_ok2, tNI, tNF, tvI, tvF) = out
         if c_ok1 and c_ok2:  # no overflow flagged: identical results

@@ -100,7 +100,7 @@ def identity(XI, XF, kindI, kindF):
 
 
 @jit
-def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
+def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked, anc_ptr, anc_idx):
     """Rows ``j0..j1-1`` of ``A v`` (plus A's affine column when ``affine``) into ``o[:, j]``.
 
     ``c' = P c``; ``lin' = R c + P lin``; ``mx'[j] = best(mx[m] where P[j,m] > 0, R[j,m] where
@@ -114,7 +114,8 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
     for j in range(j0, j1):
         cnt = AI[0, j, N] if affine else 0
         est = abs(float(cnt))
-        for m in range(j + 1):
+        for a_ in range(anc_ptr[j], anc_ptr[j + 1]):
+            m = anc_idx[a_]
             p = AI[0, j, m]
             if p != 0 and vI[0, m] != 0:
                 cnt = cnt + p * vI[0, m]
@@ -127,7 +128,8 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
             if kd == LIN:
                 s = AI[c, j, N] if affine else 0
                 est = abs(float(s))
-                for m in range(j + 1):
+                for a_ in range(anc_ptr[j], anc_ptr[j + 1]):
+                    m = anc_idx[a_]
                     p = AI[0, j, m]
                     r = AI[c, j, m]
                     if r != 0 and vI[0, m] != 0:
@@ -141,7 +143,8 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
                 oI[c, j] = s
             else:
                 b = AI[c, j, N] if affine else sent_i(kd)
-                for m in range(j + 1):
+                for a_ in range(anc_ptr[j], anc_ptr[j + 1]):
+                    m = anc_idx[a_]
                     if AI[0, j, m] > 0 and better_i(kd, vI[c, m], b):
                         b = vI[c, m]
                     if vI[0, m] > 0 and better_i(kd, AI[c, j, m], b):
@@ -151,12 +154,14 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
             kd = kindF[c]
             if kd == LIN:
                 s = AF[c, j, N] if affine else 0.0
-                for m in range(j + 1):
+                for a_ in range(anc_ptr[j], anc_ptr[j + 1]):
+                    m = anc_idx[a_]
                     s += AF[c, j, m] * vI[0, m] + AI[0, j, m] * vF[c, m]
                 oF[c, j] = s
             else:
                 b = AF[c, j, N] if affine else sent_f(kd)
-                for m in range(j + 1):
+                for a_ in range(anc_ptr[j], anc_ptr[j + 1]):
+                    m = anc_idx[a_]
                     if AI[0, j, m] > 0 and better_f(kd, vF[c, m], b):
                         b = vF[c, m]
                     if vI[0, m] > 0 and better_f(kd, AF[c, j, m], b):
@@ -166,12 +171,13 @@ def apply_rows(AI, AF, vI, vF, oI, oF, j0, j1, affine, kindI, kindF, checked):
 
 
 @jit
-def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
+def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked, anc_ptr, anc_idx):
     """Linear part of ``A ∘ B`` (B first) into ``N`` (columns 0..N-1): P = PA PB,
     R = RA PB + PA RB, and for extremes the values picked up in B or, after a path, in A.
 
-    Nodes are numbered parents first, so a prefix at node i reaches node j only if i <= j:
-    maps are lower triangular and only ``i <= m <= j`` contributes.
+    A prefix at node i reaches node j only if i is an ancestor of j (``anc_*``: the ancestors
+    of each node, itself included, in increasing order — nodes are numbered parents first):
+    only ``i, m`` among j's ancestors with ``i <= m`` contribute, and every other entry is empty.
     """
     N = AI.shape[1]
     CI = AI.shape[0]
@@ -179,15 +185,18 @@ def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
     ok = True
     for j in range(N):
         for i in range(N):
-            if i > j:
-                for c in range(CI):
-                    NI[c, j, i] = 0 if kindI[c] == LIN else sent_i(kindI[c])
-                for c in range(CF):
-                    NF[c, j, i] = 0.0 if kindF[c] == LIN else sent_f(kindF[c])
-                continue
+            for c in range(CI):
+                NI[c, j, i] = 0 if kindI[c] == LIN else sent_i(kindI[c])
+            for c in range(CF):
+                NF[c, j, i] = 0.0 if kindF[c] == LIN else sent_f(kindF[c])
+        a0 = anc_ptr[j]
+        a1 = anc_ptr[j + 1]
+        for ai in range(a0, a1):
+            i = anc_idx[ai]
             cnt = 0
             est = 0.0
-            for m in range(i, j + 1):
+            for am in range(ai, a1):
+                m = anc_idx[am]
                 pa = AI[0, j, m]
                 pb = BI[0, m, i]
                 if pa != 0 and pb != 0:
@@ -201,7 +210,8 @@ def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
                 if kd == LIN:
                     s = 0
                     est = 0.0
-                    for m in range(i, j + 1):
+                    for am in range(ai, a1):
+                        m = anc_idx[am]
                         pa = AI[0, j, m]
                         pb = BI[0, m, i]
                         ra = AI[c, j, m]
@@ -217,7 +227,8 @@ def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
                     NI[c, j, i] = s
                 else:
                     b = sent_i(kd)
-                    for m in range(i, j + 1):
+                    for am in range(ai, a1):
+                        m = anc_idx[am]
                         if AI[0, j, m] > 0 and better_i(kd, BI[c, m, i], b):
                             b = BI[c, m, i]
                         if BI[0, m, i] > 0 and better_i(kd, AI[c, j, m], b):
@@ -227,12 +238,14 @@ def compose(AI, AF, BI, BF, NI, NF, kindI, kindF, checked):
                 kd = kindF[c]
                 if kd == LIN:
                     s = 0.0
-                    for m in range(i, j + 1):
+                    for am in range(ai, a1):
+                        m = anc_idx[am]
                         s += AF[c, j, m] * BI[0, m, i] + AI[0, j, m] * BF[c, m, i]
                     NF[c, j, i] = s
                 else:
                     b = sent_f(kd)
-                    for m in range(i, j + 1):
+                    for am in range(ai, a1):
+                        m = anc_idx[am]
                         if AI[0, j, m] > 0 and better_f(kd, BF[c, m, i], b):
                             b = BF[c, m, i]
                         if BI[0, m, i] > 0 and better_f(kd, AF[c, j, m], b):

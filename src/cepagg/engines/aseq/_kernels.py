@@ -109,21 +109,21 @@ def set_last(lastI, lastF, o, vI, vF, j):
 
 
 @jit
-def query_all(seg0, ctr, outnode, tI, tF, zI, zF, W, kindI, kindF, checked):
+def query_all(seg0, ctr, outnode, tI, tF, zI, zF, W, kindI, kindF, checked, anc_ptr, anc_idx):
     """Window sums of every output node into ``t[o]`` (rows of t are (comps, nodes) views)."""
     aggI, aggF, bI, bF, bm, fI, fF, fm = seg0
     for o in range(outnode.shape[0]):
         if not S.window_sum(aggI, aggF, fI, fF, ctr, 0, outnode[o], tI[o], tF[o], zI, zF, W, kindI, kindF,
-                            checked):
+                            checked, anc_ptr, anc_idx):
             return False
     return True
 
 
 @jit
 def record(seg0, ctr, outnode, tI, tF, zI, zF, lastI, lastF, outM, outI, outF, time, W, kindI, kindF,
-           checked):
+           checked, anc_ptr, anc_idx):
     """Record every output whose window sum changed (coarse EMIT: merged across partitions)."""
-    if not query_all(seg0, ctr, outnode, tI, tF, zI, zF, W, kindI, kindF, checked):
+    if not query_all(seg0, ctr, outnode, tI, tF, zI, zF, W, kindI, kindF, checked, anc_ptr, anc_idx):
         return False
     for o in range(outnode.shape[0]):
         j = outnode[o]
@@ -135,7 +135,7 @@ def record(seg0, ctr, outnode, tI, tF, zI, zF, lastI, lastF, outM, outI, outF, t
 
 @jit
 def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-              scr, vI, vF, tI, tF, kindI, kindF, N, W):
+              scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx):
     """Unblock and expire STARTs up to time ``t`` (both effective at instants >= their time)."""
     w = prm[P_W]
     mode = prm[P_MODE]
@@ -146,13 +146,13 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
             for o in range(outnode.shape[0]):
                 j = outnode[o]
                 S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
-                             checked)
+                             checked, anc_ptr, anc_idx)
                 if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
                     return 5
             for o in range(outnode.shape[0]):
                 j = outnode[o]
                 S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
-                             False)
+                             False, anc_ptr, anc_idx)
                 add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
             for j in range(N):
                 A.zero_row(aggI0, aggF0, kindI, kindF, j, 0)
@@ -177,9 +177,10 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                 if not room(seg0, ctr, 0, 1):
                     return 4
                 if ctr[3] == 0 and not S.flip(aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1, ctr, 1, AccI, AccF,
-                                              NI, NF, vI[2], vF[2], kindI, kindF, checked):
+                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx):
                     return 2
-                if not S.current(aggI1, aggF1, fI1, fF1, ctr, 1, vI[1], vF[1], 0, N, kindI, kindF, checked):
+                if not S.current(aggI1, aggF1, fI1, fF1, ctr, 1, vI[1], vF[1], 0, N, kindI, kindF, checked,
+                                 anc_ptr, anc_idx):
                     return 2
                 if not S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, 0, 0, W, kindI, kindF,
                               checked, False):
@@ -191,13 +192,13 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                        checked, True)
             elif S.size(ctr, 0) > 0 and S.oldest_ts(bm0, fm0, ctr, 0, 0) + w == x:  # expire
                 if ctr[1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI, AccF,
-                                              NI, NF, vI[2], vF[2], kindI, kindF, checked):
+                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx):
                     return 2
                 if mode == TOTAL:
                     for o in range(O):  # the START's final vector at each output: checked first
                         j = outnode[o]
                         if not S.current(aggI0, aggF0, fI0, fF0, ctr, 0, tI[o], tF[o], j, j + 1, kindI, kindF,
-                                         checked):
+                                         checked, anc_ptr, anc_idx):
                             return 2
                         if not add_total(totI, totF, o, tI[o], tF[o], j, kindI, kindF, checked, False):
                             return 5
@@ -208,7 +209,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                 break
         if mode == RECORD:
             if not record(seg0, ctr, outnode, tI, tF, vI[3], vF[3], lastI, lastF, outM, outI, outF, x, W,
-                          kindI, kindF, checked):
+                          kindI, kindF, checked, anc_ptr, anc_idx):
                 return 2
 
 
@@ -241,7 +242,7 @@ def add_total(totI, totF, o, vI, vF, j, kindI, kindF, checked, do):
 
 @jit
 def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-           scr, vI, vF, tI, tF, kindI, kindF, N, W):
+           scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx):
     """Bring the state to instant ``t`` (before its events): report SLIDE windows that closed
     before ``t``, then expire up to ``t``."""
     mode = prm[P_MODE]
@@ -257,10 +258,10 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
         if ctr[C_NOUT] + O > outM.shape[0]:
             return 1
         st = expire_to(end, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                       scr, vI, vF, tI, tF, kindI, kindF, N, W)
+                       scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
         if st:
             return st
-        if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked):
+        if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked, anc_ptr, anc_idx):
             return 2
         if prm[P_LO] <= k * s < prm[P_HI]:
             for o in range(O):
@@ -269,11 +270,12 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
                     out_row(outM, outI, outF, ctr, k * s, o, ROW_WINDOW, tI[o], tF[o], j)
         ctr[C_NEXTK] = k + 1
     return expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                     scr, vI, vF, tI, tF, kindI, kindF, N, W)
+                     scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
 
 
 @jit
-def instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, outF, vI, vF, tI, tF, W):
+def instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, outF, vI, vF, tI, tF, W,
+             anc_ptr, anc_idx):
     """Step 4 for the applied pending group: EMIT rows or RECORD rows. Status as for :func:`run`."""
     mode = prm[P_MODE]
     checked = prm[P_CHECKED]
@@ -281,7 +283,7 @@ def instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, ou
     O = outnode.shape[0]
     if ctr[C_NOUT] + O > outM.shape[0]:
         return 1
-    if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked):
+    if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked, anc_ptr, anc_idx):
         return 2
     for o in range(O):
         j = outnode[o]
@@ -302,7 +304,7 @@ def instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, ou
 def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
         cls_ptr, cls_node, cls_kind, pk, pVI, pVF, pres, totI, totF, lastI, lastF,
         outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
-        ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, pos):
+        ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, pos, anc_ptr, anc_idx, col_ptr, col_idx):
     """Process events ``pos..`` of one partition; returns (status, next position).
 
     The per-group path (accumulate events, apply the group to the aggregates and the newest
@@ -340,7 +342,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                         dd = True
                 if dd:
                     st = settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                                scr, vI, vF, tI, tF, kindI, kindF, N, W)
+                                scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
                     if st:
                         return st, i
                 # where do the STARTs go (a leading negation strictly before t within the window blocks)
@@ -384,7 +386,9 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                         if k == 0 and r == 0:
                             continue
                         p = parent[j]
-                        for col in range(W):
+                        # only columns of j's ancestors and the affine one can be non-empty (col_*)
+                        for a_ in range(col_ptr[j], col_ptr[j + 1]):
+                            col = col_idx[a_]
                             if g_on and gate[j]:
                                 A.zero_row(zI, zF, kindI, kindF, j, col)
                                 continue
@@ -472,7 +476,8 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                     for j in range(1, N):
                         if pk[j] == 0 and pres[j] == 0:
                             continue
-                        for col in range(W):
+                        for a_ in range(col_ptr[j], col_ptr[j + 1]):
+                            col = col_idx[a_]
                             for c in range(CI):
                                 XI[c, j, col] = zI[c, j, col]
                             for c in range(CF):
@@ -496,7 +501,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                 ctr[C_STAGE] = 1
             if mode == EMIT or mode == RECORD:
                 st = instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, outF, vI, vF,
-                              tI, tF, W)
+                              tI, tF, W, anc_ptr, anc_idx)
                 if st:
                     return st, i
             ctr[C_STAGE] = 0
@@ -557,7 +562,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
         break
     if flush != NONE:
         st = settle(flush, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                    scr, vI, vF, tI, tF, kindI, kindF, N, W)
+                    scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
         if st:
             return st, i
     return 0, i

@@ -125,6 +125,21 @@ def _canon(e: ast.Expr) -> str:
     return expr_text(strip(e))
 
 
+def explain_lines(query: Query) -> list[str]:
+    """What aseq runs for ``query`` (for ``cepagg explain``)."""
+    p = compile_plan(query)
+    lines = [f"aseq pattern: {p.describe()} (local conditions are arrival filters)"]
+    if p.partition_attrs:
+        how = ", ".join(p.partition_attrs)
+        if p.chain_attrs:
+            how += f" (equality chain on {', '.join(p.chain_attrs)})"
+        lines.append(f"aseq hashed partitions: {how}")
+    lines.append("aseq windows: " + ("none (one prefix-counter vector per partition)" if p.within is None else
+                                     "two-stacks over per-START maps" + (", blocked segment for the leading negation"
+                                                                        if p.leading else "")))
+    return lines
+
+
 # ----------------------------------------------------------------------------------------------
 # Refusal and compilation
 

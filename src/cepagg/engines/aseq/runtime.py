@@ -72,6 +72,23 @@ class UnitRun:
             for o in outs:
                 self.gate[o.node] = 1
         self.outnode = np.array([o.node for o in outs], np.int64)
+        anc: list[int] = []
+        cols: list[int] = []
+        ptr, cptr = [0], [0]
+        N = unit.n_nodes
+        for j in range(N):  # ancestors of each node, itself included, increasing
+            chain, x = [], j
+            while x >= 0:
+                chain.append(x)
+                x = unit.parent[x]
+            anc += sorted(chain)
+            ptr.append(len(anc))
+            cols += (sorted(chain) + [N]) if self.windowed else [0]  # map columns a row can fill
+            cptr.append(len(cols))
+        self.anc_ptr = np.array(ptr, np.int64)
+        self.anc_idx = np.array(anc, np.int64)
+        self.col_ptr = np.array(cptr, np.int64)
+        self.col_idx = np.array(cols, np.int64)
         self.funcs = [tuple(a.func for a in o.plan.aggregates) for o in outs]
         self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
         self._cache: dict = {}
@@ -216,7 +233,8 @@ class UnitRun:
                                    fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                                    enc.cls_kind, st.pk, st.pVI, st.pVF, st.pres, st.totI, st.totF, st.lastI,
                                    st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
-                                   ts, cls, vi, vldI, valF, vldF, inst, pos)
+                                   ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
+                                   self.col_ptr, self.col_idx)
             self._collect(state, key, st, outM, outI, outF, int(st.ctr[K.C_NOUT]), rows)
             st.ctr[K.C_NOUT] = 0
             if status == 0:

@@ -78,7 +78,8 @@ def copy_vec(aI, aF, bI, bF):
 
 
 @jit
-def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF, kindI, kindF, checked):
+def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF, kindI, kindF, checked,
+         anc_ptr, anc_idx):
     """Move every back item to the (empty) front, newest first. Nothing is committed on
     overflow (the front is empty, so the slots written are unused)."""
     bn = ctr[2 * s]
@@ -88,7 +89,7 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
     for idx in range(bn - 1, -1, -1):
         k = bn - 1 - idx
         ok = A.apply_rows(AccI, AccF, bI[idx, :, :, N], bF[idx, :, :, N], fI[k, 0], fF[k, 0], 0, N, False,
-                          kindI, kindF, checked)
+                          kindI, kindF, checked, anc_ptr, anc_idx)
         ok = A.combine_vec(fI[k, 0], fF[k, 0], pI, pF, fI[k, 1], fF[k, 1], 0, N, kindI, kindF, checked) and ok
         if not ok:
             return False
@@ -96,7 +97,7 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
         fm[k, 1] = bm[idx, 1]
         copy_vec(fI[k, 1], fF[k, 1], pI, pF)
         if idx > 0:
-            if not A.compose(AccI, AccF, bI[idx], bF[idx], NI, NF, kindI, kindF, checked):
+            if not A.compose(AccI, AccF, bI[idx], bF[idx], NI, NF, kindI, kindF, checked, anc_ptr, anc_idx):
                 return False
             AccI, NI = NI, AccI  # the product becomes the accumulator (no copy)
             AccF, NF = NF, AccF
@@ -107,14 +108,15 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
 
 
 @jit
-def current(aggI, aggF, fI, fF, ctr, s, oI, oF, j0, j1, kindI, kindF, checked):
+def current(aggI, aggF, fI, fF, ctr, s, oI, oF, j0, j1, kindI, kindF, checked, anc_ptr, anc_idx):
     """Rows j0..j1-1 of the oldest (front top) item's current vector ``Lin(agg) g``."""
     fn = ctr[2 * s + 1]
-    return A.apply_rows(aggI, aggF, fI[fn - 1, 0], fF[fn - 1, 0], oI, oF, j0, j1, False, kindI, kindF, checked)
+    return A.apply_rows(aggI, aggF, fI[fn - 1, 0], fF[fn - 1, 0], oI, oF, j0, j1, False, kindI, kindF, checked,
+                        anc_ptr, anc_idx)
 
 
 @jit
-def window_sum(aggI, aggF, fI, fF, ctr, s, j, oI, oF, zI, zF, W, kindI, kindF, checked):
+def window_sum(aggI, aggF, fI, fF, ctr, s, j, oI, oF, zI, zF, W, kindI, kindF, checked, anc_ptr, anc_idx):
     """Row ``j`` of the sum of every item's current vector (``agg(f_top)``) into ``o[:, j]``."""
     if W == 1:  # no window: the aggregate is the sum itself (DPC)
         for c in range(aggI.shape[0]):
@@ -124,8 +126,9 @@ def window_sum(aggI, aggF, fI, fF, ctr, s, j, oI, oF, zI, zF, W, kindI, kindF, c
         return True
     fn = ctr[2 * s + 1]
     if fn > 0:
-        return A.apply_rows(aggI, aggF, fI[fn - 1, 1], fF[fn - 1, 1], oI, oF, j, j + 1, True, kindI, kindF, checked)
-    return A.apply_rows(aggI, aggF, zI, zF, oI, oF, j, j + 1, True, kindI, kindF, checked)
+        return A.apply_rows(aggI, aggF, fI[fn - 1, 1], fF[fn - 1, 1], oI, oF, j, j + 1, True, kindI, kindF, checked,
+                            anc_ptr, anc_idx)
+    return A.apply_rows(aggI, aggF, zI, zF, oI, oF, j, j + 1, True, kindI, kindF, checked, anc_ptr, anc_idx)
 
 
 @jit
