@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _algebra, _kernels, windows
+from . import _algebra, _expiry, _kernels, windows  # noqa: F401 (_expiry: twin order)
 from .plan import Feed, SeqPlan
 
 LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
@@ -44,7 +44,7 @@ def _fresh_cache() -> None:
     import hashlib
 
     here = Path(__file__).parent
-    names = ("_algebra", "windows", "_kernels")
+    names = ("_algebra", "windows", "_expiry", "_kernels")
     digest = hashlib.sha256(b"".join((here / f"{n}.py").read_bytes() for n in names)).hexdigest()
     cache = here / "__pycache__"
     stamp = cache / "aseq-kernels.sha256"
@@ -69,7 +69,7 @@ _fresh_cache()
 def _load_twin():
     deps: dict = {}
     mods = {}
-    for name in ("_algebra", "windows", "_kernels"):
+    for name in ("_algebra", "windows", "_expiry", "_kernels"):
         path = Path(__file__).with_name(f"{name}.py")
         spec = importlib.util.spec_from_file_location(f"cepagg.engines.aseq._twin_{name}", path)
         mod = importlib.util.module_from_spec(spec)
