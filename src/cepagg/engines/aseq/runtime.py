@@ -137,9 +137,9 @@ class UnitRun:
         return UnitState()
 
     def process(self, state: UnitState, batch: EventBatch) -> list[tuple[int, tuple]]:
-        fam = self._fam(state, batch)
         if len(batch) == 0:
             return []
+        fam = self._fam(state, batch)  # the first batch fixes each aggregated attribute's type
         enc = self._encoder(state).encode(batch, fam.python_values)
         rows: list[tuple[int, tuple]] = []
         for r, key in enumerate(enc.keys):
