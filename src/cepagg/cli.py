@@ -78,19 +78,37 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _run_workload(args: argparse.Namespace, text: str, report) -> int:
-    """Every query of a workload file over the events; one result per query, named."""
+    """Every query of a workload file over the events; one result per query, named. On Spark
+    the queries aseq accepts run as one shared job (``cepagg.spark.run_workload``)."""
     from .io import write_result
     from .lang.workload import compile_workload
     from .plan import plan_workload
+    from .result import Result, output_kinds
     from .runner import attach_event_columns
 
     named = compile_workload(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
     wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine)
     started = time.perf_counter()
-    results = wp.run(report.batch)
+    if args.no_spark:
+        results = wp.run(report.batch)
+        where = "in-process"
+    else:
+        from .spark import run_workload
+        from .spark.progress import Progress
+
+        spark = spark_session(args)
+        df = spark.createDataFrame(report.batch.table.to_pandas())
+        results = []
+        with Progress(spark):
+            frames = run_workload(df, text, engine=args.engine, time_unit=args.time_unit, prepared=True)
+            for (name, q), out in zip(named, frames.values()):
+                rows = [tuple(_plain(v) for v in r) for r in out.collect()]
+                kinds = output_kinds(q, report.batch.attribute_kinds())
+                results.append(Result(tuple(out.columns), rows, kinds + ("any",) * (len(out.columns) - len(kinds))))
+        where = f"Spark {spark.sparkContext.master}"
     elapsed = time.perf_counter() - started
     for (name, q), result in zip(named, results):
-        if q.returns_matches:
+        if q.returns_matches and args.no_spark:
             result = attach_event_columns(result, report.batch)
         if args.out == "-":
             print(f"== {name}")
@@ -98,8 +116,8 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
         else:
             path = Path(args.out)
             write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
-    print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan) "
-          f"in {elapsed:.3f} s", file=sys.stderr)
+    print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan, "
+          f"{where}) in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
@@ -137,6 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise SystemExit("cepagg run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     report = _read(args)
     if is_workload(text):
+        if args.order:
+            raise SystemExit("cepagg run: --order takes one query, not a workload file")
         return _run_workload(args, text, report)
     q = compile_query(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
     p = plan(q, args.engine)

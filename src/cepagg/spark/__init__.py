@@ -5,6 +5,7 @@ and the adapter defines no pattern semantics of its own.
 """
 
 from .batch import prepare_events, run
+from .workload import run_workload
 from .session import get_session
 
-__all__ = ["run", "prepare_events", "get_session"]
+__all__ = ["run", "run_workload", "prepare_events", "get_session"]

@@ -286,34 +286,41 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
     engine_name = plan(q, engine).engine
     split, keys, partial, _why = plan_split(q)
     n = parallelism or spark.sparkContext.defaultParallelism
-    spec = Spec(text, time_unit, tuple(sorted(kinds.items())), engine_name, split, keys, partial)
-
-    if split == "key":
-        ordered = events.repartition(n, *keys).sortWithinPartitions(*keys, "ts", ID)
-        raw = ordered.mapInArrow(lambda it: run_keys(spec, it), S.ddl_string(_out_cols(spec)))
-    else:
-        if split == "time":
-            bounds = events.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
-            if bounds["lo"] is None:
-                split = "single"
-            else:
-                w = q.within
-                width = max(w, -(-(bounds["hi"] - bounds["lo"] + 1) // (4 * n)))
-                spec = Spec(text, time_unit, spec.kinds, engine_name, split, keys, partial,
-                            t0=int(bounds["lo"]), width=int(width))
-                first = F.floor((F.col("ts") - F.lit(spec.t0 + w)) / F.lit(width))
-                last = F.floor((F.col("ts") - F.lit(spec.t0 - w)) / F.lit(width))
-                sliced = events.withColumn("__slice", F.explode(F.sequence(first.cast("long"), last.cast("long"))))
-                ordered = sliced.repartition(n, "__slice").sortWithinPartitions("__slice", "ts", ID)
-        if split == "single":
-            spec = Spec(text, time_unit, spec.kinds, engine_name, "single", (), False)
-            ordered = events.withColumn("__slice", F.lit(0).cast("long")).repartition(1).sortWithinPartitions("ts", ID)
-        raw = ordered.mapInArrow(lambda it: run_slices(spec, it), S.ddl_string(_out_cols(spec)))
+    ordered, split, t0, width = arrange(events, split, keys, n, q.within or 0)
+    spec = Spec(text, time_unit, tuple(sorted(kinds.items())), engine_name, split, keys,
+                partial and split != "single", t0=t0, width=width)
+    body = run_keys if split == "key" else run_slices
+    raw = ordered.mapInArrow(lambda it: body(spec, it), S.ddl_string(_out_cols(spec)))
 
     result = _finish(raw, q, spec, kinds)
     if q.returns_matches:
         result = _attach_attributes(result, events)
     return result.orderBy(*[F.col(f"`{c}`") for c in result.columns])
+
+
+def arrange(events, split: str, keys: tuple[str, ...], n: int, within: int):
+    """The events laid out for the split: ``(ordered, split, t0, width)``.
+
+    ``key``: repartitioned by the key, sorted by (key, ts, _id). ``time``: cut into slices of
+    ``width`` starting at ``t0``, every event copied to each slice whose matches it may belong
+    to (``within`` either side), sorted by (slice, ts, _id); an empty input becomes
+    ``single``. ``single``: one partition in (ts, _id) order.
+    """
+    from pyspark.sql import functions as F
+
+    if split == "key":
+        return events.repartition(n, *keys).sortWithinPartitions(*keys, "ts", ID), split, 0, 0
+    if split == "time":
+        bounds = events.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
+        if bounds["lo"] is not None:
+            t0 = int(bounds["lo"])
+            width = int(max(within, -(-(bounds["hi"] - bounds["lo"] + 1) // (4 * n))))
+            first = F.floor((F.col("ts") - F.lit(t0 + within)) / F.lit(width))
+            last = F.floor((F.col("ts") - F.lit(t0 - within)) / F.lit(width))
+            sliced = events.withColumn("__slice", F.explode(F.sequence(first.cast("long"), last.cast("long"))))
+            return sliced.repartition(n, "__slice").sortWithinPartitions("__slice", "ts", ID), split, t0, width
+    ordered = events.withColumn("__slice", F.lit(0).cast("long")).repartition(1).sortWithinPartitions("ts", ID)
+    return ordered, "single", 0, 0
 
 
 def _finish(raw, q: Query, spec: Spec, kinds: dict[str, str]):

@@ -1,0 +1,176 @@
+"""A workload of several queries on Spark, as one job: ``run_workload(df, text) -> {name: DataFrame}``.
+
+The queries aseq accepts run in one shared aseq plan (PreTree, Chop-Connect; see
+:mod:`cepagg.engines.aseq.workload`): one pass of ``mapInArrow`` over the events evaluates
+all of them, and its output -- every query's rows side by side, tagged ``__q`` -- is persisted,
+so each query's DataFrame is a filter of that one evaluation. Shared queries must agree on the
+split (:func:`~cepagg.spark.batch.plan_split`): queries partitioned by different keys cannot
+see the same partitions, so each distinct (split, key, partial) forms its own shared job. A
+time split cuts slices wide enough, and overlapping enough, for the longest window of its
+queries; each query still counts only the matches that start in a slice (``start_range``).
+The other queries (Kleene patterns for GRETA, anything for the reference) run as separate
+jobs with :func:`~cepagg.spark.batch.run`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import pyarrow as pa
+
+from ..engines.aseq.workload import Workload
+from ..events import ID, EventBatch
+from ..lang.model import Query
+from ..lang.workload import compile_workload
+from . import schema as S
+from .batch import Spec, _emit, _finish, _out_cols, _units, arrange, compiled, plan_split, prepare_events, run
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What a task needs to rebuild a shared aseq workload (pickled to the workers)."""
+
+    specs: tuple[Spec, ...]  # one per query, all with the same split, keys, partial, slices
+
+    def workload(self, start_range=None) -> Workload:
+        return _workload(tuple(s.text for s in self.specs), self.specs[0].time_unit, self.specs[0].kinds,
+                         self.specs[0].partial, start_range)
+
+
+_CACHE: dict = {}
+
+
+def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: bool, start_range) -> Workload:
+    """One Workload per worker process and slice range (building the sharing plan is not free)."""
+    key = (texts, time_unit, kinds, partial, start_range)
+    if key not in _CACHE:
+        if len(_CACHE) > 64:
+            _CACHE.clear()
+        _CACHE[key] = Workload([compiled(t, time_unit, kinds) for t in texts], partial=partial,
+                               start_range=start_range)
+    return _CACHE[key]
+
+
+def _columns(wspec: WorkloadSpec) -> list[tuple[str, str]]:
+    """``__q`` and every query's output columns, renamed ``__<k>:<column>``."""
+    cols = [("__q", "bigint")]
+    for k, spec in enumerate(wspec.specs):
+        cols += [(f"__{k}:{name}", ddl) for name, ddl in _out_cols(spec)]
+    return cols
+
+
+def _batch(wspec: WorkloadSpec, tagged: list[tuple[int, tuple]]) -> pa.RecordBatch:
+    """Rows of several queries in one batch; the columns of the other queries are null."""
+    schema = S.arrow_schema(_columns(wspec))
+    parts = [schema.empty_table()]
+    for k, spec in enumerate(wspec.specs):
+        rows = [r for qi, r in tagged if qi == k]
+        if not rows:
+            continue
+        own = _emit(spec, rows)
+        arrays = {f"__{k}:{name}": own.column(i) for i, name in enumerate(own.schema.names)}
+        n = own.num_rows
+        cols = [pa.array([k] * n, pa.int64())]
+        for f in list(schema)[1:]:
+            cols.append(arrays[f.name] if f.name in arrays else pa.nulls(n, f.type))
+        parts.append(pa.Table.from_arrays(cols, schema=schema))
+    table = pa.concat_tables(parts).combine_chunks()
+    return pa.RecordBatch.from_arrays([table.column(i).combine_chunks() for i in range(table.num_columns)],
+                                      schema=schema)
+
+
+def run_shared(wspec: WorkloadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: one workload state per key or time slice, every query at once."""
+    first = wspec.specs[0]
+    if first.split == "key":
+        def label(table: pa.Table):
+            keys = list(zip(*(table.column(k).to_pylist() for k in first.keys)))
+            return keys, table
+
+        def make(unit):
+            return wspec.workload()
+    else:
+        def label(table: pa.Table):
+            return table.column("__slice").to_pylist(), table.drop(["__slice"])
+
+        def make(k):
+            a = first.t0 + k * first.width
+            return wspec.workload((a, a + first.width) if first.split == "time" else None)
+
+    current = engine = state = None
+    out: list[tuple[int, tuple]] = []
+    for unit, table in _units(batches, label):
+        if unit != current:
+            if state is not None:
+                out += engine.finish(state)
+            current, engine = unit, make(unit)
+            state = engine.new_state()
+        out += engine.process(state, EventBatch(table))
+        if len(out) >= 4096:
+            yield _batch(wspec, out)
+            out = []
+    if state is not None:
+        out += engine.finish(state)
+    if out:
+        yield _batch(wspec, out)
+
+
+def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[str] | None = None,
+                 engine: str = "auto", type_column: str = "type", time_column: str = "ts",
+                 time_unit: str = "ms", input_time_unit: str | None = None, on_bad_row: str = "error",
+                 reject_path: str | None = None, parallelism: int | None = None,
+                 prepared: bool = False) -> dict:
+    """Evaluate several queries over the events DataFrame ``df``; one DataFrame per query.
+
+    Args:
+        workload: a workload text (queries separated by lines of ``---`` or ``;;``, optional
+            ``-- name:`` lines) or a sequence of queries (texts or compiled).
+        names: names for a sequence of queries (default ``q0, q1, ...``).
+        engine: "auto" shares what aseq accepts; any other name runs every query alone with it.
+        The other options are those of :func:`cepagg.spark.run`.
+
+    Returns:
+        ``{name: DataFrame}`` in the workload's order, each as :func:`cepagg.spark.run` gives it.
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from ..plan import plan_workload
+
+    events = df if prepared else prepare_events(
+        df, type_column=type_column, time_column=time_column, time_unit=time_unit,
+        input_time_unit=input_time_unit, on_bad_row=on_bad_row, reject_path=reject_path)
+    kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
+    if isinstance(workload, str):
+        named = compile_workload(workload, time_unit=time_unit, schema=kinds)
+    else:
+        texts = [q.text if isinstance(q, Query) else q for q in workload]
+        named = [(n, compiled(t, time_unit, tuple(sorted(kinds.items()))))
+                 for n, t in zip(names or [f"q{i}" for i in range(len(texts))], texts)]
+    wp = plan_workload([q for _, q in named], [n for n, _ in named], engine)
+    n_parts = parallelism or events.sparkSession.sparkContext.defaultParallelism
+    results: dict = {}
+    jobs: dict[tuple, list[int]] = {}
+    for i in wp.shared:
+        split, keys, partial, _why = plan_split(named[i][1])
+        jobs.setdefault((split, keys, partial), []).append(i)
+    for (split, keys, partial), members in jobs.items():
+        within = max(named[i][1].within or 0 for i in members)
+        ordered, split, t0, width = arrange(events, split, keys, n_parts, within)
+        kt = tuple(sorted(kinds.items()))
+        specs = tuple(Spec(named[i][1].text, time_unit, kt, "aseq", split, keys, partial and split != "single",
+                           t0=t0, width=width) for i in members)
+        wspec = WorkloadSpec(specs)
+        raw = ordered.mapInArrow(lambda it, w=wspec: run_shared(w, it), S.ddl_string(_columns(wspec)))
+        raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+        for k, (i, spec) in enumerate(zip(members, specs)):
+            mine = raw.filter(F.col("__q") == k).select(
+                *[F.col(f"`__{k}:{c}`").alias(c) for c, _ in _out_cols(spec)])
+            out = _finish(mine, named[i][1], spec, kinds)
+            results[i] = out.orderBy(*[F.col(f"`{c}`") for c in out.columns])
+    for i, p in enumerate(wp.plans):
+        if i not in results:
+            results[i] = run(events, p.query, engine=p.engine, time_unit=time_unit, parallelism=parallelism,
+                             prepared=True)
+    return {named[i][0]: results[i] for i in range(len(named))}
