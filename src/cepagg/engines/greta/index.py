@@ -33,6 +33,9 @@ entry = _jit.jit(_PURE, entry=True)
 _rec = _jit.sibling("_records", _PURE)
 rec_add = _rec.add
 rec_clear = _rec.clear
+rec_add_rows = _rec.add_rows
+rec_copy_rows = _rec.copy_rows
+rec_clear_rows = _rec.clear_rows
 
 
 @inline
@@ -120,14 +123,8 @@ def find_many(KS, KO, base, C, keys, out):
 def move_leaf(LI, LF, LM, LT, src, dst, R, mmin):
     if src == dst:
         return
-    for s in range(R):
-        for j in range(LI.shape[1]):
-            LI[dst * R + s, j] = LI[src * R + s, j]
-        for j in range(LF.shape[1]):
-            LF[dst * R + s, j] = LF[src * R + s, j]
-        for j in range(LM.shape[1]):
-            LM[dst * R + s, j] = LM[src * R + s, j]
-        rec_clear(LI, LF, LM, src * R + s, mmin)
+    rec_copy_rows(LI, LF, LM, dst * R, LI, LF, LM, src * R, R)
+    rec_clear_rows(LI, LF, LM, src * R, R, mmin)
     LT[dst, 0] = LT[src, 0]
     LT[dst, 1] = LT[src, 1]
     LT[src, 0] = 0
@@ -148,19 +145,13 @@ def rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, j0, j1, R, L, mmin, ali
     ``[j0 - 1 .. j1 - 1)`` is recomputed, the others are left alone."""
     for j in range(j0, j1):
         node = off + j
-        for s in range(R):
-            rec_clear(NI, NF, NM, node * R + s, mmin)
+        rec_copy_rows(NI, NF, NM, node * R, LI, LF, LM, (loff + j - 1) * R, R)
         NT[node, 0] = alive
         NT[node, 1] = newest
     for j in range(j0, j1):
-        node = off + j
-        leaf = loff + j - 1
-        for s in range(R):
-            rec_add(NI, NF, NM, node * R + s, LI, LF, LM, leaf * R + s, L, mmin, 0)
         par = j + (j & (-j))
         if par < j1:
-            for s in range(R):
-                rec_add(NI, NF, NM, (off + par) * R + s, NI, NF, NM, node * R + s, L, mmin, 0)
+            rec_add_rows(NI, NF, NM, (off + par) * R, NI, NF, NM, (off + j) * R, R, mmin)
 
 
 @inline
@@ -347,13 +338,7 @@ def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, lo
         dest = ((2 * i + 1) * C) // (2 * m)
         src = oloff + x
         d = loff + dest
-        for s in range(R):
-            for j in range(LI.shape[1]):
-                LI[d * R + s, j] = oLI[src * R + s, j]
-            for j in range(LF.shape[1]):
-                LF[d * R + s, j] = oLF[src * R + s, j]
-            for j in range(LM.shape[1]):
-                LM[d * R + s, j] = oLM[src * R + s, j]
+        rec_copy_rows(LI, LF, LM, d * R, oLI, oLF, oLM, src * R, R)
         LT[d, 0] = oLT[src, 0]
         LT[d, 1] = oLT[src, 1]
         KS[d] = oKS[src]
