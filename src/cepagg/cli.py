@@ -25,7 +25,8 @@ def _query_text(args: argparse.Namespace) -> str:
 
 
 def _add_query_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("query_file", nargs="?", help="file holding the query")
+    p.add_argument("query_file", nargs="?", help="file holding the query (or a workload: queries "
+                   "separated by lines of --- or ;;)")
     p.add_argument("-q", "--query", dest="query_text", help="the query text")
     p.add_argument("--time-unit", default="ms", choices=sorted(TIME_UNITS_MS),
                    help="unit of the stream's integer timestamps (default ms)")
@@ -60,13 +61,45 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .plan import plan
+    from .lang.workload import compile_workload, is_workload
+    from .plan import plan, plan_workload
 
-    q = compile_query(_query_text(args), time_unit=args.time_unit)
+    text = _query_text(args)
+    if is_workload(text):  # a workload file: queries separated by --- or ;;
+        named = compile_workload(text, time_unit=args.time_unit)
+        print(plan_workload([q for _, q in named], [n for n, _ in named], args.engine).explain())
+        return 0
+    q = compile_query(text, time_unit=args.time_unit)
     p = plan(q, args.engine)
     print(q)
     print()
     print(p.explain())
+    return 0
+
+
+def _run_workload(args: argparse.Namespace, text: str, report) -> int:
+    """Every query of a workload file over the events; one result per query, named."""
+    from .io import write_result
+    from .lang.workload import compile_workload
+    from .plan import plan_workload
+    from .runner import attach_event_columns
+
+    named = compile_workload(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
+    wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine)
+    started = time.perf_counter()
+    results = wp.run(report.batch)
+    elapsed = time.perf_counter() - started
+    for (name, q), result in zip(named, results):
+        if q.returns_matches:
+            result = attach_event_columns(result, report.batch)
+        if args.out == "-":
+            print(f"== {name}")
+            write_result(result, "-")
+        else:
+            path = Path(args.out)
+            write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
+    print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan) "
+          f"in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
@@ -94,6 +127,7 @@ def spark_session(args: argparse.Namespace):
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .io import write_result
+    from .lang.workload import is_workload
     from .plan import plan
     from .result import Result, output_kinds
     from .runner import attach_event_columns
@@ -102,6 +136,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.order and not args.no_spark:
         raise SystemExit("cepagg run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     report = _read(args)
+    if is_workload(text):
+        return _run_workload(args, text, report)
     q = compile_query(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
     p = plan(q, args.engine)
     started = time.perf_counter()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from .aseq.engine import Aseq
 from .base import Engine
 from .greta import Greta
 from .reference import Reference
+from .stack import Stack
 from .twostep import TwoStep
 
-ENGINES: dict[str, type[Engine]] = {"reference": Reference, "greta": Greta, "twostep": TwoStep}
+ENGINES: dict[str, type[Engine]] = {
+    "reference": Reference, "aseq": Aseq, "greta": Greta, "twostep": TwoStep, "stack": Stack,
+}
 
-__all__ = ["Engine", "ENGINES", "Reference", "Greta", "TwoStep"]
+__all__ = ["Engine", "ENGINES", "Reference", "Aseq", "Greta", "TwoStep", "Stack"]

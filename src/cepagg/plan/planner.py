@@ -51,6 +51,10 @@ class Plan:
             lines.append(f"selection: {q.strategy}")
         lines.append("returns: " + (", ".join(a.column for a in q.aggregates) if q.aggregates
                                      else "matches of " + ", ".join(v.split('@')[0] for v in q.return_vars)))
+        if self.engine == "aseq":
+            from ..engines.aseq.plan import explain_lines
+
+            lines += explain_lines(q)
         from ..spark.batch import plan_split  # no pyspark import at module level
 
         split, keys, partial, why = plan_split(q)
@@ -77,6 +81,57 @@ def _var(v) -> str:
     flags = [f for f, on in (("Kleene", v.kleene is not None), ("negated", v.negated),
                              ("optional", v.optional)) if on]
     return f"{name}: {kind}" + (f" ({', '.join(flags)})" if flags else "")
+
+
+@dataclass
+class WorkloadPlan:
+    """Several queries run together: those aseq accepts as one shared aseq plan (PreTree,
+    Chop-Connect), the others each with its own engine."""
+
+    names: list[str]
+    plans: list[Plan]
+    shared: list[int]  # indices run in the shared aseq workload
+
+    def build_shared(self):
+        from ..engines.aseq.workload import Workload
+
+        return Workload([self.plans[i].query for i in self.shared]) if self.shared else None
+
+    def explain(self) -> str:
+        lines = []
+        for name, p in zip(self.names, self.plans):
+            lines.append(f"-- {name}: engine {p.engine}" + (" (shared plan)" if p.engine == "aseq" else ""))
+            for eng, reason in p.refusals.items():
+                lines.append(f"     not {eng}: {reason}")
+        wl = self.build_shared()
+        if wl is not None:
+            lines.append("")
+            lines.append("shared aseq plan:")
+            text = wl.explain()
+            for k, i in sorted(enumerate(self.shared), reverse=True):
+                text = text.replace(f"q{k}", f"<{self.names[i]}>")
+            lines += ["  " + line for line in text.splitlines()]
+        return "\n".join(lines)
+
+    def run(self, batch):
+        """One Result per query, in order."""
+        results: list = [None] * len(self.plans)
+        wl = self.build_shared()
+        if wl is not None:
+            for i, r in zip(self.shared, wl.run(batch)):
+                results[i] = r
+        for i, p in enumerate(self.plans):
+            if results[i] is None:
+                results[i] = p.build().run(batch)
+        return results
+
+
+def plan_workload(queries: list[Query], names: list[str] | None = None, engine: str = "auto") -> WorkloadPlan:
+    """Plan every query; with ``auto`` those aseq accepts share one aseq plan."""
+    names = names or [f"q{i}" for i in range(len(queries))]
+    plans = [plan(q, engine) for q in queries]
+    shared = [i for i, p in enumerate(plans) if p.engine == "aseq"]
+    return WorkloadPlan(names, plans, shared)
 
 
 def plan(query: Query, engine: str = "auto") -> Plan:

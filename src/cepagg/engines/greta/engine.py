@@ -171,7 +171,10 @@ class Greta(Engine):
                 self._run_pos(state, layout, part, sub, E, until)
             for skey, sub in part.subs.items():
                 if not any(skey == (skeys[c] if scodes is not None else ()) for c in groups):
+                    # no positive event here, but time moved: what the sub held back for
+                    # simultaneous events is settled now (EMIT reads it on the next advance)
                     self._queue(sub, new_entries)
+                    self._run_pos(state, layout, part, sub, _no_inputs(layout), until)
             self._fold(part, new_entries, until)
             part.last_ts = until
         return []
@@ -473,7 +476,6 @@ class Greta(Engine):
         layout = state.layout
         if layout is None:
             return
-        E0 = None
         empty = np.zeros(0, dtype=np.int64)
 
         class _NoEvents:
@@ -491,16 +493,7 @@ class Greta(Engine):
                     self._queue(sub, new)
                 self._fold(part, new, until)
             for sub in part.subs.values():
-                st = sub.state
-                nix = len(layout.positive.index_specs)
-                C = len(layout.positive.programs.slots)
-                A = len(layout.attr_slots)
-                E0 = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                      np.zeros((0, nix), np.int64), np.zeros((0, nix), np.int64),
-                      np.zeros((0, C), np.float64), np.zeros((0, C), np.bool_),
-                      np.zeros((0, A), np.int64), np.zeros((0, A), np.float64),
-                      np.zeros((0, A), np.int64), np.zeros((0, A), np.bool_))
-                self._run_pos(state, layout, part, sub, E0, until)
+                self._run_pos(state, layout, part, sub, _no_inputs(layout), until)
 
     def _stale(self, part: Partition, until: int) -> bool:
         """Nothing in the partition can matter to an event at ``until`` or later: no vertex,
@@ -612,7 +605,20 @@ class Greta(Engine):
         return rows
 
 
+def _no_inputs(layout: lay.Layout) -> tuple:
+    """The positive-event inputs of ``_run_pos`` for a run with no new events."""
+    nix = len(layout.positive.index_specs)
+    C = len(layout.positive.programs.slots)
+    A = len(layout.attr_slots)
+    return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+            np.zeros((0, nix), np.int64), np.zeros((0, nix), np.int64),
+            np.zeros((0, C), np.float64), np.zeros((0, C), np.bool_),
+            np.zeros((0, A), np.int64), np.zeros((0, A), np.float64),
+            np.zeros((0, A), np.int64), np.zeros((0, A), np.bool_))
+
+
 __all__ = ["Greta"]
 
 # Reference: GRETA (seeds/003_27db06cb574fa58b.txt): Sections 3-7 (framework, runtime), and
 # docs/semantics.md for every result mode.
+

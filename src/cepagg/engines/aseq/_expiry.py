@@ -1,0 +1,253 @@
+"""Time passing in a partition: STARTs expire and unblock, SLIDE windows close, rows are written.
+
+A START is active at instant ``t`` iff ``t < start + w`` (notes/aseq.md §4.2: Fig. 5's test is
+inverted); a START blocked by a leading negative event ``n`` (one lies in ``(t - w, start)``) is
+unblocked at ``n + w``. Under WITHIN alone a START's matches are final when it leaves, so its
+vector at the output nodes is added to the totals then (its trailing negation has been checked up
+to ``start + w``). A SLIDE window ``[k·s, k·s+w)`` is the state at its last instant ``k·s+w-1``.
+Groups spanning partitions get *records*: the window sum whenever it changes (:mod:`.merge`).
+
+Functions take arrays and scalars only (numba); the twin loader runs the same source as Python.
+
+Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (Lemma 3, SEM step 4); notes/aseq.md §4.2, §7.4.
+"""
+
+import numpy as np
+
+try:
+    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
+    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
+    S = _ASEQ_DEPS["windows"]  # type: ignore[name-defined]  # noqa: F821
+except NameError:
+    _TWIN = False
+    from . import _algebra as A
+    from . import windows as S
+
+jit = A.jit
+
+# modes
+TOTAL = 0
+EMIT = 1
+RECORD = 2
+SLIDE = 3
+
+# prm
+P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH = range(10)
+# ctr (0..3: back/front sizes of segments 0 and 1)
+C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
+N_CTR = 12
+
+# actions of an event class
+EXTEND = 0
+RESET = 1
+LEAD = 2
+
+# output row kinds
+ROW_EMIT = 0
+ROW_WINDOW = 1
+ROW_RECORD = 2
+
+NONE = -(2**63)
+INF = 2**63 - 1
+
+
+@jit
+def out_row(outM, outI, outF, ctr, time, o, kind, vI, vF, j):
+    r = ctr[C_NOUT]
+    outM[r, 0] = time
+    outM[r, 1] = o
+    outM[r, 2] = kind
+    for c in range(vI.shape[0]):
+        outI[r, c] = vI[c, j]
+    for c in range(vF.shape[0]):
+        outF[r, c] = vF[c, j]
+    ctr[C_NOUT] = r + 1
+
+
+@jit
+def same_as_last(lastI, lastF, o, vI, vF, j):
+    for c in range(vI.shape[0]):
+        if lastI[o, c] != vI[c, j]:
+            return False
+    for c in range(vF.shape[0]):
+        if lastF[o, c] != vF[c, j]:
+            return False
+    return True
+
+
+@jit
+def set_last(lastI, lastF, o, vI, vF, j):
+    for c in range(vI.shape[0]):
+        lastI[o, c] = vI[c, j]
+    for c in range(vF.shape[0]):
+        lastF[o, c] = vF[c, j]
+
+
+@jit
+def query_all(seg0, ctr, outnode, tI, tF, zI, zF, W, kindI, kindF, checked, anc_ptr, anc_idx):
+    """Window sums of every output node into ``t[o]`` (rows of t are (comps, nodes) views)."""
+    aggI, aggF, bI, bF, bm, fI, fF, fm = seg0
+    for o in range(outnode.shape[0]):
+        if not S.window_sum(aggI, aggF, fI, fF, ctr, 0, outnode[o], tI[o], tF[o], zI, zF, W, kindI, kindF,
+                            checked, anc_ptr, anc_idx):
+            return False
+    return True
+
+
+@jit
+def record(seg0, ctr, outnode, tI, tF, zI, zF, lastI, lastF, outM, outI, outF, time, W, kindI, kindF,
+           checked, anc_ptr, anc_idx):
+    """Record every output whose window sum changed (coarse EMIT: merged across partitions)."""
+    if not query_all(seg0, ctr, outnode, tI, tF, zI, zF, W, kindI, kindF, checked, anc_ptr, anc_idx):
+        return False
+    for o in range(outnode.shape[0]):
+        j = outnode[o]
+        if not same_as_last(lastI, lastF, o, tI[o], tF[o], j):
+            set_last(lastI, lastF, o, tI[o], tF[o], j)
+            out_row(outM, outI, outF, ctr, time, o, ROW_RECORD, tI[o], tF[o], j)
+    return True
+
+
+@jit
+def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+              scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx):
+    """Unblock and expire STARTs up to time ``t`` (both effective at instants >= their time)."""
+    w = prm[P_W]
+    mode = prm[P_MODE]
+    checked = prm[P_CHECKED]
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    if w < 0:
+        if t == INF and mode == TOTAL:  # no window: every START's matches are final at the end
+            for o in range(outnode.shape[0]):
+                j = outnode[o]
+                S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
+                             checked, anc_ptr, anc_idx)
+                if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
+                    return 5
+            for o in range(outnode.shape[0]):
+                j = outnode[o]
+                S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
+                             False, anc_ptr, anc_idx)
+                add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
+            for j in range(N):
+                A.zero_row(aggI0, aggF0, kindI, kindF, j, 0)
+        return 0
+    aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
+    AccI, AccF, NI, NF = scr
+    O = outnode.shape[0]
+    while True:
+        xu = INF
+        xe = INF
+        if S.size(ctr, 1) > 0:
+            xu = S.oldest_ts(bm1, fm1, ctr, 1, 1) + w
+        if S.size(ctr, 0) > 0:
+            xe = S.oldest_ts(bm0, fm0, ctr, 0, 0) + w
+        x = min(xu, xe)
+        if x == INF or x > t:
+            return 0
+        if mode == RECORD and ctr[C_NOUT] + O > outM.shape[0]:
+            return 1
+        while True:
+            if S.size(ctr, 1) > 0 and S.oldest_ts(bm1, fm1, ctr, 1, 1) + w == x:  # unblock
+                if not room(seg0, ctr, 0, 1):
+                    return 4
+                if ctr[3] == 0 and not S.flip(aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1, ctr, 1, AccI, AccF,
+                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx):
+                    return 2
+                if not S.current(aggI1, aggF1, fI1, fF1, ctr, 1, vI[1], vF[1], 0, N, kindI, kindF, checked,
+                                 anc_ptr, anc_idx):
+                    return 2
+                if not S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, 0, 0, W, kindI, kindF,
+                              checked, False):
+                    return 2
+                ts = fm1[ctr[3] - 1, 0]
+                ell = fm1[ctr[3] - 1, 1]
+                ctr[3] -= 1
+                S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, ts, ell, W, kindI, kindF,
+                       checked, True)
+            elif S.size(ctr, 0) > 0 and S.oldest_ts(bm0, fm0, ctr, 0, 0) + w == x:  # expire
+                if ctr[1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI, AccF,
+                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx):
+                    return 2
+                if mode == TOTAL:
+                    for o in range(O):  # the START's final vector at each output: checked first
+                        j = outnode[o]
+                        if not S.current(aggI0, aggF0, fI0, fF0, ctr, 0, tI[o], tF[o], j, j + 1, kindI, kindF,
+                                         checked, anc_ptr, anc_idx):
+                            return 2
+                        if not add_total(totI, totF, o, tI[o], tF[o], j, kindI, kindF, checked, False):
+                            return 5
+                    for o in range(O):
+                        add_total(totI, totF, o, tI[o], tF[o], outnode[o], kindI, kindF, False, True)
+                ctr[1] -= 1
+            else:
+                break
+        if mode == RECORD:
+            if not record(seg0, ctr, outnode, tI, tF, vI[3], vF[3], lastI, lastF, outM, outI, outF, x, W,
+                          kindI, kindF, checked, anc_ptr, anc_idx):
+                return 2
+
+
+@jit
+def room(seg, ctr, s, extra):
+    """Can segment ``s`` take ``extra`` more items (else the caller grows it: status 4)?"""
+    return S.size(ctr, s) + extra <= seg[4].shape[0]
+
+
+@jit
+def add_total(totI, totF, o, vI, vF, j, kindI, kindF, checked, do):
+    for c in range(vI.shape[0]):
+        kd = kindI[c]
+        if kd == A.LIN:
+            if checked and abs(float(totI[o, c])) + abs(float(vI[c, j])) > A.LIMIT:
+                return False
+            if do:
+                totI[o, c] = totI[o, c] + vI[c, j]
+        elif do and A.better_i(kd, vI[c, j], totI[o, c]):
+            totI[o, c] = vI[c, j]
+    if do:
+        for c in range(vF.shape[0]):
+            kd = kindF[c]
+            if kd == A.LIN:
+                totF[o, c] = totF[o, c] + vF[c, j]
+            elif A.better_f(kd, vF[c, j], totF[o, c]):
+                totF[o, c] = vF[c, j]
+    return True
+
+
+@jit
+def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+           scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx):
+    """Bring the state to instant ``t`` (before its events): report SLIDE windows that closed
+    before ``t``, then expire up to ``t``."""
+    mode = prm[P_MODE]
+    checked = prm[P_CHECKED]
+    w = prm[P_W]
+    s = prm[P_S]
+    O = outnode.shape[0]
+    while mode == SLIDE and (S.size(ctr, 0) > 0 or S.size(ctr, 1) > 0):
+        k = ctr[C_NEXTK]
+        end = k * s + w - 1  # the window's last instant
+        if end >= t:
+            break
+        if ctr[C_NOUT] + O > outM.shape[0]:
+            return 1
+        st = expire_to(end, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+                       scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
+        if st:
+            return st
+        if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked, anc_ptr, anc_idx):
+            return 2
+        if prm[P_LO] <= k * s < prm[P_HI]:
+            for o in range(O):
+                j = outnode[o]
+                if tI[o][0, j] > 0:
+                    out_row(outM, outI, outF, ctr, k * s, o, ROW_WINDOW, tI[o], tF[o], j)
+        ctr[C_NEXTK] = k + 1
+    return expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+                     scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
+
+
+
+# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM: expiry, Lemma 3-4, output on expiry),
+# notes/aseq.md §4.2 (the corrected expiry test), docs/semantics.md §7 (result modes).

@@ -1,0 +1,361 @@
+"""The per-partition A-Seq loop over one batch of events, compiled.
+
+Events arrive sorted by time; those with one timestamp form a *group* whose effect is one map
+(:mod:`._algebra`). The last group of a batch stays *pending* (its per-node totals, not its
+events) until a later timestamp, ``advance`` or ``finish`` shows it is complete — a group split
+across two batches is still one group. Around each group, in time order:
+
+1. SLIDE windows ``[k·s, k·s+w)`` that closed before it are reported (state as of their last
+   instant ``k·s+w-1``);
+2. STARTs expire (``now ≥ start + w``, Lemma 3) — under WITHIN alone their final vector is
+   added to the totals (a match is complete, and its trailing negation checked, once its START
+   leaves); STARTs blocked by a leading negation are unblocked when that negation leaves;
+3. the group's map is applied to both segments (:mod:`.windows`) and its STARTs are pushed
+   (into the *blocked* segment when a leading negative event lies in the window before them);
+4. EMIT ON CHANGE instants compare the window sum with the last value and report a change.
+
+Every step is atomic: on overflow of an int64 it returns status 2 *before* changing the state,
+and the caller converts the partition to Python integers and resumes at the same point with the
+exact twin of this module. Status 1 asks for a larger output buffer, 4 for more room in a
+window segment, 5 for the totals to be moved to Python integers (they alone would overflow),
+3 reports events out of time order.
+
+Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM steps 1-4, Fig. 5 corrected in
+notes/aseq.md §4.2), §3.3 (Recounting Rule), §3.4 (filters); notes/aseq.md §7.4-7.7, §7.11.
+"""
+
+import numpy as np
+
+try:
+    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
+    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
+    S = _ASEQ_DEPS["windows"]  # type: ignore[name-defined]  # noqa: F821
+    X = _ASEQ_DEPS["_expiry"]  # type: ignore[name-defined]  # noqa: F821
+except NameError:
+    _TWIN = False
+    from . import _algebra as A
+    from . import _expiry as X
+    from . import windows as S
+
+jit = A.jit
+
+# constants shared with the expiry steps (and read by the runtime as K.*)
+TOTAL, EMIT, RECORD, SLIDE = X.TOTAL, X.EMIT, X.RECORD, X.SLIDE
+P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH = range(10)
+C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
+N_CTR = X.N_CTR
+EXTEND, RESET, LEAD = X.EXTEND, X.RESET, X.LEAD
+ROW_EMIT, ROW_WINDOW, ROW_RECORD = X.ROW_EMIT, X.ROW_WINDOW, X.ROW_RECORD
+NONE, INF = X.NONE, X.INF
+
+
+@jit
+def reset_pending(pk, pVI, pVF, pres, ctr, kindI, kindF):
+    for j in range(pk.shape[0]):
+        pk[j] = 0
+        pres[j] = 0
+        for c in range(pVI.shape[0]):
+            pVI[c, j] = 0 if kindI[c] == A.LIN else A.sent_i(kindI[c])
+        for c in range(pVF.shape[0]):
+            pVF[c, j] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
+    ctr[C_PLEAD] = 0
+    ctr[C_PINST] = 0
+
+
+@jit
+def instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, outF, vI, vF, tI, tF, W,
+             anc_ptr, anc_idx):
+    """Step 4 for the applied pending group: EMIT rows or RECORD rows. Status as for :func:`run`."""
+    mode = prm[P_MODE]
+    checked = prm[P_CHECKED]
+    t = ctr[C_PTS]
+    O = outnode.shape[0]
+    if ctr[C_NOUT] + O > outM.shape[0]:
+        return 1
+    if not X.query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked, anc_ptr, anc_idx):
+        return 2
+    for o in range(O):
+        j = outnode[o]
+        if mode == EMIT:
+            if not (prm[P_LO] <= t < prm[P_HI]) or not ((ctr[C_PINST] >> o) & 1):
+                continue
+            if not prm[P_EVERY] and X.same_as_last(lastI, lastF, o, tI[o], tF[o], j):
+                continue
+            X.set_last(lastI, lastF, o, tI[o], tF[o], j)
+            X.out_row(outM, outI, outF, ctr, t, o, ROW_EMIT, tI[o], tF[o], j)
+        elif not X.same_as_last(lastI, lastF, o, tI[o], tF[o], j):
+            X.set_last(lastI, lastF, o, tI[o], tF[o], j)
+            X.out_row(outM, outI, outF, ctr, t, o, ROW_RECORD, tI[o], tF[o], j)
+    return 0
+
+
+@jit
+def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
+        cls_ptr, cls_node, cls_kind, pk, pVI, pVF, pres, totI, totF, lastI, lastF,
+        outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
+        ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, pos, anc_ptr, anc_idx, col_ptr, col_idx):
+    """Process events ``pos..`` of one partition; returns (status, next position).
+
+    The per-group path (accumulate events, apply the group to the aggregates and the newest
+    item of each segment, push STARTs) is written inline: every call that passes arrays costs
+    reference counting per array in numba, so calls are left to steps that are not per event.
+    """
+    N = parent.shape[0]
+    CI = pVI.shape[0]
+    CF = pVF.shape[0]
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
+    W = aggI0.shape[2]
+    checked = prm[P_CHECKED] != 0
+    flush = prm[P_FLUSH]
+    mode = prm[P_MODE]
+    w = prm[P_W]
+    useK = prm[P_USEK] != 0
+    gated = prm[P_GATED] != 0
+    i = pos
+    E = ev_ts.shape[0]
+    while True:
+        if ctr[C_HASP] and (ctr[C_STAGE] == 1 or (i < E and ev_ts[i] > ctr[C_PTS])
+                            or (i >= E and ctr[C_PTS] < flush)):
+            t = ctr[C_PTS]
+            if ctr[C_STAGE] == 0:
+                dd = False  # is anything due before t (window close, expiry, unblock)? (inline: cheap)
+                if w >= 0:
+                    n0 = ctr[0] + ctr[1]
+                    n1 = ctr[2] + ctr[3]
+                    if mode == SLIDE and (n0 > 0 or n1 > 0) and ctr[C_NEXTK] * prm[P_S] + w - 1 < t:
+                        dd = True
+                    if n1 > 0 and (fm1[ctr[3] - 1, 1] if ctr[3] > 0 else bm1[0, 1]) + w <= t:
+                        dd = True
+                    if n0 > 0 and (fm0[ctr[1] - 1, 0] if ctr[1] > 0 else bm0[0, 0]) + w <= t:
+                        dd = True
+                if dd:
+                    st = X.settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+                                scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
+                    if st:
+                        return st, i
+                # where do the STARTs go (a leading negation strictly before t within the window blocks)
+                ell = ctr[C_ELL]
+                blocked = useK and ell != NONE and (w < 0 or t - ell < w)
+                start = pk[0] > 0 and not (blocked and w < 0)
+                if mode == TOTAL and not (prm[P_LO] <= t < prm[P_HI]):
+                    start = False
+                target = 1 if blocked else 0
+                if start and W > 1:
+                    cap = bm1.shape[0] if target == 1 else bm0.shape[0]
+                    if S.size(ctr, target) + 1 > cap:
+                        return 4, i
+                # the group's map on each target: aggregate and newest item of both segments
+                ok = True
+                for tgt in range(4):
+                    if tgt == 0:
+                        XI = aggI0
+                        XF = aggF0
+                    elif tgt == 1:
+                        if W == 1 or ctr[0] == 0:
+                            continue
+                        XI = bI0[ctr[0] - 1]
+                        XF = bF0[ctr[0] - 1]
+                    elif tgt == 2:
+                        if not useK:
+                            continue
+                        XI = aggI1
+                        XF = aggF1
+                    else:
+                        if not useK or W == 1 or ctr[2] == 0:
+                            continue
+                        XI = bI1[ctr[2] - 1]
+                        XF = bF1[ctr[2] - 1]
+                    zI = SI[tgt]
+                    zF = SF[tgt]
+                    g_on = gated and tgt >= 2
+                    for j in range(1, N):
+                        k = pk[j]
+                        r = pres[j]
+                        if k == 0 and r == 0:
+                            continue
+                        p = parent[j]
+                        # only columns of j's ancestors and the affine one can be non-empty (col_*)
+                        for a_ in range(col_ptr[j], col_ptr[j + 1]):
+                            col = col_idx[a_]
+                            if g_on and gate[j]:
+                                A.zero_row(zI, zF, kindI, kindF, j, col)
+                                continue
+                            cp = XI[0, p, col]
+                            base = 0 if r else XI[0, j, col]
+                            if checked and abs(float(base) + float(k) * float(cp)) > A.LIMIT:
+                                ok = False
+                            zI[0, j, col] = base + k * cp
+                            for c in range(1, CI):
+                                kd = kindI[c]
+                                if kd == A.LIN:
+                                    b = 0 if r else XI[c, j, col]
+                                    x = XI[c, p, col]
+                                    v = pVI[c, j]
+                                    if checked and (abs(float(b)) + abs(float(k) * float(x))
+                                                    + abs(float(v) * float(cp))) > A.LIMIT:
+                                        ok = False
+                                    zI[c, j, col] = b + k * x + v * cp
+                                else:
+                                    b = A.sent_i(kd) if r else XI[c, j, col]
+                                    if k > 0 and cp > 0:
+                                        cand = XI[c, p, col]
+                                        v = pVI[c, j]
+                                        if A.better_i(kd, v, cand):
+                                            cand = v
+                                        if A.better_i(kd, cand, b):
+                                            b = cand
+                                    zI[c, j, col] = b
+                            for c in range(CF):
+                                kd = kindF[c]
+                                if kd == A.LIN:
+                                    b = 0.0 if r else XF[c, j, col]
+                                    zF[c, j, col] = b + k * XF[c, p, col] + pVF[c, j] * cp
+                                else:
+                                    b = A.sent_f(kd) if r else XF[c, j, col]
+                                    if k > 0 and cp > 0:
+                                        cand = XF[c, p, col]
+                                        v = pVF[c, j]
+                                        if A.better_f(kd, v, cand):
+                                            cand = v
+                                        if A.better_f(kd, cand, b):
+                                            b = cand
+                                    zF[c, j, col] = b
+                if start:
+                    # the START vector u (node 0 only): count, then values of its events
+                    for c in range(CI):
+                        vI[0, c, 0] = pVI[c, 0]
+                    vI[0, 0, 0] = pk[0]
+                    for c in range(CF):
+                        vF[0, c, 0] = pVF[c, 0]
+                    if target == 1 and gated and gate[0]:  # a blocked single-event match is invalid
+                        for c in range(CI):
+                            vI[0, c, 0] = 0 if kindI[c] == A.LIN else A.sent_i(kindI[c])
+                        for c in range(CF):
+                            vF[0, c, 0] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
+                    const = W - 1
+                    XI = aggI1 if target == 1 else aggI0
+                    for c in range(CI):
+                        if checked and kindI[c] == A.LIN and abs(float(XI[c, 0, const])) + abs(float(vI[0, c, 0])) > A.LIMIT:
+                            ok = False
+                if not ok:
+                    return 2, i
+                # commit
+                for tgt in range(4):
+                    if tgt == 0:
+                        XI = aggI0
+                        XF = aggF0
+                    elif tgt == 1:
+                        if W == 1 or ctr[0] == 0:
+                            continue
+                        XI = bI0[ctr[0] - 1]
+                        XF = bF0[ctr[0] - 1]
+                    elif tgt == 2:
+                        if not useK:
+                            continue
+                        XI = aggI1
+                        XF = aggF1
+                    else:
+                        if not useK or W == 1 or ctr[2] == 0:
+                            continue
+                        XI = bI1[ctr[2] - 1]
+                        XF = bF1[ctr[2] - 1]
+                    zI = SI[tgt]
+                    zF = SF[tgt]
+                    for j in range(1, N):
+                        if pk[j] == 0 and pres[j] == 0:
+                            continue
+                        for a_ in range(col_ptr[j], col_ptr[j + 1]):
+                            col = col_idx[a_]
+                            for c in range(CI):
+                                XI[c, j, col] = zI[c, j, col]
+                            for c in range(CF):
+                                XF[c, j, col] = zF[c, j, col]
+                    if pres[0] != 0 or (gated and tgt >= 2 and gate[0] != 0):
+                        for col in range(W):
+                            A.zero_row(XI, XF, kindI, kindF, 0, col)
+                if start:
+                    if mode == SLIDE and S.size(ctr, 0) == 0 and S.size(ctr, 1) == 0:
+                        first = (t - w) // prm[P_S] + 1
+                        if ctr[C_NEXTK] == NONE or ctr[C_NEXTK] < first:
+                            ctr[C_NEXTK] = first
+                    if target == 0:
+                        S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
+                               False, True)
+                    else:
+                        S.push(aggI1, aggF1, bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
+                               False, True)
+                if ctr[C_PLEAD]:
+                    ctr[C_ELL] = t
+                ctr[C_STAGE] = 1
+            if mode == EMIT or mode == RECORD:
+                st = instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, outF, vI, vF,
+                              tI, tF, W, anc_ptr, anc_idx)
+                if st:
+                    return st, i
+            ctr[C_STAGE] = 0
+            ctr[C_HASP] = 0
+            for j in range(N):
+                pk[j] = 0
+                pres[j] = 0
+                for c in range(CI):
+                    pVI[c, j] = 0 if kindI[c] == A.LIN else A.sent_i(kindI[c])
+                for c in range(CF):
+                    pVF[c, j] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
+            ctr[C_PLEAD] = 0
+            ctr[C_PINST] = 0
+            continue
+        if i < E:
+            t = ev_ts[i]
+            if ctr[C_HASP] and t < ctr[C_PTS]:
+                return 3, i
+            if not ctr[C_HASP]:
+                ctr[C_HASP] = 1
+                ctr[C_PTS] = t
+            while i < E and ev_ts[i] == t:
+                c0 = ev_cls[i]
+                if checked:  # check integer sums first, so that nothing is half-added
+                    for a in range(cls_ptr[c0], cls_ptr[c0 + 1]):
+                        if cls_kind[a] == EXTEND:
+                            node = cls_node[a]
+                            for c in range(1, CI):
+                                if kindI[c] == A.LIN and maskI[c, node] and vldI[i, c]:
+                                    if abs(float(pVI[c, node])) + abs(float(valI[i, c])) > A.LIMIT:
+                                        return 2, i
+                for a in range(cls_ptr[c0], cls_ptr[c0 + 1]):
+                    node = cls_node[a]
+                    kind = cls_kind[a]
+                    if kind == EXTEND:
+                        pk[node] += 1
+                        for c in range(1, CI):
+                            if maskI[c, node] and vldI[i, c]:
+                                v = valI[i, c]
+                                if kindI[c] == A.LIN:
+                                    pVI[c, node] = pVI[c, node] + v
+                                elif A.better_i(kindI[c], v, pVI[c, node]):
+                                    pVI[c, node] = v
+                        for c in range(CF):
+                            if maskF[c, node] and vldF[i, c]:
+                                v = valF[i, c]
+                                if kindF[c] == A.LIN:
+                                    pVF[c, node] = pVF[c, node] + v
+                                elif A.better_f(kindF[c], v, pVF[c, node]):
+                                    pVF[c, node] = v
+                    elif kind == RESET:
+                        pres[node] = 1
+                    else:
+                        ctr[C_PLEAD] = 1
+                ctr[C_PINST] = ctr[C_PINST] | ev_inst[i]
+                i += 1
+            continue
+        break
+    if flush != NONE:
+        st = X.settle(flush, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+                    scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
+        if st:
+            return st, i
+    return 0, i
+
+
+# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 Fig. 5 (SEM, corrected: notes/aseq.md §4.2),
+# §3.3 (negation), §3.4 (HPC); docs/semantics.md §4, §7 (scopes, result modes).

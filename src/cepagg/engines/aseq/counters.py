@@ -1,0 +1,416 @@
+"""Prefix counters laid out for the kernels: PreTree nodes, components, event classes, state.
+
+A *unit* is what one set of prefix counters serves: one query, or several that share a START
+(prefix sharing, paper §4.1). Its nodes form a PreTree: node 0 is the START, every other node
+extends its parent by one event type; a query reads its result at its last node. Two queries
+share a node when they agree on everything that node's counter depends on — the path to it,
+the type and local conditions of each event, and the negations of the gap that *follows* it
+(the Recounting Rule resets a node when an event of that gap arrives, so a node followed by
+``!C`` in one query and by nothing in another cannot be shared).
+
+*Components* are what is counted per node: comp 0 of the integer family is the number of
+prefix matches; further ones are COUNT(E), SUM and its non-null count (for AVG and null
+results), MIN and MAX, in the integer or floating family by the attribute's type.
+
+Events are encoded per batch into *classes*: the set of roles (feeds) an event can take; each
+class lists its actions on nodes (extend, reset the gap after, leading negation).
+
+This module also chooses the implementation: :data:`KERNELS` is the compiled kernel module,
+:data:`TWIN` the same source run as Python (exact, on object arrays). Set the environment
+variable ``CEPAGG_ASEQ_TWIN=1`` to run everything on the twin.
+
+Reference: seeds/000_a810ddb1f10442b7.txt §4.1 (PreTree, Example 7), §5 (aggregates).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import _algebra, _expiry, _kernels, windows  # noqa: F401 (_expiry: twin order)
+from .plan import Feed, SeqPlan
+
+LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
+
+
+def _fresh_cache() -> None:
+    """Numba checks a cached function against its own file only; the kernels call functions of
+    three files, so a change to any of them must drop every cached kernel (else a stale ``run``
+    keeps old inlined code)."""
+    import hashlib
+
+    here = Path(__file__).parent
+    names = ("_algebra", "windows", "_expiry", "_kernels")
+    digest = hashlib.sha256(b"".join((here / f"{n}.py").read_bytes() for n in names)).hexdigest()
+    cache = here / "__pycache__"
+    stamp = cache / "aseq-kernels.sha256"
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    try:
+        cache.mkdir(exist_ok=True)
+        for f in cache.iterdir():
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] in names:
+                f.unlink()
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: numba then does not cache either
+        pass
+
+
+_fresh_cache()
+
+
+def _load_twin():
+    deps: dict = {}
+    mods = {}
+    for name in ("_algebra", "windows", "_expiry", "_kernels"):
+        path = Path(__file__).with_name(f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"cepagg.engines.aseq._twin_{name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        mod._ASEQ_TWIN = True  # type: ignore[attr-defined]
+        mod._ASEQ_DEPS = dict(deps)  # type: ignore[attr-defined]
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        deps[name] = mod
+        mods[name] = mod
+    return mods
+
+
+_TWINS = _load_twin()
+TWIN = _TWINS["_kernels"]
+TWIN_ALGEBRA = _TWINS["_algebra"]
+KERNELS = TWIN if os.environ.get("CEPAGG_ASEQ_TWIN") == "1" else _kernels
+ALGEBRA = _algebra
+WINDOWS = windows
+
+
+# ----------------------------------------------------------------------------------------------
+# Components
+
+
+@dataclass(frozen=True)
+class Comp:
+    """One counted quantity. ``source``: ("one",) 1 per event, ("attr", a) the value of a,
+    ("nonnull", a) 1 when a is not null; ``nodes``: the nodes whose events contribute."""
+
+    kind: int  # LIN, MAX, MIN
+    source: tuple
+    nodes: frozenset[int]
+
+
+@dataclass
+class AggSlot:
+    """Where an aggregate of a query reads its cells: (family, comp) of value and count."""
+
+    func: str
+    value: tuple[str, int] | None  # ("I"|"F", index); None for COUNT(*)
+    nonnull: tuple[str, int] | None  # for SUM/AVG
+
+
+@dataclass
+class Output:
+    """A query's result node in a unit."""
+
+    index: int  # position of the query in the workload
+    plan: SeqPlan
+    node: int
+    gated: bool
+    aggs: list[AggSlot] = field(default_factory=list)
+
+
+@dataclass
+class Unit:
+    """Prefix counters shared by queries with one START (a PreTree, a chain for one query)."""
+
+    plans: list[SeqPlan]
+    parent: list[int]
+    node_feed: list[Feed]
+    node_reset: list[tuple[Feed, ...]]
+    lead: tuple[Feed, ...]
+    outputs: list[Output]
+    comps: list[Comp]
+    within: int | None
+    slide: int | None
+    mode: str
+    gated_total: bool
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.parent)
+
+    def describe(self) -> list[str]:
+        """The PreTree, one line per node (for ``explain``)."""
+        lines = []
+        depth = [0] * self.n_nodes
+        for j in range(self.n_nodes):
+            depth[j] = 0 if self.parent[j] < 0 else depth[self.parent[j]] + 1
+            reads = [f"q{o.index}" for o in self.outputs if o.node == j]
+            resets = "".join(f" !{f.text()}" for f in self.node_reset[j])
+            lines.append("  " * depth[j] + f"[{j}] {self.node_feed[j].text()}{resets}"
+                         + (f"  -> {', '.join(reads)}" if reads else ""))
+        return lines
+
+
+def unit_key(plan: SeqPlan) -> tuple:
+    """Queries with equal keys can share one unit (same START, routing, window and mode)."""
+    q = plan.query
+    first_gap = plan.gaps[1] if plan.length > 1 else plan.trailing
+    return (
+        plan.partition_attrs, tuple(f.text for f in q.stream_filters), plan.within, plan.slide, plan.mode,
+        tuple(sorted(f.key for f in plan.leading)), plan.feeds[0].key,
+        tuple(sorted(f.key for f in first_gap)),
+        id(plan) if plan.leading and plan.mode == "total" and plan.length == 1 else None,  # gated START
+    )
+
+
+def build_unit(plans: list[SeqPlan], indices: list[int]) -> Unit:
+    """The PreTree of ``plans`` (all with one :func:`unit_key`), outputs tagged by ``indices``."""
+    p0 = plans[0]
+    parent: list[int] = []
+    node_feed: list[Feed] = []
+    node_reset: list[tuple[Feed, ...]] = []
+    keys: dict[tuple, int] = {}
+    outputs: list[Output] = []
+    gated_total = bool(p0.leading) and p0.mode == "total"
+    for plan, qi in zip(plans, indices):
+        prev = -1
+        path = []
+        for i, feed in enumerate(plan.feeds):
+            gap_after = plan.gaps[i + 1]
+            last = i == plan.length - 1
+            gated = gated_total and last
+            key = (prev, feed.key, tuple(sorted(f.key for f in gap_after)), ("gate", qi) if gated else None)
+            if key not in keys:
+                keys[key] = len(parent)
+                parent.append(prev)
+                node_feed.append(feed)
+                node_reset.append(tuple(gap_after))
+            prev = keys[key]
+            path.append(prev)
+        outputs.append(Output(qi, plan, prev, gated_total))
+    unit = Unit(plans, parent, node_feed, node_reset, p0.leading, outputs, [], p0.within, p0.slide,
+                p0.mode, gated_total)
+    _comps(unit)
+    return unit
+
+
+def _comps(unit: Unit) -> None:
+    comps: list[Comp] = [Comp(LIN, ("count",), frozenset())]
+    index: dict[Comp, int] = {comps[0]: 0}
+
+    def add(c: Comp) -> int:
+        if c not in index:
+            index[c] = len(comps)
+            comps.append(c)
+        return index[c]
+
+    for out in unit.outputs:
+        plan = out.plan
+        path = _path(unit, out.node)
+        for agg in plan.aggregates:
+            if agg.is_count_star:
+                out.aggs.append(AggSlot("COUNT", None, None))
+                continue
+            nodes = frozenset(path[i] for i in plan.nodes_of(agg.vars))
+            if agg.func == "COUNT":
+                out.aggs.append(AggSlot("COUNT", ("C", add(Comp(LIN, ("one",), nodes))), None))
+            elif agg.func in ("SUM", "AVG"):
+                v = add(Comp(LIN, ("attr", agg.attr), nodes))
+                n = add(Comp(LIN, ("nonnull", agg.attr), nodes))
+                out.aggs.append(AggSlot(agg.func, ("C", v), ("C", n)))
+            else:
+                kind = MAX if agg.func == "MAX" else MIN
+                out.aggs.append(AggSlot(agg.func, ("C", add(Comp(kind, ("attr", agg.attr), nodes))), None))
+    unit.comps = comps
+
+
+def _path(unit: Unit, node: int) -> list[int]:
+    path = []
+    while node >= 0:
+        path.append(node)
+        node = unit.parent[node]
+    return path[::-1]
+
+
+# ----------------------------------------------------------------------------------------------
+# Families: which components are integers and which floats (known once column types are)
+
+
+@dataclass
+class Families:
+    """Component ``i`` of the unit lives at ``where[i] = (family, index)``."""
+
+    where: list[tuple[str, int]]
+    kindI: np.ndarray
+    kindF: np.ndarray
+    maskI: np.ndarray
+    maskF: np.ndarray
+    srcI: list[tuple]
+    srcF: list[tuple]
+    python_values: bool  # some extreme is over non-numbers: run on the exact twin only
+
+
+def families(unit: Unit, kinds: dict[str, str]) -> Families:
+    """Place each component in the integer or float family by its attribute's kind."""
+    where = []
+    kI, kF, mI, mF, sI, sF = [], [], [], [], [], []
+    python_values = False
+    N = unit.n_nodes
+    for c in unit.comps:
+        src = c.source
+        fam = "I"
+        if src[0] == "attr":
+            k = kinds.get(src[1], "int") if src[1] != "ts" else "int"
+            if k == "float":
+                fam = "F"
+            elif k not in ("int", "bool", "null"):
+                if c.kind == LIN:
+                    from ...lang.expr import ConditionTypeError
+
+                    raise ConditionTypeError(f"cannot add {k} values of '{src[1]}'")
+                python_values = True
+        mask = np.zeros(N, dtype=np.uint8)
+        for j in c.nodes:
+            mask[j] = 1
+        if fam == "I":
+            where.append(("I", len(kI)))
+            kI.append(c.kind)
+            mI.append(mask)
+            sI.append(src)
+        else:
+            where.append(("F", len(kF)))
+            kF.append(c.kind)
+            mF.append(mask)
+            sF.append(src)
+    return Families(where, np.array(kI, np.int64), np.array(kF, np.int64),
+                    np.array(mI, np.uint8).reshape(len(kI), N), np.array(mF, np.uint8).reshape(len(kF), N),
+                    sI, sF, python_values)
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-partition state
+
+
+STATE_FIELDS = ("aggI0", "aggF0", "bI0", "bF0", "bm0", "fI0", "fF0", "fm0",
+                "aggI1", "aggF1", "bI1", "bF1", "bm1", "fI1", "fF1", "fm1",
+                "ctr", "pk", "pVI", "pVF", "pres", "totI", "totF", "lastI", "lastF")
+
+
+class PartState:
+    """The counters of one unit in one partition: two window segments, the pending group,
+    totals and last reported values. Picklable (numpy arrays); ``exact`` when its integers are
+    Python ints (object arrays) after an int64 overflow."""
+
+    def __init__(self, N: int, CI: int, CF: int, O: int, windowed: bool, use_k: bool, fam: Families,
+                 exact: bool = False):
+        self.exact = exact
+        self.N, self.CI, self.CF, self.O = N, CI, CF, O
+        W = N + 1 if windowed else 1
+        self.W = W
+        it = object if exact else np.int64
+        for s, on in ((0, True), (1, use_k)):
+            cap = 4 if (windowed and on) else 0
+            setattr(self, f"aggI{s}", np.zeros((CI, N, W), it))
+            setattr(self, f"aggF{s}", np.zeros((CF, N, W), np.float64))
+            setattr(self, f"bI{s}", np.zeros((cap, CI, N, W), it))
+            setattr(self, f"bF{s}", np.zeros((cap, CF, N, W), np.float64))
+            setattr(self, f"bm{s}", np.zeros((cap, 2), np.int64))
+            setattr(self, f"fI{s}", np.zeros((cap, 2, CI, N), it))
+            setattr(self, f"fF{s}", np.zeros((cap, 2, CF, N), np.float64))
+            setattr(self, f"fm{s}", np.zeros((cap, 2), np.int64))
+            alg = TWIN_ALGEBRA if exact else _algebra
+            if windowed:
+                alg.identity(getattr(self, f"aggI{s}"), getattr(self, f"aggF{s}"), fam.kindI, fam.kindF)
+            else:
+                for j in range(N):
+                    alg.zero_row(getattr(self, f"aggI{s}"), getattr(self, f"aggF{s}"), fam.kindI, fam.kindF, j, 0)
+        self.ctr = np.zeros(_kernels.N_CTR, np.int64)
+        self.ctr[_kernels.C_ELL] = _kernels.NONE
+        self.ctr[_kernels.C_NEXTK] = _kernels.NONE
+        self.pk = np.zeros(N, it)
+        self.pVI = np.zeros((CI, N), it)
+        self.pVF = np.zeros((CF, N), np.float64)
+        self.pres = np.zeros(N, np.uint8)
+        (TWIN if exact else _kernels).reset_pending(self.pk, self.pVI, self.pVF, self.pres, self.ctr,
+                                                    fam.kindI, fam.kindF)
+        self.totI = np.zeros((O, CI), it)
+        self.totF = np.zeros((O, CF), np.float64)
+        self.lastI = np.zeros((O, CI), it)
+        self.lastF = np.zeros((O, CF), np.float64)
+        empty_cells(self.totI, self.totF, fam)
+        empty_cells(self.lastI, self.lastF, fam)
+        self.last_final: dict[int, tuple] = {}  # EMIT ON CHANGE: last row per output (finalised)
+
+    # -- segments ------------------------------------------------------------------------------
+
+    def seg(self, s: int) -> tuple:
+        return tuple(getattr(self, f"{n}{s}") for n in ("aggI", "aggF", "bI", "bF", "bm", "fI", "fF", "fm"))
+
+    def items(self, s: int) -> int:
+        return int(self.ctr[2 * s] + self.ctr[2 * s + 1])
+
+    def empty(self) -> bool:
+        """Nothing in the window (without a window the counts never leave: never empty)."""
+        return self.W > 1 and self.items(0) == 0 and self.items(1) == 0 and not self.ctr[_kernels.C_HASP]
+
+    def reserve(self, s: int, extra: int) -> None:
+        """Make room for ``extra`` more items in segment ``s`` (front and back alike)."""
+        cap = getattr(self, f"bm{s}").shape[0]
+        need = self.items(s) + extra
+        if need <= cap and not (cap > 64 and need * 4 < cap):
+            return
+        new = max(4, 2 * need)
+        for n in ("bI", "bF", "bm", "fI", "fF", "fm"):
+            old = getattr(self, f"{n}{s}")
+            arr = np.zeros((new,) + old.shape[1:], old.dtype)
+            keep = int(self.ctr[2 * s] if n[0] == "b" else self.ctr[2 * s + 1])
+            arr[:keep] = old[:keep]
+            setattr(self, f"{n}{s}", arr)
+
+    def to_exact(self) -> None:
+        """Python integers from now on (after an int64 overflow)."""
+        if self.exact:
+            return
+        for n in STATE_FIELDS:
+            a = getattr(self, n)
+            if a.dtype == np.int64 and n not in ("ctr", "bm0", "bm1", "fm0", "fm1"):
+                setattr(self, n, _to_object(a))
+        self.exact = True
+
+    def try_int64(self, fam: Families) -> None:
+        """Back to int64 once every integer is small again (windows forget old counts)."""
+        if not self.exact or fam.python_values:
+            return
+        arrays = {n: getattr(self, n) for n in STATE_FIELDS if getattr(self, n).dtype == object}
+        for a in arrays.values():
+            for v in a.flat:
+                if abs(v) >= 2**61:
+                    return
+        for n, a in arrays.items():
+            setattr(self, n, a.astype(np.int64))
+        self.exact = False
+
+
+def _to_object(a: np.ndarray) -> np.ndarray:
+    out = np.empty(a.shape, object)
+    flat = out.reshape(-1) if out.size else out
+    if a.size:
+        flat[:] = [int(v) for v in a.reshape(-1)]
+    return out
+
+
+def empty_cells(XI: np.ndarray, XF: np.ndarray, fam: Families) -> None:
+    """Rows of an (outputs, comps) table set to the empty aggregate."""
+    for c, k in enumerate(fam.kindI):
+        XI[:, c] = 0 if k == LIN else (_algebra.I_NEG if k == MAX else _algebra.I_POS)
+    for c, k in enumerate(fam.kindF):
+        XF[:, c] = 0.0 if k == LIN else (-np.inf if k == MAX else np.inf)
+
+
+# Reference: seeds/000_a810ddb1f10442b7.txt §4.1 (PreTree, Fig. 9, Example 7), §5 (aggregates);
+# notes/aseq.md §4.5, §7.16-7.17.

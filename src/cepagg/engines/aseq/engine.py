@@ -1,0 +1,54 @@
+"""The ``aseq`` engine: one query evaluated by A-Seq, behind the common engine protocol.
+
+A single query is a workload of one (:class:`~cepagg.engines.aseq.workload.Workload`), so the
+engine is a thin wrapper: it refuses at plan time what A-Seq cannot answer
+(:func:`~cepagg.engines.aseq.plan.refusal`) and strips the query index from the rows.
+
+>>> from cepagg.lang import compile_query
+>>> from cepagg.events import EventBatch
+>>> q = compile_query("RETURN COUNT(*) PATTERN SEQ(A, B, C)")
+>>> rows = [{"type": t, "ts": i} for i, t in enumerate("ABCABC")]
+>>> Aseq(q).run(EventBatch.from_rows(rows)).rows
+[(4,)]
+
+Reference: seeds/000_a810ddb1f10442b7.txt (A-Seq, SIGMOD 2014).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...events import EventBatch
+from ...lang.model import Query
+from ..base import Engine
+from .plan import refusal as _refusal
+from .workload import Workload, WorkloadState
+
+
+class Aseq(Engine):
+    """A-Seq: aggregates of fixed-length SEQ patterns without constructing matches."""
+
+    name = "aseq"
+
+    def __init__(self, query: Query, *, partial: bool = False, start_range: tuple[int, int] | None = None):
+        super().__init__(query, partial=partial, start_range=start_range)
+        self.workload = Workload([query], partial=partial, start_range=start_range, share=False)
+
+    @classmethod
+    def refusal(cls, query: Query) -> str | None:
+        return _refusal(query)
+
+    def new_state(self) -> WorkloadState:
+        return self.workload.new_state()
+
+    def process(self, state: Any, batch: EventBatch) -> list[tuple]:
+        return [row for _, row in self.workload.process(state, batch)]
+
+    def advance(self, state: Any, watermark: int) -> list[tuple]:
+        return [row for _, row in self.workload.advance(state, watermark)]
+
+    def finish(self, state: Any) -> list[tuple]:
+        return [row for _, row in self.workload.finish(state)]
+
+
+# Reference: seeds/000_a810ddb1f10442b7.txt §3 (single-query A-Seq).

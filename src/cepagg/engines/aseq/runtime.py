@@ -1,0 +1,383 @@
+"""Running one unit over its partitions: kernels per partition, rows per group.
+
+Hashed Prefix Counters (paper §3.4): each partition key has its own :class:`PartState`, and
+the kernel runs once per partition per batch. Rows are then assembled per *group* (GROUP BY
+values), which may gather several partitions (``[company]`` with GROUP BY sector, or an
+equality chain): totals are merged at the end; SLIDE windows and EMIT ON CHANGE instants that
+span partitions are merged once every partition of the group has been brought to the same
+time (:mod:`.merge`). A partition whose windows are empty is dropped, so per-key state does
+not outlive its window.
+
+On int64 overflow a partition switches to Python integers (the exact twin of the kernel) from
+the step that overflowed, and back to int64 when its values are small again.
+
+Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (HPC), §3.2 (output on change); notes/aseq.md
+§7.11, §7.14.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import CepaggError
+from ...events import EventBatch
+from .. import aggregates as aggmod
+from . import _kernels as K
+from .counters import KERNELS, TWIN, TWIN_ALGEBRA, Families, PartState, Unit, empty_cells, families
+from .encode import Encoded, Encoder
+from .merge import EmitMerge, SlideMerge
+
+LO, HI = K.NONE, K.INF
+
+
+class UnitState:
+    """The picklable state of one unit: kinds seen, partitions, merged results."""
+
+    def __init__(self) -> None:
+        self.kinds: tuple | None = None
+        self.parts: dict[tuple, PartState] = {}
+        self.totals: dict[tuple, tuple] = {}  # (output, group) -> partial cells (WITHIN alone)
+        self.slide = SlideMerge()
+        self.emit = EmitMerge()
+        self.seen: set = set()  # groups with rows (WITHIN alone without GROUP BY needs none)
+
+
+class UnitRun:
+    """Evaluates one :class:`Unit`; immutable, so one object serves any number of states."""
+
+    def __init__(self, unit: Unit, partial: bool = False, start_range: tuple[int, int] | None = None):
+        self.unit = unit
+        self.partial = partial
+        self.lo, self.hi = start_range if start_range is not None else (LO, HI)
+        self.every = start_range is not None and unit.mode == "emit"
+        plan = unit.plans[0]
+        self.windowed = unit.within is not None
+        outs = unit.outputs
+        self.group_is_partition = [sorted(o.plan.group_index) == list(range(len(plan.partition_attrs)))
+                                   for o in outs]
+        if unit.mode == "emit":
+            simple = all(not o.plan.chain_attrs and set(o.plan.partition_attrs) ==
+                         {g.attr for g in o.plan.query.group_by if g.var is None} for o in outs)
+            self.kmode = K.EMIT if simple else K.RECORD
+        elif unit.mode == "slide":
+            self.kmode = K.SLIDE
+        else:
+            self.kmode = K.TOTAL
+        self.coarse_slide = unit.mode == "slide" and not partial and not all(self.group_is_partition)
+        self.parent = np.array(unit.parent, np.int64)
+        self.gate = np.zeros(unit.n_nodes, np.uint8)
+        if unit.gated_total:
+            for o in outs:
+                self.gate[o.node] = 1
+        self.outnode = np.array([o.node for o in outs], np.int64)
+        anc: list[int] = []
+        cols: list[int] = []
+        ptr, cptr = [0], [0]
+        N = unit.n_nodes
+        for j in range(N):  # ancestors of each node, itself included, increasing
+            chain, x = [], j
+            while x >= 0:
+                chain.append(x)
+                x = unit.parent[x]
+            anc += sorted(chain)
+            ptr.append(len(anc))
+            cols += (sorted(chain) + [N]) if self.windowed else [0]  # map columns a row can fill
+            cptr.append(len(cols))
+        self.anc_ptr = np.array(ptr, np.int64)
+        self.anc_idx = np.array(anc, np.int64)
+        self.col_ptr = np.array(cptr, np.int64)
+        self.col_idx = np.array(cols, np.int64)
+        self.funcs = [tuple(a.func for a in o.plan.aggregates) for o in outs]
+        self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
+        self._cache: dict = {}
+
+    # -- layout per column kinds ----------------------------------------------------------------
+
+    def _fam(self, state: UnitState, batch: EventBatch | None) -> Families:
+        if state.kinds is None:
+            kinds = batch.attribute_kinds() if batch is not None else {}
+            state.kinds = tuple(sorted(kinds.items()))
+        key = state.kinds
+        if key not in self._cache:
+            fam = families(self.unit, dict(key))
+            self._cache[key] = (fam, Encoder(self.unit, fam, self.kmode == K.EMIT), {})
+        return self._cache[key][0]
+
+    def _encoder(self, state: UnitState) -> Encoder:
+        return self._cache[state.kinds][1]
+
+    def _scratch(self, state: UnitState, exact: bool):
+        fam, _, scr = self._cache[state.kinds]
+        if exact not in scr:
+            N = self.unit.n_nodes
+            W = N + 1 if self.windowed else 1
+            CI, CF, O = len(fam.kindI), len(fam.kindF), len(self.outnode)
+            it = object if exact else np.int64
+            SI = np.zeros((4, CI, N, W), it)
+            SF = np.zeros((4, CF, N, W), np.float64)
+            acc = (np.zeros((CI, N, N + 1), it), np.zeros((CF, N, N + 1), np.float64),
+                   np.zeros((CI, N, N + 1), it), np.zeros((CF, N, N + 1), np.float64))
+            vI = np.zeros((4, CI, N), it)
+            vF = np.zeros((4, CF, N), np.float64)
+            (TWIN if exact else KERNELS).S.zero_vec(vI[3], vF[3], fam.kindI, fam.kindF)
+            tI = np.zeros((max(O, 1), CI, N), it)
+            tF = np.zeros((max(O, 1), CF, N), np.float64)
+            scr[exact] = (SI, SF, acc, vI, vF, tI, tF)
+        return scr[exact]
+
+    def _new_part(self, fam: Families) -> PartState:
+        return PartState(self.unit.n_nodes, len(fam.kindI), len(fam.kindF), len(self.outnode),
+                         self.windowed, bool(self.unit.lead), fam, exact=fam.python_values)
+
+    # -- the protocol -----------------------------------------------------------------------------
+
+    def new_state(self) -> UnitState:
+        return UnitState()
+
+    def process(self, state: UnitState, batch: EventBatch) -> list[tuple[int, tuple]]:
+        if len(batch) == 0:
+            return []
+        fam = self._fam(state, batch)  # the first batch fixes each aggregated attribute's type
+        enc = self._encoder(state).encode(batch, fam.python_values)
+        rows: list[tuple[int, tuple]] = []
+        for r, key in enumerate(enc.keys):
+            a, b = int(enc.bounds[r]), int(enc.bounds[r + 1])
+            st = state.parts.get(key)
+            if st is None:
+                st = state.parts[key] = self._new_part(fam)
+            self._run(state, st, key, enc, a, b, K.NONE, rows)
+        if self.kmode == K.RECORD:
+            state.emit.add_instants(self, batch)
+        horizon = enc.max_ts
+        if horizon is not None and (self.kmode == K.RECORD or self.coarse_slide):
+            self._advance_all(state, horizon, rows)
+            rows += self._merged(state, horizon)
+        self._gc(state, list(enc.keys), K.NONE)
+        return rows
+
+    def advance(self, state: UnitState, watermark: int) -> list[tuple[int, tuple]]:
+        if state.kinds is None:
+            return []
+        rows: list[tuple[int, tuple]] = []
+        self._advance_all(state, watermark + 1, rows)
+        rows += self._merged(state, watermark + 1)
+        self._gc(state, list(state.parts), watermark + 1)
+        return rows
+
+    def finish(self, state: UnitState) -> list[tuple[int, tuple]]:
+        rows: list[tuple[int, tuple]] = []
+        if state.kinds is not None:
+            flush = HI
+            if self.kmode == K.RECORD:
+                last = state.emit.last_instant()
+                flush = LO if last is None else last + 1
+            if flush != LO:
+                self._advance_all(state, flush, rows)
+            rows += self._merged(state, HI)
+            for key, st in list(state.parts.items()):
+                self._fold(state, key, st)
+            state.parts.clear()  # the input has ended: nothing is kept
+        if self.kmode == K.TOTAL:
+            rows += self._total_rows(state)
+        return rows
+
+    # -- kernels ----------------------------------------------------------------------------------
+
+    def _advance_all(self, state: UnitState, flush: int, rows: list) -> None:
+        enc = None
+        for key, st in list(state.parts.items()):
+            if st.empty() and not st.ctr[K.C_HASP]:
+                continue
+            if enc is None:
+                enc = self._empty_encoded(state)
+            self._run(state, st, key, enc, 0, 0, flush, rows)
+
+    def _empty_encoded(self, state: UnitState) -> Encoded:
+        fam = self._cache[state.kinds][0]
+        z = np.zeros(0, np.int64)
+        return Encoded(z, z, np.zeros((0, len(fam.kindI)), np.int64), np.zeros((0, len(fam.kindI)), np.uint8),
+                       np.zeros((0, len(fam.kindF))), np.zeros((0, len(fam.kindF)), np.uint8), z,
+                       np.zeros(1, np.int64), z, z, [], np.zeros(1, np.int64), None)
+
+    def _run(self, state: UnitState, st: PartState, key: tuple, enc: Encoded, a: int, b: int, flush: int,
+             rows: list) -> None:
+        fam = self._cache[state.kinds][0]
+        unit = self.unit
+        prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
+                        self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
+                        0, flush], np.int64)
+        ts, cls, inst = enc.ts[a:b], enc.cls[a:b], enc.inst[a:b]
+        valI, vldI = enc.valI[a:b], enc.vldI[a:b]
+        valF, vldF = enc.valF[a:b], enc.vldF[a:b]
+        R = max(64, 4 * len(self.outnode))
+        pos = 0
+        grow = [1, 1]
+        while True:
+            if self.windowed:
+                st.reserve(0, grow[0])
+                if self.unit.lead:
+                    st.reserve(1, grow[1])
+            exact = st.exact
+            prm[K.P_CHECKED] = 0 if exact else 1
+            kern = TWIN if exact else KERNELS
+            SI, SF, scr, vI, vF, tI, tF = self._scratch(state, exact)
+            CI, CF = len(fam.kindI), len(fam.kindF)
+            outM = np.zeros((R, 3), np.int64)
+            outI = np.zeros((R, CI), object if exact else np.int64)
+            outF = np.zeros((R, CF), np.float64)
+            vi = valI.astype(object) if exact and valI.dtype != object else valI
+            st.ctr[K.C_NOUT] = 0
+            status, pos = kern.run(st.seg(0), st.seg(1), st.ctr, prm, self.parent, self.gate, self.outnode,
+                                   fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
+                                   enc.cls_kind, st.pk, st.pVI, st.pVF, st.pres, st.totI, st.totF, st.lastI,
+                                   st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
+                                   ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
+                                   self.col_ptr, self.col_idx)
+            self._collect(state, key, st, outM, outI, outF, int(st.ctr[K.C_NOUT]), rows)
+            st.ctr[K.C_NOUT] = 0
+            if status == 0:
+                break
+            if status == 1:
+                R *= 4
+            elif status == 2:
+                if st.exact:  # pragma: no cover - Python integers cannot overflow
+                    raise AssertionError("overflow in exact mode")
+                st.to_exact()
+            elif status == 5:  # only the totals outgrow int64: keep them as Python ints, go on
+                self._fold(state, key, st)
+            elif status == 4:
+                grow = [max(4, st.items(0)), max(4, st.items(1))]
+            elif status == 3:
+                raise CepaggError("aseq: events of one partition arrived out of time order "
+                                  f"(key {key}); sort each partition by (ts, _id)")
+        if st.exact:
+            st.try_int64(fam)
+
+    # -- rows -------------------------------------------------------------------------------------
+
+    def cells(self, o: int, vI, vF, fam: Families) -> tuple[int, tuple]:
+        """Number of matches and partial cells (see cepagg.engines.aggregates) of output ``o``."""
+        out = []
+        for slot in self.unit.outputs[o].aggs:
+            if slot.value is None:
+                out.append(int(vI[0]))
+                continue
+            v = _val(slot.value[1], vI, vF, fam)
+            if slot.func == "COUNT":
+                out.append(int(v))
+            elif slot.func in ("SUM", "AVG"):
+                n = int(_val(slot.nonnull[1], vI, vF, fam))
+                out.append((_num(v) if n else 0, n))
+            else:
+                out.append(_extreme(slot.value[1], v, fam))
+        return int(vI[0]), tuple(out)
+
+    def final(self, o: int, cells: tuple) -> tuple:
+        return cells if self.partial else aggmod.finalize(self.funcs[o], cells)
+
+    def group(self, o: int, key: tuple) -> tuple:
+        return tuple(key[i] for i in self.unit.outputs[o].plan.group_index)
+
+    def _collect(self, state: UnitState, key: tuple, st: PartState, outM, outI, outF, n: int, rows: list) -> None:
+        fam = self._cache[state.kinds][0]
+        w = self.unit.within
+        for r in range(n):
+            t, o, kind = int(outM[r, 0]), int(outM[r, 1]), int(outM[r, 2])
+            count, cells = self.cells(o, outI[r], outF[r], fam)
+            g = self.group(o, key)
+            if kind == K.ROW_EMIT:
+                value = self.final(o, cells)
+                last = st.last_final.get(o)
+                if self.every or value != (last if last is not None else self.empty_final[o]):
+                    rows.append((self.unit.outputs[o].index, g + (t,) + value))
+                    st.last_final[o] = None if value == self.empty_final[o] else value
+            elif kind == K.ROW_WINDOW:
+                if self.coarse_slide:
+                    state.slide.add(o, g, t, count, cells, self.funcs[o])
+                else:
+                    rows.append((self.unit.outputs[o].index, g + (t, t + w) + self.final(o, cells)))
+            else:
+                state.emit.add_record(self, o, key, t, count, cells)
+
+    def _merged(self, state: UnitState, horizon: int) -> list:
+        rows = []
+        if self.coarse_slide:
+            for o, g, ws, cells in state.slide.pop_final(horizon - self.unit.within):
+                rows.append((self.unit.outputs[o].index, g + (ws, ws + self.unit.within) + self.final(o, cells)))
+        if self.kmode == K.RECORD:
+            rows += state.emit.merge(self, horizon)
+        return rows
+
+    def _fold(self, state: UnitState, key: tuple, st: PartState) -> None:
+        """Move a partition's totals to its groups' totals (WITHIN alone)."""
+        if self.kmode != K.TOTAL:
+            return
+        fam = self._cache[state.kinds][0]
+        for o in range(len(self.outnode)):
+            count, cells = self.cells(o, st.totI[o], st.totF[o], fam)
+            if count == 0:
+                continue
+            gk = (o, self.group(o, key))
+            prev = state.totals.get(gk)
+            state.totals[gk] = (count, cells) if prev is None else (
+                prev[0] + count, aggmod.merge(self.funcs[o], prev[1], cells))
+        empty_cells(st.totI, st.totF, fam)
+
+    def _gc(self, state: UnitState, keys: list, now: int) -> None:
+        """Drop partitions whose window holds nothing (their totals folded first); ``now``: the
+        time every partition has been brought to (or NONE: only their own last events)."""
+        w = self.unit.within
+        for key in keys:
+            st = state.parts.get(key)
+            if st is None or not st.empty():
+                continue
+            ell = int(st.ctr[K.C_ELL])
+            if ell != K.NONE and (w is None or ell + w > max(_settled(st), now)):
+                continue
+            if self.kmode == K.EMIT and any(v is not None for v in st.last_final.values()):
+                continue
+            self._fold(state, key, st)
+            del state.parts[key]
+
+    def _total_rows(self, state: UnitState) -> list:
+        rows = []
+        per_output: dict[int, list] = {}
+        for (o, g), (count, cells) in state.totals.items():
+            per_output.setdefault(o, []).append((g, cells))
+        for o, out in enumerate(self.unit.outputs):
+            found = per_output.get(o, [])
+            if not found and not out.plan.query.group_by and not self.partial:
+                found = [((), aggmod.empty(self.funcs[o]))]
+            for g, cells in found:
+                rows.append((out.index, g + self.final(o, cells)))
+        return rows
+
+
+def _settled(st: PartState) -> int:
+    return int(st.ctr[K.C_PTS])
+
+
+def _val(i: int, vI, vF, fam: Families):
+    fam_name, idx = fam.where[i]
+    return vI[idx] if fam_name == "I" else vF[idx]
+
+
+def _num(v):
+    if isinstance(v, (np.floating, float)):
+        return float(v)
+    return int(v)
+
+
+def _extreme(i: int, v, fam: Families):
+    fam_name, idx = fam.where[i]
+    if fam_name == "F":
+        return None if not np.isfinite(v) else float(v)
+    if v == TWIN_ALGEBRA.I_NEG or v == TWIN_ALGEBRA.I_POS:
+        return None
+    return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else v
+
+
+# Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (HPC: per-key states, results summed or per
+# group); notes/aseq.md §4.4, §7.10-7.11.

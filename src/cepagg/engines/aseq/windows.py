@@ -1,0 +1,158 @@
+"""Beyond the paper: the windowed sum over active STARTs in time independent of their number.
+
+A-Seq's Start Event Marking (paper §3.2, Fig. 5) keeps one prefix-counter vector per active
+START and updates all of them on every event: O(k) per event for k STARTs in the window. But
+every update at one timestamp is the *same* map ``M`` for all of them (:mod:`._algebra`), so
+
+    sum over active STARTs s of  v_s(now) = M_now ... M_(t_s+) u_s
+
+is a sliding-window aggregate over a FIFO of items with an associative operator (composition
+of affine maps), and the classic *two-stacks* queue computes it:
+
+* **back** (new STARTs): each item keeps its own map since it was pushed (only the newest
+  item's map still changes), and an aggregate map ``agg`` composes everything since the last
+  flip; its affine column is the sum of the back STARTs' current vectors;
+* **front** (old STARTs, oldest on top): frozen at the last flip, each item holds its own vector
+  ``g`` and the suffix sum ``f`` over it and every newer front item;
+* the window sum is ``agg(f_top)``, a START's current vector is ``Lin(agg) g``; when the front
+  is empty and an item must leave, the back is *flipped*: its maps are composed newest to
+  oldest (one matrix product per item) into the front's ``g`` and ``f``.
+
+Per event the cost is the rows of ``agg`` (and of the newest item's map) its type touches —
+O(pattern length) — plus an amortised O(length³) per START for the flip; never O(k).
+
+A window is a *segment*; queries with leading negation use two (:mod:`._kernels`): STARTs
+still blocked by a recent negative event, and the unblocked ones. All functions take arrays
+and scalars only (numba); a segment is the arrays ``agg*, b*, bm, f*, fm`` and its counters in
+``ctr[2s]`` (back size) and ``ctr[2s+1]`` (front size).
+
+Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM, Lemma 3-4) — this replaces SEM's per-START
+loop; two-stacks: Tangwongsan, Hirzel, Schneider, "Sliding-Window Aggregation Algorithms",
+Encyclopedia of Big Data Technologies (2019).
+"""
+
+import numpy as np
+
+try:
+    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
+    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
+except NameError:
+    _TWIN = False
+    from . import _algebra as A
+
+jit = A.jit
+
+
+@jit
+def size(ctr, s):
+    return ctr[2 * s] + ctr[2 * s + 1]
+
+
+@jit
+def oldest_ts(bm, fm, ctr, s, field):
+    """``field`` 0: START time, 1: time of the last leading negative event before it."""
+    fn = ctr[2 * s + 1]
+    if fn > 0:
+        return fm[fn - 1, field]
+    return bm[0, field]
+
+
+@jit
+def zero_vec(vI, vF, kindI, kindF):
+    for c in range(vI.shape[0]):
+        for j in range(vI.shape[1]):
+            vI[c, j] = 0 if kindI[c] == A.LIN else A.sent_i(kindI[c])
+    for c in range(vF.shape[0]):
+        for j in range(vF.shape[1]):
+            vF[c, j] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
+
+
+@jit
+def copy_vec(aI, aF, bI, bF):
+    for c in range(aI.shape[0]):
+        for j in range(aI.shape[1]):
+            bI[c, j] = aI[c, j]
+    for c in range(aF.shape[0]):
+        for j in range(aF.shape[1]):
+            bF[c, j] = aF[c, j]
+
+
+@jit
+def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF, kindI, kindF, checked,
+         anc_ptr, anc_idx):
+    """Move every back item to the (empty) front, newest first. Nothing is committed on
+    overflow (the front is empty, so the slots written are unused)."""
+    bn = ctr[2 * s]
+    N = aggI.shape[1]
+    A.identity(AccI, AccF, kindI, kindF)
+    zero_vec(pI, pF, kindI, kindF)
+    for idx in range(bn - 1, -1, -1):
+        k = bn - 1 - idx
+        ok = A.apply_rows(AccI, AccF, bI[idx, :, :, N], bF[idx, :, :, N], fI[k, 0], fF[k, 0], 0, N, False,
+                          kindI, kindF, checked, anc_ptr, anc_idx)
+        ok = A.combine_vec(fI[k, 0], fF[k, 0], pI, pF, fI[k, 1], fF[k, 1], 0, N, kindI, kindF, checked) and ok
+        if not ok:
+            return False
+        fm[k, 0] = bm[idx, 0]
+        fm[k, 1] = bm[idx, 1]
+        copy_vec(fI[k, 1], fF[k, 1], pI, pF)
+        if idx > 0:
+            if not A.compose(AccI, AccF, bI[idx], bF[idx], NI, NF, kindI, kindF, checked, anc_ptr, anc_idx):
+                return False
+            AccI, NI = NI, AccI  # the product becomes the accumulator (no copy)
+            AccF, NF = NF, AccF
+    ctr[2 * s + 1] = bn
+    ctr[2 * s] = 0
+    A.identity(aggI, aggF, kindI, kindF)
+    return True
+
+
+@jit
+def current(aggI, aggF, fI, fF, ctr, s, oI, oF, j0, j1, kindI, kindF, checked, anc_ptr, anc_idx):
+    """Rows j0..j1-1 of the oldest (front top) item's current vector ``Lin(agg) g``."""
+    fn = ctr[2 * s + 1]
+    return A.apply_rows(aggI, aggF, fI[fn - 1, 0], fF[fn - 1, 0], oI, oF, j0, j1, False, kindI, kindF, checked,
+                        anc_ptr, anc_idx)
+
+
+@jit
+def window_sum(aggI, aggF, fI, fF, ctr, s, j, oI, oF, zI, zF, W, kindI, kindF, checked, anc_ptr, anc_idx):
+    """Row ``j`` of the sum of every item's current vector (``agg(f_top)``) into ``o[:, j]``."""
+    if W == 1:  # no window: the aggregate is the sum itself (DPC)
+        for c in range(aggI.shape[0]):
+            oI[c, j] = aggI[c, j, 0]
+        for c in range(aggF.shape[0]):
+            oF[c, j] = aggF[c, j, 0]
+        return True
+    fn = ctr[2 * s + 1]
+    if fn > 0:
+        return A.apply_rows(aggI, aggF, fI[fn - 1, 1], fF[fn - 1, 1], oI, oF, j, j + 1, True, kindI, kindF, checked,
+                            anc_ptr, anc_idx)
+    return A.apply_rows(aggI, aggF, zI, zF, oI, oF, j, j + 1, True, kindI, kindF, checked, anc_ptr, anc_idx)
+
+
+@jit
+def push(aggI, aggF, bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF, checked, do):
+    """Add a START (its vector ``u``, rows 0..j1-1) as the newest item. With ``do`` False only
+    checks that the aggregate's affine column can take it."""
+    const = W - 1
+    if not do:
+        return A.add_into(aggI, aggF, const, uI, uF, 0, j1, kindI, kindF, checked, False)
+    A.add_into(aggI, aggF, const, uI, uF, 0, j1, kindI, kindF, False, True)
+    if W > 1:
+        idx = ctr[2 * s]
+        A.identity(bI[idx], bF[idx], kindI, kindF)
+        for c in range(uI.shape[0]):
+            for j in range(j1):
+                bI[idx, c, j, const] = uI[c, j]
+        for c in range(uF.shape[0]):
+            for j in range(j1):
+                bF[idx, c, j, const] = uF[c, j]
+        bm[idx, 0] = ts
+        bm[idx, 1] = ell
+        ctr[2 * s] = idx + 1
+    return True
+
+
+# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM, Fig. 5, Lemma 3-4), replaced here by a
+# two-stacks sliding aggregation of the per-timestamp maps; notes/aseq.md §7.15 (SEM's O(k)).

@@ -1,0 +1,74 @@
+"""Workload files: several queries run as one plan.
+
+A workload file holds one query per block; blocks are separated by lines holding only ``---``
+or ``;;``. A block may name its query with a comment line ``-- name: NAME`` (otherwise the
+query is called ``q0``, ``q1``, ... by position). Other comments are ordinary query comments.
+
+>>> text = '''-- name: logins
+... PATTERN SEQ(A, B) RETURN COUNT(*) WITHIN 5
+... ---
+... PATTERN SEQ(A, C) RETURN COUNT(*) WITHIN 5'''
+>>> [(name, q.strip()[:15]) for name, q in split_workload(text)]
+[('logins', 'PATTERN SEQ(A, '), ('q1', 'PATTERN SEQ(A, ')]
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from ..errors import QueryError
+from .model import Query
+
+_SEPARATOR = re.compile(r"^\s*(---+|;;)\s*$")
+_NAME = re.compile(r"^\s*--\s*name\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
+
+
+def split_workload(text: str) -> list[tuple[str, str]]:
+    """(name, query text) per block; blocks without a query (only comments) are skipped."""
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if _SEPARATOR.match(line):
+            blocks.append([])
+        else:
+            blocks[-1].append(line)
+    out = []
+    for lines in blocks:
+        name = None
+        body = []
+        for line in lines:
+            m = _NAME.match(line)
+            if m and name is None:
+                name = m.group(1)
+                continue
+            body.append(line)
+        query = "\n".join(body)
+        if not any(s.strip() and not s.strip().startswith(("--", "#")) for s in body):
+            continue
+        out.append((name or f"q{len(out)}", query))
+    names = [n for n, _ in out]
+    for n in names:
+        if names.count(n) > 1:
+            raise QueryError(f"The workload names two queries '{n}'.")
+    return out
+
+
+def is_workload(text: str) -> bool:
+    """Does the text hold more than one query (or a separator)?"""
+    return any(_SEPARATOR.match(line) for line in text.splitlines())
+
+
+def compile_workload(text: str, *, time_unit: str = "ms",
+                     schema: Mapping[str, str] | None = None) -> list[tuple[str, Query]]:
+    """Parse and check every query of a workload; errors name the query."""
+    from . import compile_query
+
+    out = []
+    for name, body in split_workload(text):
+        try:
+            out.append((name, compile_query(body, time_unit=time_unit, schema=schema)))
+        except QueryError as exc:
+            raise QueryError(f"In query '{name}': {exc}") from None
+    if not out:
+        raise QueryError("The workload holds no query.")
+    return out

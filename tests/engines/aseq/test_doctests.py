@@ -1,0 +1,17 @@
+"""The docstring examples of the aseq modules run as tests."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["cepagg.engines.aseq.engine", "cepagg.engines.aseq.workload", "cepagg.engines.aseq.vexpr",
+           "cepagg.lang.workload"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.failed == 0 and result.attempted > 0

@@ -1,0 +1,51 @@
+"""Workload files (queries separated by --- or ;;, optional -- name:) and the CLI on them."""
+
+from __future__ import annotations
+
+import pytest
+
+from cepagg.cli import main
+from cepagg.errors import QueryError
+from cepagg.lang.workload import compile_workload, is_workload, split_workload
+
+TEXT = """-- name: first
+PATTERN SEQ(A, B) RETURN COUNT(*) WITHIN 5
+---
+-- a plain comment
+PATTERN SEQ(A, B, C) RETURN COUNT(*) WITHIN 5
+;;
+-- name: kleene
+PATTERN SEQ(A+, B) RETURN COUNT(*)
+---
+-- only a comment
+"""
+
+
+def test_split_and_names():
+    blocks = split_workload(TEXT)
+    assert [n for n, _ in blocks] == ["first", "q1", "kleene"]
+    assert "-- a plain comment" in blocks[1][1]
+    assert is_workload(TEXT) and not is_workload("PATTERN A RETURN COUNT(*)")
+
+
+def test_errors_name_the_query():
+    with pytest.raises(QueryError, match="In query 'q1'"):
+        compile_workload("PATTERN SEQ(A, B) RETURN COUNT(*)\n---\nPATTERN SEQ(A, RETURN COUNT(*)")
+    with pytest.raises(QueryError, match="two queries 'x'"):
+        split_workload("-- name: x\nPATTERN A RETURN COUNT(*)\n---\n-- name: x\nPATTERN B RETURN COUNT(*)")
+
+
+def test_cli_explain_and_run(tmp_path, capsys):
+    wl = tmp_path / "w.cepq"
+    wl.write_text(TEXT)
+    ev = tmp_path / "e.csv"
+    ev.write_text("type,ts\nA,1\nB,2\nA,3\nC,4\nB,5\nC,6\n")
+    assert main(["explain", str(wl)]) == 0
+    out = capsys.readouterr().out
+    assert "-- first: engine aseq (shared plan)" in out and "not aseq:" in out and "unit 0 (PreTree" in out
+    assert main(["run", str(wl), "--events", str(ev)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("== first") < out.index("== q1") < out.index("== kleene")
+    assert main(["run", str(wl), "--events", str(ev), "--out", str(tmp_path / "r.csv")]) == 0
+    assert (tmp_path / "r.first.csv").read_text().splitlines() == ["COUNT(*)", "3"]
+    assert (tmp_path / "r.kleene.csv").exists()
