@@ -63,7 +63,8 @@ def _dataset(name: str, n: int, per_window: int, **kw):
         from ..datasets.stock import generate
 
         w = 600_000
-        return generate(n_events=n, companies=kw.get("companies", 4), sectors=2,
+        # the paper's NYSE trace: 19 companies in 10 sectors (notes/greta.md §6)
+        return generate(n_events=n, companies=kw.get("companies", 19), sectors=kw.get("sectors", 10),
                         tick_ms=max(1, w // per_window), seed=1), w
     if name == "cluster":
         from ..datasets.cluster import generate

@@ -17,7 +17,8 @@ import pyarrow as pa
 
 from ..events import ID, EventBatch
 
-SECTORS = ("Tech", "Finance", "Energy", "Health")
+SECTORS = ("Tech", "Finance", "Energy", "Health", "Industrials", "Utilities", "Materials",
+           "Consumer", "Telecom", "RealEstate")
 
 
 def generate(n_events: int = 1000, companies: int = 4, sectors: int = 2, tick_ms: int = 1000,

@@ -308,62 +308,32 @@ class Greta(Engine):
                 np.ascontiguousarray(amm[rows]), np.ascontiguousarray(aval[rows]))
 
     def _ranks(self, st: PosState, ix: int, op: str, pk, ek, rows, from_rows, states, src):
-        """Query lengths / points for every event and insert ranks for the index's vertices."""
-        old = st.coords[ix]
-        new_vals = enc.comparable(pk, from_rows)
-        alive = st.alive_coords(ix)
+        """Query lengths / points for every event and insert slots for the index's vertices:
+        the batch's new keys get slots first (:meth:`.state.PosState.insert_keys`)."""
         reverse = op in (">", ">=")
-        n_old = 0 if old is None else len(old)
-        if old is not None and n_old:
-            asc_alive = (n_old - 1 - alive) if reverse else alive
-            kept = old[np.sort(asc_alive)]
-        else:
-            kept = new_vals[:0]
-        coords = np.unique(np.concatenate([kept, new_vals])) if len(new_vals) or len(kept) else new_vals[:0]
-        if old is None or len(coords) != n_old or not np.array_equal(coords, old):
-            mapping = None
-            if old is not None and n_old:
-                mapping = np.full(n_old, -1, dtype=np.int64)
-                asc_old = np.arange(n_old)
-                pos = np.searchsorted(coords, old)
-                hit = (pos < len(coords))
-                hit[hit] = coords[pos[hit]] == old[hit]
-                new_asc = np.where(hit, pos, -1)
-                keep_mask = np.zeros(n_old, dtype=bool)
-                keep_mask[np.sort(asc_alive)] = True
-                new_asc[~keep_mask] = -1
-                if reverse:
-                    old_rank = n_old - 1 - asc_old
-                    nn = len(coords)
-                    mapping[old_rank] = np.where(new_asc >= 0, nn - 1 - new_asc, -1)
-                else:
-                    mapping[asc_old] = new_asc
-            st.set_coords(ix, coords, mapping)
-        nn = len(coords)
         m = len(rows)
-        ins = np.full(m, -1, dtype=np.int64)
         sel = (states == src) & pk.valid[rows]
-        if sel.any():
-            r = np.searchsorted(coords, enc.comparable(pk, rows[sel]))
-            ins[sel] = (nn - 1 - r) if reverse else r
-        qry = np.zeros(m, dtype=np.int64) if op != "=" else np.full(m, -1, dtype=np.int64)
         ok = ek.valid[rows]
-        if ok.any() and nn:
-            e = enc.comparable(ek, rows[ok])
-            if pk.kind != ek.kind:
-                raise enc.ConditionTypeError(f"cannot compare {pk.kind} with {ek.kind} in an edge condition")
-            if op == "<":
-                qry[ok] = np.searchsorted(coords, e, side="left")
-            elif op == "<=":
-                qry[ok] = np.searchsorted(coords, e, side="right")
-            elif op == ">":
-                qry[ok] = nn - np.searchsorted(coords, e, side="right")
-            elif op == ">=":
-                qry[ok] = nn - np.searchsorted(coords, e, side="left")
+        codes = st.key_codes(ix, [(pk, rows[sel]), (ek, rows[ok])], reverse)
+        cp = codes[0] if sel.any() else np.zeros(0, dtype=np.int64)
+        ce = codes[-1] if ok.any() else np.zeros(0, dtype=np.int64)
+        if len(cp):
+            st.insert_keys(ix, np.unique(cp))
+        KS, KO, C = st.slot_keys(ix)
+        kern = st._kernels_index()
+        ins = np.full(m, -1, dtype=np.int64)
+        if len(cp):
+            slot = np.empty(len(cp), dtype=np.int64)
+            kern.find_many(KS, KO, 0, C, cp, slot)
+            ins[sel] = slot
+        qry = np.zeros(m, dtype=np.int64) if op != "=" else np.full(m, -1, dtype=np.int64)
+        if len(ce) and C:
+            if op == "=":
+                got = np.empty(len(ce), dtype=np.int64)
+                kern.find_many(KS, KO, 0, C, ce, got)
+                qry[ok] = got
             else:
-                p = np.searchsorted(coords, e)
-                p2 = np.minimum(p, nn - 1)
-                qry[ok] = np.where((p < nn) & (coords[p2] == e), p2, -1)
+                qry[ok] = np.searchsorted(KS, ce, side="left" if op in ("<", ">") else "right")
         return qry, ins
 
     def _run_pos(self, state: GretaState, layout: lay.Layout, part: Partition, sub: Sub, E: tuple,

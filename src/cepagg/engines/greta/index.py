@@ -33,6 +33,9 @@ entry = _jit.jit(_PURE, entry=True)
 _rec = _jit.sibling("_records", _PURE)
 rec_add = _rec.add
 rec_clear = _rec.clear
+rec_add_rows = _rec.add_rows
+rec_copy_rows = _rec.copy_rows
+rec_clear_rows = _rec.clear_rows
 
 
 @inline
@@ -66,26 +69,288 @@ def held(T, node, lo, hi):
         T[node, 1] = hi
 
 
+# ----------------------------------------------------------------------------------------------
+# key slots: ranks that never shift (a packed-memory array under the Fenwick tree)
+#
+# Keys arrive with every batch, and the ranks of a plain sorted list shift whenever a key is
+# inserted in the middle: the tree would have to be rebuilt (O(n) records) per batch. Instead
+# each index owns ``C`` *slots* (a power of two, at most ~2/3 full); a key keeps its slot, a new
+# key takes a free slot between its neighbours, and when there is none the smallest aligned
+# window of slots ``[a, a + 2**w)`` with room is re-spread evenly (Itai, Konheim and Rodeh's
+# sparse table, "packed memory array"). Fenwick ranges are dyadic, so a node either covers the
+# whole window (its sum does not change when keys move inside it) or lies inside it (rebuilt
+# from the leaves, O(window)). Keys are int64 order codes (:meth:`.state.PosState.key_codes`);
+# ``KS`` holds every occupied slot's key and, in a free slot, the key of the nearest occupied
+# slot before it (``EMPTY_KEY`` before the first), so ``KS`` is sorted and a prefix query is a
+# binary search. ``KO`` marks occupied slots. A key whose leaf holds no live bucket and that no
+# pending vertex uses is dropped when its window is re-spread.
+
+EMPTY_KEY = -(1 << 63)
+
+
+@inline
+def lower(KS, base, C, k):
+    """First slot whose key is >= ``k``."""
+    lo = 0
+    hi = C
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if KS[base + mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline
+def find(KS, KO, base, C, k):
+    """The slot holding key ``k``, or -1."""
+    p = lower(KS, base, C, k)
+    while p < C and KO[base + p] == 0 and KS[base + p] == k:
+        p += 1
+    if p < C and KO[base + p] != 0 and KS[base + p] == k:
+        return p
+    return -1
+
+
 @entry
-def build(NI, NF, NM, NT, off, n, R, LI, LF, LM, LT, loff, L, mmin, alive, newest):
-    """Rebuild a tree from its leaves in O(n) per slot (after ranks changed); buckets
-    ``alive..newest`` are live."""
-    for i in range(1, n + 1):
-        for s in range(R):
-            rec_clear(NI, NF, NM, (off + i) * R + s, mmin)
-        NT[off + i, 0] = alive
-        NT[off + i, 1] = newest
-    for i in range(1, n + 1):
-        leaf = loff + i - 1
-        clean(LI, LF, LM, LT, leaf, leaf * R, alive, R, mmin)
-        for s in range(R):
-            rec_add(NI, NF, NM, (off + i) * R + s, LI, LF, LM, leaf * R + s, L, mmin, 0)
-        j = i + (i & (-i))
-        if j <= n:
-            for s in range(R):
-                rec_add(NI, NF, NM, (off + j) * R + s, NI, NF, NM, (off + i) * R + s, L, mmin, 0)
+def find_many(KS, KO, base, C, keys, out):
+    for i in range(keys.shape[0]):
+        out[i] = find(KS, KO, base, C, keys[i])
+
+
+@inline
+def move_leaf(LI, LF, LM, LT, src, dst, R, mmin):
+    if src == dst:
+        return
+    rec_copy_rows(LI, LF, LM, dst * R, LI, LF, LM, src * R, R)
+    rec_clear_rows(LI, LF, LM, src * R, R, mmin)
+    LT[dst, 0] = LT[src, 0]
+    LT[dst, 1] = LT[src, 1]
+    LT[src, 0] = 0
+    LT[src, 1] = -1
+
+
+@inline
+def live_slot(KO, LI, LF, LM, LT, loff, slot, R, mmin, alive):
+    """Is the key in ``slot`` still needed (after forgetting its expired buckets)?"""
+    leaf = loff + slot
+    clean(LI, LF, LM, LT, leaf, leaf * R, alive, R, mmin)
+    return KO[leaf] == 2 or LT[leaf, 1] >= LT[leaf, 0]
+
+
+@jit
+def rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, j0, j1, R, L, mmin, alive, newest):
+    """Fenwick nodes ``j0 .. j1-1`` (1-based) from the leaves; every node whose range lies in
+    ``[j0 - 1 .. j1 - 1)`` is recomputed, the others are left alone."""
+    for j in range(j0, j1):
+        node = off + j
+        rec_copy_rows(NI, NF, NM, node * R, LI, LF, LM, (loff + j - 1) * R, R)
+        NT[node, 0] = alive
+        NT[node, 1] = newest
+    for j in range(j0, j1):
+        par = j + (j & (-j))
+        if par < j1:
+            rec_add_rows(NI, NF, NM, (off + par) * R, NI, NF, NM, (off + j) * R, R, mmin)
+
+
+@inline
+def fill_free(KS, KO, loff, a, b, C):
+    """Free slots from ``a`` on carry the key before them (through ``b`` and past it until the
+    next occupied slot)."""
+    prev = KS[loff + a - 1] if a > 0 else EMPTY_KEY
+    s = a
+    while s < C and (s < b or KO[loff + s] == 0):
+        if KO[loff + s] != 0:
+            prev = KS[loff + s]
+        else:
+            KS[loff + s] = prev
+        s += 1
+
+
+@inline
+def mark_pending(KS, KO, loff, v_irank, ix, p0, p1, pkeys):
+    for v in range(p0, p1):
+        r = v_irank[v, ix]
+        pkeys[v - p0] = EMPTY_KEY
+        if r >= 0:
+            KO[loff + r] = 2
+            pkeys[v - p0] = KS[loff + r]
+
+
+@inline
+def mark_keys(KS, KO, loff, C, keys, value):
+    """Occupancy ``value`` (2: in use, 1: plain) for the slots of ``keys`` that are present."""
+    for i in range(keys.shape[0]):
+        r = find(KS, KO, loff, C, keys[i])
+        if r >= 0:
+            KO[loff + r] = value
+
+
+@inline
+def remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys):
+    for v in range(p0, p1):
+        if v_irank[v, ix] >= 0:
+            r = find(KS, KO, loff, C, pkeys[v - p0])
+            v_irank[v, ix] = r
+            KO[loff + r] = 1
+
+
+@entry
+def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, L, mmin, alive,
+                newest, new, t0, v_irank, ix, p0, p1, pkeys):
+    """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
+    of ``new`` is in use (the batch's). New keys that fall between the same two neighbours
+    are placed together: spread over the free slots between them when they fit, else over the
+    smallest window with room. Returns how far it got in ``new``: short of the end when the
+    index is too full (grow it, call again from there)."""
+    logc = 0
+    while (1 << logc) < C:
+        logc += 1
+    mark_pending(KS, KO, loff, v_irank, ix, p0, p1, pkeys)
+    mark_keys(KS, KO, loff, C, new, 2)  # the batch's keys are in use, even without counts yet
+    nn = new.shape[0]
+    placed = nn
+    t = t0
+    while t < nn:
+        k = new[t]
+        p = lower(KS, loff, C, k)
+        while p < C and KO[loff + p] == 0 and KS[loff + p] == k:
+            p += 1
+        if p < C and KO[loff + p] != 0 and KS[loff + p] == k:
+            t += 1
+            continue
+        # the run of new keys between the same neighbours q < run < p
+        u = t + 1
+        while u < nn and (p == C or new[u] < KS[loff + p]):
+            u += 1
+        r = u - t
+        q = p - 1
+        while q >= 0 and KO[loff + q] == 0:
+            q -= 1
+        g = p - q - 1
+        if r <= g:
+            for i in range(r):
+                d = q + 1 + ((2 * i + 1) * g) // (2 * r)
+                KS[loff + d] = new[t + i]
+                KO[loff + d] = 2
+            fill_free(KS, KO, loff, q + 1, p, C)
+            t = u
+            continue
+        c = q if q >= 0 else 0
+        a = -1
+        s = 1
+        for w in range(1, logc + 1):
+            s = 1 << w
+            a = c - (c & (s - 1))
+            cap = s if logc <= 1 else s - (s * (w - 1)) // (4 * (logc - 1))  # 3/4 full at the root
+            n = 0
+            for x in range(a, a + s):
+                if KO[loff + x] != 0 and live_slot(KO, LI, LF, LM, LT, loff, x, R, mmin, alive):
+                    n += 1
+            if n + r <= cap:
+                break
+            a = -1
+        if a < 0:
+            placed = t
+            break
+        # compact the live keys to the left of the window, dropping the dead ones
+        wpos = a
+        for x in range(a, a + s):
+            if KO[loff + x] == 0:
+                continue
+            if KO[loff + x] != 2 and LT[loff + x, 1] < LT[loff + x, 0]:
+                KO[loff + x] = 0
+                LT[loff + x, 0] = 0
+                LT[loff + x, 1] = -1
+                continue
+            if wpos != x:
+                move_leaf(LI, LF, LM, LT, loff + x, loff + wpos, R, mmin)
+                KS[loff + wpos] = KS[loff + x]
+                KO[loff + wpos] = KO[loff + x]
+                KO[loff + x] = 0
+            wpos += 1
+        m_old = wpos - a
+        ins = 0
+        while ins < m_old and KS[loff + a + ins] < k:
+            ins += 1
+        m = m_old + r
+        # spread them evenly, the new keys in their place, from the right (targets never
+        # overlap a key not yet moved)
+        for i in range(m - 1, -1, -1):
+            dest = a + ((2 * i + 1) * s) // (2 * m)
+            if ins <= i < ins + r:
+                KS[loff + dest] = new[t + i - ins]
+                KO[loff + dest] = 2
+                LT[loff + dest, 0] = 0
+                LT[loff + dest, 1] = -1
+                continue
+            src = a + (i if i < ins else i - r)
+            if src != dest:
+                move_leaf(LI, LF, LM, LT, loff + src, loff + dest, R, mmin)
+                KS[loff + dest] = KS[loff + src]
+                KO[loff + dest] = KO[loff + src]
+                KO[loff + src] = 0
+        fill_free(KS, KO, loff, a, a + s, C)
+        if point == 0:
+            rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, a + 1, a + s, R, L, mmin, alive,
+                          newest)
+        t = u
+    mark_keys(KS, KO, loff, C, new, 1)
+    remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys)
+    return placed
+
+
+@entry
+def live_count(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, v_irank, ix, p0, p1, new):
+    """Keys of index ``ix`` still in use (those of ``new`` included)."""
+    n = 0
+    mark_keys(KS, KO, loff, C, new, 2)
+    for v in range(p0, p1):
+        r = v_irank[v, ix]
+        if r >= 0 and KO[loff + r] == 1:
+            KO[loff + r] = 2
+    for x in range(C):
+        if KO[loff + x] != 0 and live_slot(KO, LI, LF, LM, LT, loff, x, R, mmin, alive):
+            n += 1
+    for x in range(C):
+        if KO[loff + x] == 2:
+            KO[loff + x] = 1
+    return n
+
+
+@entry
+def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, loff, C, NI, NF, NM,
+             NT, off, point, R, L, mmin, alive, newest, v_irank, ix, p0, p1, pkeys, new):
+    """Move index ``ix``'s live keys (those of ``new`` included) from the old slot arrays
+    (``oC`` slots) to new ones (``C`` slots, zero, at least as many as the live keys), evenly
+    spread, and build its tree."""
+    mark_pending(oKS, oKO, oloff, v_irank, ix, p0, p1, pkeys)
+    mark_keys(oKS, oKO, oloff, oC, new, 2)
+    m = 0
+    for x in range(oC):
+        if oKO[oloff + x] != 0 and live_slot(oKO, oLI, oLF, oLM, oLT, oloff, x, R, mmin, alive):
+            m += 1
+    i = 0
+    for x in range(oC):
+        if oKO[oloff + x] == 0 or (oKO[oloff + x] != 2 and oLT[oloff + x, 1] < oLT[oloff + x, 0]):
+            continue
+        dest = ((2 * i + 1) * C) // (2 * m)
+        src = oloff + x
+        d = loff + dest
+        rec_copy_rows(LI, LF, LM, d * R, oLI, oLF, oLM, src * R, R)
+        LT[d, 0] = oLT[src, 0]
+        LT[d, 1] = oLT[src, 1]
+        KS[d] = oKS[src]
+        KO[d] = 1
+        i += 1
+    fill_free(KS, KO, loff, 0, C, C)
+    if point == 0:
+        rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, 1, C + 1, R, L, mmin, alive, newest)
+    remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys)
 
 
 # Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 7 "Vertex Trees" (range queries
 # driven by edge predicates) and Section 8 (the O(n) predecessor scan this replaces);
 # P. M. Fenwick, "A new data structure for cumulative frequency tables", 1994.
+# A. Itai, A. G. Konheim, M. Rodeh, "A sparse table implementation of priority queues", 1981.

@@ -17,7 +17,20 @@ import numpy as np
 
 from . import _kernels as K
 from . import _records
-from .numbers import to_exact, widen
+from ...lang.expr import ConditionTypeError
+from .index import EMPTY_KEY
+from .layout import DataKindError
+from .numbers import float_codes, to_exact, widen
+
+EXACT_FLOAT = 2**53
+
+
+def _float_keys(vals: np.ndarray) -> np.ndarray:
+    """Order codes of numbers compared as floats (integers beyond 2**53 would not be exact)."""
+    if vals.dtype.kind in "iub":
+        if len(vals) and np.abs(vals.astype(np.int64)).max() > EXACT_FLOAT:
+            raise DataKindError("integer key beyond 2**53 compared with floats in an edge condition")
+    return float_codes(vals.astype(np.float64) + 0.0)  # + 0.0: -0.0 == 0.0
 
 G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM NT LI LF LM LT V v_irank v_col v_colv VI VF VM "
            "w_k WI WF WM XI XF XM AI AF AM REC r_bkey RI RF RM o_k OI OF OM lastI lastF "
@@ -59,7 +72,9 @@ class PosState:
         self.ocap = 256
         self.NIX = len(lay.positive.index_specs)
         self.C = len(lay.positive.programs.slots)
-        self.coords: list[np.ndarray | None] = [None] * self.NIX
+        self.vkind: list[str | None] = [None] * self.NIX  # kind of the keys (Vec.kind)
+        self.nkind: list[str | None] = [None] * self.NIX  # numbers: "int" or "float" codes
+        self.vocab: list[np.ndarray | None] = [None] * self.NIX  # strings: sorted vocabulary
         G = len(negM)
         a: dict[str, np.ndarray] = {}
         sc = np.zeros(K.N_SC, dtype=np.int64)
@@ -81,11 +96,15 @@ class PosState:
         for ix, spec in enumerate(lay.positive.index_specs):
             IDX[ix, K.IX_POINT] = 1 if spec.op == "=" else 0
             IDX[ix, K.IX_SRC] = lay.positive.index_src[ix]
+        IDX[:, K.IX_OFF] = np.arange(self.NIX)
         a["IDX"] = IDX
-        self._records("N", 0)
+        self._records("N", self.NIX * self.R)
         self._records("L", 0)
-        a["NT"] = np.zeros((0, 2), dtype=np.int64)
+        a["NT"] = np.zeros((self.NIX, 2), dtype=np.int64)
+        a["NT"][:, 1] = -1
         a["LT"] = np.zeros((0, 2), dtype=np.int64)
+        a["KS"] = np.zeros(0, dtype=np.int64)
+        a["KO"] = np.zeros(0, dtype=np.int64)
         a["V"] = np.zeros((self.vcap, 6), dtype=np.int64)
         a["v_irank"] = np.zeros((self.vcap, self.NIX), dtype=np.int64)
         a["v_col"] = np.zeros((self.vcap, self.C), dtype=np.float64)
@@ -276,106 +295,155 @@ class PosState:
         self.L = 1
         self._scratch()
 
-    # -- ordered indexes: ranks change between batches ----------------------------------------
+    # -- ordered indexes: keys get slots that never shift (:mod:`.index`) ---------------------
 
-    def set_coords(self, ix: int, coords: np.ndarray, old_to_new: np.ndarray | None) -> None:
-        """Install new key ranks for index ``ix``; ``old_to_new`` maps old ranks (-1: dropped)."""
+    def _kernels_index(self):
         from . import index as _index_jit
         from ._jit import twin
 
-        R = self.R
-        IDX = self.a["IDX"]
-        n_old = int(IDX[ix, K.IX_N])
-        n_new = len(coords)
-        sizes = [int(x) for x in IDX[:, K.IX_N]]
-        sc = self.sc
-        alive, newest = int(sc[K.SC_BLO]), int(sc[K.SC_BHI])
-        leaves = {}
-        for j in range(self.NIX):
-            lo = int(IDX[j, K.IX_LOFF])
-            part = [self.a[k][lo * R: (lo + sizes[j]) * R] for k in self._triple("L")]
-            part.append(self.a["LT"][lo: lo + sizes[j]])
-            leaves[j] = part
-        sizes[ix] = n_new
-        new_leaf = []
-        for k, key in enumerate(list(self._triple("L")) + ["LT"]):
-            old = leaves[ix][k]
-            per = 1 if key == "LT" else R
-            shape = (n_new * per, old.shape[1])
-            arr = np.zeros(shape, dtype=old.dtype)
-            if key == "LT":
-                arr[:, 0] = 0
-                arr[:, 1] = -1  # holds nothing
-            elif old.dtype == object:
-                arr[:] = 0 if key.endswith("I") else 0.0
-            if key == "LM":
-                for j, is_min in enumerate(self.mmin):
-                    arr[:, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
-            if old_to_new is not None and n_old and n_new:
-                keep = np.flatnonzero(old_to_new >= 0)
-                o = old.reshape((n_old, per, old.shape[1]))
-                a2 = arr.reshape((n_new, per, arr.shape[1]))
-                a2[old_to_new[keep]] = o[keep]
-                arr = a2.reshape(shape)
-            new_leaf.append(arr)
-        leaves[ix] = new_leaf
-        loff, off = 0, 0
-        parts: list[list[np.ndarray]] = [[], [], [], []]
-        for j in range(self.NIX):
-            IDX[j, K.IX_N] = sizes[j]
-            IDX[j, K.IX_LOFF] = loff
-            loff += sizes[j]
-            IDX[j, K.IX_OFF] = off
-            off += sizes[j] + 1
-            for k in range(4):
-                parts[k].append(leaves[j][k])
-        for k, key in enumerate(list(self._triple("L")) + ["LT"]):
-            self.a[key] = np.concatenate(parts[k]) if parts[k] else self.a[key][:0]
-        self._records("N", off * R)
-        self.a["NT"] = np.zeros((off, 2), dtype=np.int64)
-        if old_to_new is not None and n_old:
-            ir = self.a["v_irank"]
-            col = ir[:, ix]
-            ok = col >= 0
-            col[ok] = old_to_new[np.minimum(col[ok], n_old - 1)]
-        self.coords[ix] = coords
-        kern = twin("index") if (self.exact or self.pure) else _index_jit
-        for j in range(self.NIX):
-            kern.build(self.a["NI"], self.a["NF"], self.a["NM"], self.a["NT"], int(IDX[j, K.IX_OFF]),
-                       int(IDX[j, K.IX_N]), R, self.a["LI"], self.a["LF"], self.a["LM"],
-                       self.a["LT"], int(IDX[j, K.IX_LOFF]), 1 if self.exact else self.L,
-                       self.mmin, alive, newest)
+        return twin("index") if (self.exact or self.pure) else _index_jit
 
-    def alive_coords(self, ix: int) -> np.ndarray:
-        """Ranks of index ``ix`` still holding a count in a live bucket, or used by a stored
-        vertex."""
-        n = int(self.idx_n[ix])
-        if n == 0:
-            return np.zeros(0, dtype=np.int64)
+    def slot_keys(self, ix: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """Index ``ix``'s slot keys and occupancy (views) and its number of slots."""
+        IDX = self.a["IDX"]
+        lo, C = int(IDX[ix, K.IX_LOFF]), int(IDX[ix, K.IX_N])
+        return self.a["KS"][lo: lo + C], self.a["KO"][lo: lo + C], C
+
+    def _pending(self) -> tuple[int, int, np.ndarray]:
+        """The vertices not yet committed (they hold slots), and scratch for their keys."""
+        sc = self.sc
+        p0, p1 = int(sc[K.SC_PCOMMIT]), int(sc[K.SC_NV])
+        return p0, p1, np.zeros(max(1, p1 - p0), dtype=np.int64)
+
+    def insert_keys(self, ix: int, keys: np.ndarray) -> None:
+        """Give every key of ``keys`` (sorted, distinct codes) a slot in index ``ix``."""
+        kern = self._kernels_index()
+        done = 0
+        while done < len(keys):
+            IDX = self.a["IDX"]
+            C = int(IDX[ix, K.IX_N])
+            p0, p1, pkeys = self._pending()
+            a = self.a
+            sc = self.sc
+            if C:
+                done = int(kern.insert_keys(
+                    a["KS"], a["KO"], a["LI"], a["LF"], a["LM"], a["LT"], a["NI"], a["NF"], a["NM"],
+                    a["NT"], int(IDX[ix, K.IX_LOFF]), int(IDX[ix, K.IX_OFF]), C,
+                    int(IDX[ix, K.IX_POINT]), self.R, 1 if self.exact else self.L, self.mmin,
+                    int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), keys, done, a["v_irank"], ix, p0, p1,
+                    pkeys))
+                if done == len(keys):
+                    break
+                live = int(kern.live_count(a["KS"], a["KO"], a["LI"], a["LF"], a["LM"], a["LT"],
+                                           int(IDX[ix, K.IX_LOFF]), C, self.R, self.mmin,
+                                           int(sc[K.SC_BLO]), a["v_irank"], ix, p0, p1, keys))
+            else:
+                live = 0
+            self._grow_index(ix, live + len(keys) - done, keys)
+
+    def _grow_index(self, ix: int, need: int, keys: np.ndarray) -> None:
+        """Re-spread index ``ix`` over ``C`` slots, at most 2/3 full with ``need`` keys."""
+        a = self.a
         R = self.R
-        lo = int(self.a["IDX"][ix, K.IX_LOFF]) * R
-        I = self.a["LI"][lo: lo + n * R]
-        width = 1 if self.exact else self.L
-        cnt = I[:, :width].reshape(n, R, width)
-        base = int(self.a["IDX"][ix, K.IX_LOFF])
-        rng = self.a["LT"][base: base + n]
-        sc = self.sc
-        alive = int(sc[K.SC_BLO])
-        # a leaf counts if it holds a live bucket (its slots of expired buckets may be stale)
-        seqs = np.arange(alive, int(sc[K.SC_BHI]) + 1)
-        live = np.zeros(n, dtype=bool)
-        if len(seqs):
-            slots = seqs & (R - 1)
-            nz = np.any(cnt[:, slots, :] != 0, axis=2)  # n x live buckets
-            inside = (seqs[None, :] >= rng[:, 0:1]) & (seqs[None, :] <= rng[:, 1:2])
-            live = np.any(nz & inside, axis=1)
-        sc = self.sc
-        nv = int(sc[K.SC_NV])
-        if nv:
-            r = self.a["v_irank"][:nv, ix]
-            r = r[r >= 0]
-            live[r] = True
-        return np.flatnonzero(live)
+        IDX = a["IDX"]
+        old_idx = IDX.copy()
+        sizes = [int(x) for x in IDX[:, K.IX_N]]
+        C = max(16, _pow2(-(-3 * need // 2)))
+        sizes[ix] = C
+        nleaf = sum(sizes)
+        old = {k: a[k] for k in ("LI", "LF", "LM", "LT", "KS", "KO", "NI", "NF", "NM", "NT")}
+        self._records("L", nleaf * R)
+        self._records("N", (nleaf + self.NIX) * R)
+        a["LT"] = np.zeros((nleaf, 2), dtype=np.int64)
+        a["LT"][:, 1] = -1
+        a["NT"] = np.zeros((nleaf + self.NIX, 2), dtype=np.int64)
+        a["NT"][:, 1] = -1
+        a["KS"] = np.full(nleaf, EMPTY_KEY, dtype=np.int64)
+        a["KO"] = np.zeros(nleaf, dtype=np.int64)
+        loff, off = 0, 0
+        for j in range(self.NIX):
+            IDX[j, K.IX_LOFF] = loff
+            IDX[j, K.IX_OFF] = off
+            IDX[j, K.IX_N] = sizes[j]
+            if j != ix:
+                ol, oo, n = int(old_idx[j, K.IX_LOFF]), int(old_idx[j, K.IX_OFF]), sizes[j]
+                for k in ("LI", "LF", "LM"):
+                    a[k][loff * R: (loff + n) * R] = old[k][ol * R: (ol + n) * R]
+                for k in ("LT", "KS", "KO"):
+                    a[k][loff: loff + n] = old[k][ol: ol + n]
+                for k in ("NI", "NF", "NM"):
+                    a[k][off * R: (off + n + 1) * R] = old[k][oo * R: (oo + n + 1) * R]
+                a["NT"][off: off + n + 1] = old["NT"][oo: oo + n + 1]
+            loff += sizes[j]
+            off += sizes[j] + 1
+        oC = int(old_idx[ix, K.IX_N])
+        if oC:
+            p0, p1, pkeys = self._pending()
+            sc = self.sc
+            self._kernels_index().respread(
+                old["KS"], old["KO"], old["LI"], old["LF"], old["LM"], old["LT"],
+                int(old_idx[ix, K.IX_LOFF]), oC, a["KS"], a["KO"], a["LI"], a["LF"], a["LM"],
+                a["LT"], int(IDX[ix, K.IX_LOFF]), C, a["NI"], a["NF"], a["NM"], a["NT"],
+                int(IDX[ix, K.IX_OFF]), int(IDX[ix, K.IX_POINT]), R, 1 if self.exact else self.L,
+                self.mmin, int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), a["v_irank"], ix, p0, p1, pkeys,
+                keys)
+
+    def key_codes(self, ix: int, parts: list, reverse: bool) -> list[np.ndarray]:
+        """int64 order codes of index ``ix``'s keys: ``parts`` are (Vec, rows) pairs. Integers
+        are their own codes, floats the order codes of :mod:`.numbers` (integers beside them are
+        converted, exactly up to 2**53), strings their rank in a vocabulary that grows (the
+        stored codes are renumbered, in order, when it does); ``reverse`` flips the order
+        (``>`` and ``>=`` become prefixes)."""
+        parts = [(v, r) for v, r in parts if len(r)]
+        if not parts:
+            return []
+        vkinds = {v.kind for v, _ in parts}
+        if self.vkind[ix] is not None:
+            vkinds.add(self.vkind[ix])
+        if len(vkinds) > 1:
+            a, b = sorted(vkinds)
+            raise ConditionTypeError(f"cannot compare {a} with {b} in an edge condition")
+        self.vkind[ix] = vkinds.pop()
+        if self.vkind[ix] == "string":
+            strings = np.unique(np.concatenate([v.values[r].astype(str) for v, r in parts]))
+            self._vocabulary(ix, strings, reverse)
+            out = [np.searchsorted(self.vocab[ix], v.values[r].astype(str)).astype(np.int64)
+                   for v, r in parts]
+        else:
+            floats = any(v.values.dtype.kind == "f" for v, _ in parts)
+            if floats and self.nkind[ix] == "int":
+                self._recode_floats(ix, reverse)
+            if self.nkind[ix] is None:
+                self.nkind[ix] = "float" if floats else "int"
+            out = []
+            for v, r in parts:
+                vals = v.values[r]
+                if self.nkind[ix] == "int":
+                    out.append(vals.astype(np.int64))
+                else:
+                    out.append(_float_keys(vals))
+        return [~c if reverse else c for c in out]
+
+    def _vocabulary(self, ix: int, strings: np.ndarray, reverse: bool) -> None:
+        old = self.vocab[ix]
+        if old is not None and np.isin(strings, old).all():
+            return
+        new = strings if old is None else np.union1d(old, strings)
+        if old is not None:
+            ks, ko, C = self.slot_keys(ix)
+            used = ks != EMPTY_KEY
+            c = ~ks[used] if reverse else ks[used]
+            c = np.searchsorted(new, old[c]).astype(np.int64)
+            ks[used] = ~c if reverse else c
+        self.vocab[ix] = new
+
+    def _recode_floats(self, ix: int, reverse: bool) -> None:
+        ks, ko, C = self.slot_keys(ix)
+        used = ks != EMPTY_KEY
+        c = ~ks[used] if reverse else ks[used]
+        c = _float_keys(c)
+        ks[used] = ~c if reverse else c
+        self.nkind[ix] = "float"
 
     # -- bookkeeping --------------------------------------------------------------------------
 
