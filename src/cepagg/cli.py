@@ -228,10 +228,13 @@ def _plain(v):
 
 
 def cmd_stream(args: argparse.Namespace) -> int:
+    from .lang.workload import is_workload
     from .spark.sources import register
     from .spark.streaming import late_events, run_to_end, start
 
     text = _query_text(args)
+    if is_workload(text):
+        raise SystemExit("cepagg stream: one query per stream; a workload file runs with cepagg run")
     spark = spark_session(args)
     register(spark)
     reader = spark.readStream.format("cepagg").option("path", args.events)
