@@ -110,3 +110,20 @@ def test_ungrouped_query_over_partitions_reports_one_row(spark, tmp_path):
     q = start(df, text, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"), delay="20 milliseconds")
     q.awaitTermination()
     assert _rows(spark.read.parquet(str(tmp_path / "out"))) == sorted(run_local(text, EventBatch.from_rows(rows)).rows)
+
+
+def test_attributes_named_with_an_underscore_survive_the_operator(spark, tmp_path):
+    """Spark renames pandas columns starting with "_" by position; an attribute such as ``_w``
+    (or ``_id_``, what the cepagg source names a file's own ``_id``) must still arrive."""
+    rng = random.Random(9)
+    rows = random_stream(rng, "AB", n=30, max_gap=3, attrs={"x": (0, 9), "g": ["u", "v"], "_w": (0, 5)})
+    for i, r in enumerate(rows):
+        r["_id"] = i
+    _write_files(str(tmp_path / "in"), rows, rng)
+    text = "RETURN g, COUNT(*), SUM(A.x) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3"
+    df = (spark.readStream.schema(SCHEMA + ", _w long").option("maxFilesPerTrigger", 1)
+          .json(str(tmp_path / "in")))
+    q = start(df, text, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"), delay="20 milliseconds")
+    q.awaitTermination()
+    expected = sorted(run_local(text, EventBatch.from_rows(rows)).rows)
+    assert _rows(spark.read.parquet(str(tmp_path / "out"))) == expected

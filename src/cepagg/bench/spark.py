@@ -114,8 +114,10 @@ df = (spark.readStream.format("cepagg").option("path", path).option("maxEventsPe
       .option("finite", "false").load())
 q = start(df, text, out=out, checkpoint=chk, available_now=False, processing_time="0 seconds",
           delay="1 second", buckets=16)
-while len(q.recentProgress) < 4:
+while len(q.recentProgress) < 4 and q.isActive:
     time.sleep(0.5)
+if q.exception() is not None:
+    raise SystemExit(f"the streaming query failed: {q.exception()}")
 q.stop()
 print("RESULT " + json.dumps([json.loads(p.json) for p in q.recentProgress]))
 """

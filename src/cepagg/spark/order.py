@@ -46,8 +46,9 @@ from ..order.output import EXTRA_COLUMNS
 from ..order.stream import PUNCT_ATTR, PUNCT_TYPE, Punctuation
 from . import schema as S
 from .sources import END_TYPE
+from .streaming import event_names, operator_input
 
-OP_ID, OP_BUCKET = "cepagg_id", "cepagg_bucket"
+OP_BUCKET = "cepagg_bucket"
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 
 
@@ -73,8 +74,8 @@ def _compiled(text: str, time_unit: str, kinds: tuple) -> Query:
 def event_schema(spec: OrderSpec) -> pa.Schema:
     kinds = dict(spec.kinds)
     fields = []
-    for c in spec.input_columns:
-        if c == OP_ID:
+    for c in event_names(spec.kinds):
+        if c == ID:
             fields.append(pa.field(ID, pa.int64()))
         elif c == "ts":
             fields.append(pa.field("ts", pa.int64()))
@@ -194,8 +195,8 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in lane]), F.lit(buckets)) if lane else F.lit(0)
     everywhere = F.col("type").isin(END_TYPE, PUNCT_TYPE)  # punctuations and the end go to every bucket
     bucket = F.when(everywhere, F.sequence(F.lit(0), F.lit(buckets - 1))).otherwise(F.array(bucket.cast("int")))
-    ordered = [OP_ID, "ts", "type"] + sorted(kinds)
-    events = (events.withColumnRenamed(ID, OP_ID).select(*ordered)
+    cols, ordered = operator_input(kinds)
+    events = (events.select(*cols)
               .withColumn(OP_BUCKET, F.explode(bucket)))
     spec = OrderSpec(text, time_unit, tuple(sorted(kinds.items())), engine_name, tuple(ordered), config, buckets)
     out = events.groupBy(OP_BUCKET).transformWithStateInPandas(

@@ -40,6 +40,29 @@ END_WATERMARK_MS = END_TS_MS - 10**12  # a watermark beyond this means the input
 OP_ID, OP_TIME, OP_BUCKET = "cepagg_id", "cepagg_event_time", "cepagg_bucket"
 
 
+def operator_input(kinds: dict[str, str]):
+    """(columns, names): the event columns as the stateful operator receives them.
+
+    Spark hands pandas the columns whose names start with "_" renamed by position, so the
+    identity travels as ``cepagg_id`` and an attribute such as ``_id_`` as ``cepagg_attr<i>``;
+    :func:`event_names` gives the real names back, in the same order.
+    """
+    from pyspark.sql import functions as F
+
+    cols = [F.col(ID).alias(OP_ID), F.col("ts"), F.col("type")]
+    names = [OP_ID, "ts", "type"]
+    for i, a in enumerate(sorted(kinds)):
+        op = f"cepagg_attr{i}" if a.startswith("_") else a
+        cols.append(F.col(f"`{a}`").alias(op))
+        names.append(op)
+    return cols, tuple(names)
+
+
+def event_names(kinds) -> list[str]:
+    """The real names of the operator's input columns (see :func:`operator_input`)."""
+    return [ID, "ts", "type"] + sorted(dict(kinds))
+
+
 @dataclass(frozen=True)
 class StreamSpec:
     text: str
@@ -102,11 +125,8 @@ def _processor_class():
             """The event columns of a pandas chunk, with the attribute types of the query's
             schema (pandas turns integer columns with nulls into floats)."""
             kinds = dict(self.spec.kinds)
-            # Spark hands pandas columns whose names start with "_" renamed by position, so the
-            # operator's input uses plain names and the event identity is restored here.
-            columns = [c if c != OP_ID else ID for c in self.spec.input_columns]
             table = pa.Table.from_pandas(pdf[list(self.spec.input_columns)], preserve_index=False)
-            table = table.rename_columns(columns)
+            table = table.rename_columns(event_names(self.spec.kinds))  # see operator_input
             for name in kinds:
                 want = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}.get(kinds[name], pa.string())
                 i = table.column_names.index(name)
@@ -275,8 +295,8 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     engine_name = plan(q, engine).engine
     keys = bucket_keys(q)
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
-    ordered_cols = [OP_ID, "ts", "type"] + sorted(kinds)
-    events = (events.withColumnRenamed(ID, OP_ID).select(*ordered_cols)
+    cols, ordered_cols = operator_input(kinds)
+    events = (events.select(*cols)
               .withColumn(OP_TIME, F.timestamp_millis(F.col("ts") * F.lit(unit)))
               .withWatermark(OP_TIME, delay)
               .withColumn(OP_BUCKET, bucket.cast("int"))
