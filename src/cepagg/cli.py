@@ -230,11 +230,11 @@ def _plain(v):
 def cmd_stream(args: argparse.Namespace) -> int:
     from .lang.workload import is_workload
     from .spark.sources import register
-    from .spark.streaming import late_events, run_to_end, start
+    from .spark.streaming import late_events, run_to_end, start, workload_jobs
 
     text = _query_text(args)
-    if is_workload(text):
-        raise SystemExit("cepagg stream: one query per stream; a workload file runs with cepagg run")
+    if is_workload(text) and args.order:
+        raise SystemExit("cepagg stream: --order takes one query, not a workload file")
     spark = spark_session(args)
     register(spark)
     reader = spark.readStream.format("cepagg").option("path", args.events)
@@ -253,17 +253,26 @@ def cmd_stream(args: argparse.Namespace) -> int:
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=args.delay,
                    time_unit=args.time_unit, engine=args.engine,
                    on_late="fail" if args.on_late == "fail" else "count")
-    if args.follow:
-        q = start(df, text, available_now=False, processing_time=args.trigger, **options)
-        q.awaitTermination()
+    if is_workload(text):  # one streaming query per query, results in OUT/<name>
+        jobs = workload_jobs(text, args.out, args.checkpoint)
     else:
-        run_to_end(df, text, **options)
-    if args.checkpoint:
-        count, samples = late_events(spark, args.checkpoint)
+        jobs = [(None, text, args.out, args.checkpoint)]
+    running = []
+    for name, body, out, checkpoint in jobs:
+        options.update(out=out, checkpoint=checkpoint)
+        if args.follow:
+            running.append(start(df, body, available_now=False, processing_time=args.trigger, **options))
+        else:
+            run_to_end(df, body, **options)
+    for q in running:
+        q.awaitTermination()
+    for name, body, out, checkpoint in jobs:
+        count, samples = late_events(spark, checkpoint) if checkpoint else (0, [])
         if count:
-            print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}; "
-                  f"e.g. {samples[:3]}", file=sys.stderr)
-    print(f"cepagg: results in {args.out}", file=sys.stderr)
+            print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}"
+                  + (f" in query {name}" if name else "") + f"; e.g. {samples[:3]}", file=sys.stderr)
+    print(f"cepagg: results in {args.out}" + (" (one folder per query)" if len(jobs) > 1 else ""),
+          file=sys.stderr)
     return 0
 
 

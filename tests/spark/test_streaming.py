@@ -127,3 +127,25 @@ def test_attributes_named_with_an_underscore_survive_the_operator(spark, tmp_pat
     q.awaitTermination()
     expected = sorted(run_local(text, EventBatch.from_rows(rows)).rows)
     assert _rows(spark.read.parquet(str(tmp_path / "out"))) == expected
+
+
+def test_a_workload_streams_one_query_each(spark, tmp_path):
+    from cepagg.spark import start_workload
+
+    rng = random.Random(21)
+    rows = random_stream(rng, "ABC", n=40, max_gap=3, attrs={"x": (0, 9), "g": ["u", "v"]})
+    for i, r in enumerate(rows):
+        r["_id"] = i
+    _write_files(str(tmp_path / "in"), rows, rng)
+    texts = {"pairs": "RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3",
+             "trends": "RETURN COUNT(*), MAX(B.x) PATTERN SEQ(A, B+, C) WITHIN 6 SLIDE 6"}
+    workload = "\n---\n".join(f"-- name: {n}\n{t}" for n, t in texts.items())
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(tmp_path / "in"))
+    running = start_workload(df, workload, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"),
+                             delay="20 milliseconds")
+    assert list(running) == list(texts)
+    for q in running.values():
+        q.awaitTermination()
+    for name, text in texts.items():
+        expected = sorted(run_local(text, EventBatch.from_rows(rows)).rows)
+        assert _rows(spark.read.parquet(str(tmp_path / "out" / name))) == expected, name

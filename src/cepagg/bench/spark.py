@@ -19,13 +19,14 @@ import time
 from pathlib import Path
 
 QUERIES = {
+    # keyed: one type "Stock", partitioned by company
     # A-Seq: a fixed-length sequence per company (local conditions only)
     "keyed-seq": ("RETURN company, COUNT(*) PATTERN SEQ(Stock a, Stock b, Stock c) "
                   "WHERE [company] AND a.volume > 500 AND c.volume < 200 GROUP BY company WITHIN 20 s"),
     # GRETA: down-trends per company (Q1 with the company as group)
     "keyed-trend": ("RETURN company, COUNT(*) PATTERN Stock S+ "
                     "WHERE [company] AND S.price > NEXT(S).price GROUP BY company WITHIN 20 s"),
-    # keyless: tickers as types, the whole stream in time slices
+    # keyless: the tickers (C0, C1, ...) as types, the whole stream in time slices
     "keyless-seq": "RETURN COUNT(*), SUM(c.volume) PATTERN SEQ(C1 a, C2 b, !C4, C3 c) WITHIN 2 s",
     "keyless-trend": "RETURN COUNT(*) PATTERN SEQ(C1 a, C2 b+, C3 c) WHERE b.price < NEXT(b).price WITHIN 2 s",
 }
@@ -41,17 +42,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", help="also write the results here")
 
 
-def _data(args) -> Path:
+def _data(args, tickers: bool) -> Path:
+    """The generated stream (cached): the same ticks, typed "Stock" or by ticker."""
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    path = cache / f"stock-{args.events}-{args.keys}.parquet"
+    path = cache / f"stock-{args.events}-{args.keys}{'-tickers' if tickers else ''}.parquet"
     if not path.exists():
         import pyarrow.parquet as pq
 
         from ..datasets.stock import generate
 
         print(f"generating {args.events:,} events over {args.keys} companies -> {path}", flush=True)
-        typed = generate(args.events, companies=args.keys, tick_ms=2, seed=42, ticker_types=True)
+        typed = generate(args.events, companies=args.keys, tick_ms=2, seed=42, ticker_types=tickers)
         pq.write_table(typed.table, path)
     return path
 
@@ -75,17 +77,16 @@ WORKER = r"""
 import json, sys, time
 from cepagg.spark.session import get_session
 from cepagg.spark import run
-master, path, texts = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+master, jobs = sys.argv[1], json.loads(sys.argv[2])  # name -> [parquet path, query]
 t0 = time.perf_counter()
 spark = get_session(master, {"spark.sql.shuffle.partitions": master[6:-1] or "2",
                              "spark.driver.memory": "6g"})
 started = time.perf_counter() - t0
 out = {"session_seconds": started}
 # warm-up: JIT of the Python workers and numba kernels on a small slice
-small = spark.read.parquet(path).limit(20000)
-for name, text in texts.items():
-    run(small, text).collect()
-for name, text in texts.items():
+for name, (path, text) in jobs.items():
+    run(spark.read.parquet(path).limit(20000), text).collect()
+for name, (path, text) in jobs.items():
     t = time.perf_counter()
     rows = run(spark.read.parquet(path), text).collect()
     out[name] = {"seconds": time.perf_counter() - t, "rows": len(rows)}
@@ -93,8 +94,8 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def _spark(master: str, path: Path, texts: dict) -> dict:
-    proc = subprocess.run([sys.executable, "-c", WORKER, master, str(path), json.dumps(texts)],
+def _spark(master: str, jobs: dict) -> dict:
+    proc = subprocess.run([sys.executable, "-c", WORKER, master, json.dumps(jobs)],
                           capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -146,23 +147,24 @@ def _stream(args) -> dict:
 
 
 def main(args: argparse.Namespace) -> int:
-    path = _data(args)
+    paths = {n: str(_data(args, tickers=n.startswith("keyless"))) for n in QUERIES}
     names = [n for n in args.queries.split(",") if n]
     texts = {n: QUERIES[n] for n in names}
     results: dict = {"events": args.events, "keys": args.keys, "in_process": {}, "spark": {}}
     for name, text in texts.items():
-        r = _in_process(path, text)
+        r = _in_process(Path(paths[name]), text)
         results["in_process"][name] = r
         print(f"in-process {name:14s} {r['seconds']:8.2f} s  {args.events / r['seconds']:12,.0f} ev/s  "
-              f"engine {r['engine']}", flush=True)
+              f"engine {r['engine']}, {r['rows']} rows", flush=True)
     for master in args.masters.split(","):
-        r = _spark(master, path, texts)
+        r = _spark(master, {n: [paths[n], t] for n, t in texts.items()})
         results["spark"][master] = r
         for name in names:
             s = r[name]["seconds"]
             ratio = s / results["in_process"][name]["seconds"]
+            same = "same rows" if r[name]["rows"] == results["in_process"][name]["rows"] else "ROWS DIFFER"
             print(f"{master:10s} {name:14s} {s:8.2f} s  {args.events / s:12,.0f} ev/s  "
-                  f"x{ratio:5.2f} of in-process (session start {r['session_seconds']:.1f} s)", flush=True)
+                  f"x{ratio:5.2f} of in-process, {same} (session start {r['session_seconds']:.1f} s)", flush=True)
     masters = args.masters.split(",")
     if len(masters) >= 2:
         for name in names:

@@ -319,6 +319,26 @@ def start(df, query: str | Query, *, out: str | None = None, format: str = "parq
                   processing_time=processing_time, **options)
 
 
+def workload_jobs(workload: str, out: str, checkpoint: str | None) -> list[tuple[str, str, str, str | None]]:
+    """(name, query text, sink path, checkpoint) per query of a workload file: results go to
+    ``out/<name>``, state to ``checkpoint/<name>``."""
+    from ..lang.workload import split_workload
+
+    return [(name, text, f"{out}/{name}", f"{checkpoint}/{name}" if checkpoint else None)
+            for name, text in split_workload(workload)]
+
+
+def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None, **options) -> dict:
+    """Start one streaming query per query of a workload file: ``{name: StreamingQuery}``.
+
+    In streaming the queries do not share an engine (each has its own state and timers; the
+    sharing of :func:`cepagg.spark.run_workload` is for batch jobs); they read the same source.
+    See :func:`workload_jobs` for where each writes.
+    """
+    return {name: _start(df, text, out=path, checkpoint=chk, **options)
+            for name, text, path, chk in workload_jobs(workload, out, checkpoint)}
+
+
 def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, **options):
     """Run a stream whose source ends with the end-of-stream event (``format("cepagg")`` with
     ``finite=true``) until that event has closed every window, then stop it.

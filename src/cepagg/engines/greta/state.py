@@ -23,6 +23,7 @@ from .layout import DataKindError
 from .numbers import float_codes, to_exact, widen
 
 EXACT_FLOAT = 2**53
+RING0 = 16  # start buckets of a WITHIN-alone ring at first; it doubles when full (tests shrink it)
 
 
 def _float_keys(vals: np.ndarray) -> np.ndarray:
@@ -64,7 +65,7 @@ class PosState:
             self.R = _pow2(windows + 1) * (2 if lay.lead else 1)
             self.RW = _pow2(windows + 1)
         elif q.within is not None:
-            self.R, self.RW = 16, 1
+            self.R, self.RW = RING0, 1
         else:
             self.R, self.RW = 1, 1
         self.vcap = 64
@@ -222,6 +223,15 @@ class PosState:
         """Double the number of start buckets (slots are remapped by sequence number)."""
         R, R2 = self.R, self.R * 2
         sc = self.sc
+        # Index nodes and leaves forget expired buckets lazily (index.clean): a slot may still
+        # hold an expired bucket's value, harmless while that bucket and the live one sharing
+        # its slot are R apart, wrong once the slot moves with the live bucket. Forget first.
+        kern = self._kernels_index()
+        for name, tags in (("N", "NT"), ("L", "LT")):
+            I, F, M = (self.a[k] for k in self._triple(name))
+            T = self.a[tags]
+            for node in np.flatnonzero((T[:, 0] < sc[K.SC_BLO]) & (T[:, 0] <= T[:, 1])):
+                kern.clean(I, F, M, T, int(node), int(node) * R, int(sc[K.SC_BLO]), R, self.mmin)
         alive = list(range(int(sc[K.SC_BLO]), int(sc[K.SC_BHI]) + 1))
         old_slots = np.array([s & (R - 1) for s in alive], dtype=np.int64)
         new_slots = np.array([s & (R2 - 1) for s in alive], dtype=np.int64)
