@@ -217,7 +217,8 @@ def _read_csv(path: Path) -> _Part:
             header = next(csv.reader(f), [])
         if len(set(header)) < len(header):
             raise InputError(f"duplicate column names in header {header}", src, 1)
-        table = read(True) if header else pa.table({})
+        # threads pay off on large files; on small ones their start-up costs more than the parse
+        table = read(path.stat().st_size > 1 << 22) if header else pa.table({})
         if invalid:  # read again serially, to learn where the invalid records are, and put null rows there
             invalid.clear()
             table = read(False)
