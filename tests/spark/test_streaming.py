@@ -149,3 +149,24 @@ def test_a_workload_streams_one_query_each(spark, tmp_path):
     for name, text in texts.items():
         expected = sorted(run_local(text, EventBatch.from_rows(rows)).rows)
         assert _rows(spark.read.parquet(str(tmp_path / "out" / name))) == expected, name
+
+
+def test_cli_streams_a_workload_file_to_one_folder_per_query(spark, tmp_path):
+    from cepagg.cli import main
+
+    rng = random.Random(4)
+    rows = random_stream(rng, "ABC", n=30, max_gap=3, attrs={"x": (0, 9), "g": ["u", "v"]})
+    path = tmp_path / "events.jsonl"
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    texts = {"pairs": "RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3",
+             "negated": "RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, !C, B) WITHIN 5 SLIDE 5"}
+    workload = tmp_path / "workload.cep"
+    workload.write_text("\n;;\n".join(f"-- name: {n}\n{t}" for n, t in texts.items()))
+    out = tmp_path / "out"
+    assert main(["stream", str(workload), "--events", str(path), "--out", str(out),
+                 "--checkpoint", str(tmp_path / "chk"), "--events-per-batch", "10"]) == 0
+    for name, text in texts.items():
+        expected = sorted(run_local(text, EventBatch.from_rows(rows)).rows)
+        assert _rows(spark.read.parquet(str(out / name))) == expected, name
