@@ -5,9 +5,8 @@ peak-memory measurement).
 
 In-process: reads the CSV with :func:`cepagg.io.read_events` and evaluates with
 :func:`cepagg.runner.run` (the planner picks the fastest engine that accepts the query).
-``--spark``: the same through ``cepagg.spark.run(df, query)`` on a local Spark session, when
-that adapter exists (it is being written on main); until then it prints a "not available"
-result instead of failing. Prints one line::
+``--spark``: the same through ``cepagg.spark.run(df, query)`` on a local Spark session; where
+pyspark is not installed it prints a "not available" result instead of failing. Prints one line::
 
     PEER-RESULT {"peer": "cepagg", "count": N, "engine": "...", "elapsed_ms": T, "read_ms": R, "run_ms": E}
 
@@ -40,7 +39,7 @@ def spark_available() -> str | None:
     except (ImportError, ValueError):
         spec = None
     if spec is None:
-        return "cepagg.spark is not available yet (the Spark adapter is being written on main)"
+        return "cepagg.spark is not available (pip install 'cepagg[spark]')"
     try:
         import cepagg.spark as cs  # noqa: F401
     except Exception as e:  # noqa: BLE001
