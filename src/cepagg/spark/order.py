@@ -40,13 +40,13 @@ import pyarrow.compute  # noqa: F401
 
 from ..events import ID
 from ..lang import compile_query
-from ..lang.model import TIME_UNITS_MS, Query
+from ..lang.model import Query
 from ..order import OrderConfig
 from ..order.output import EXTRA_COLUMNS
 from ..order.stream import PUNCT_ATTR, PUNCT_TYPE, Punctuation
 from . import schema as S
 from .sources import END_TYPE
-from .streaming import event_names, operator_input
+from .streaming import event_columns, event_names, operator_input, progress_reports, run_until, with_trigger
 
 OP_BUCKET = "cepagg_bucket"
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
@@ -178,17 +178,7 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
     from ..plan import plan
 
     text = query.text if isinstance(query, Query) else query
-    events = df
-    if type_column != "type":
-        events = events.withColumnRenamed(type_column, "type")
-    if time_column != "ts":
-        events = events.withColumnRenamed(time_column, "ts")
-    unit = TIME_UNITS_MS[time_unit]
-    if str(events.schema["ts"].dataType).startswith("Timestamp"):
-        events = events.withColumn("ts", (F.unix_micros("ts") / (unit * 1000)).cast("long"))
-    if ID not in events.columns:
-        events = events.withColumn(ID, F.monotonically_increasing_id())
-    kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
+    events, kinds = event_columns(df, type_column, time_column, time_unit)
     q = compile_query(text, time_unit=time_unit, schema=kinds)
     engine_name = plan(q, engine).engine
     lane = list(Shape(q).lane_attrs)
@@ -227,39 +217,18 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, chec
         batch_df.unpersist()
 
     writer = result.writeStream.outputMode("update").foreachBatch(sink)
-    if checkpoint:
-        writer = writer.option("checkpointLocation", checkpoint)
-    if available_now:
-        writer = writer.trigger(availableNow=True)
-    elif processing_time:
-        writer = writer.trigger(processingTime=processing_time)
-    return writer.start()
+    return with_trigger(writer, checkpoint, available_now, processing_time).start()
 
 
 def run_ordered_to_end(df, query: str | Query, config: OrderConfig, *, timeout: float = 3600.0, **options):
     """Run over a finite ``cepagg`` source (``finite=true``) until the batch holding its last
     offset (the end-of-stream event) has been processed, then stop."""
-    import time as _time
-
     q = start_ordered(df, query, config, available_now=False, processing_time="0 seconds", **options)
-    deadline = _time.monotonic() + timeout
-    try:
-        while _time.monotonic() < deadline:
-            if q.exception() is not None:
-                raise q.exception()
-            if _consumed(q):
-                break
-            _time.sleep(0.2)
-        else:
-            raise TimeoutError(f"the stream did not end within {timeout:.0f} s")
-    finally:
-        q.stop()
-    return q
+    return run_until(q, _consumed, timeout)
 
 
 def _consumed(q) -> bool:
-    for p in q.recentProgress or []:
-        report = p if isinstance(p, dict) else json.loads(p.json)
+    for report in progress_reports(q):
         sources = report.get("sources") or []
         if sources and all(s.get("endOffset") is not None and s.get("endOffset") == s.get("latestOffset")
                            and s.get("latestOffset") is not None for s in sources) and report.get("batchId", -1) >= 0:

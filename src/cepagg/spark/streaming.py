@@ -258,6 +258,62 @@ class LateEvent(RuntimeError):
     """An event arrived after its time was closed, and the run was told to fail on that."""
 
 
+def event_columns(df, type_column: str, time_column: str, time_unit: str):
+    """(events, attribute kinds): the stream with columns ``type``, ``ts`` (an integer in
+    ``time_unit``; timestamps are converted) and ``_id`` (added when missing)."""
+    from pyspark.sql import functions as F
+
+    events = df
+    if type_column != "type":
+        events = events.withColumnRenamed(type_column, "type")
+    if time_column != "ts":
+        events = events.withColumnRenamed(time_column, "ts")
+    if str(events.schema["ts"].dataType).startswith("Timestamp"):
+        unit = TIME_UNITS_MS[time_unit]
+        events = events.withColumn("ts", (F.unix_micros("ts") / (unit * 1000)).cast("long"))
+    if ID not in events.columns:
+        events = events.withColumn(ID, F.monotonically_increasing_id())
+    kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
+    return events, kinds
+
+
+def with_trigger(writer, checkpoint: str | None, available_now: bool, processing_time: str | None):
+    """The checkpoint and trigger options every cepagg streaming sink takes."""
+    if checkpoint:
+        writer = writer.option("checkpointLocation", checkpoint)
+    if available_now:
+        return writer.trigger(availableNow=True)
+    if processing_time:
+        return writer.trigger(processingTime=processing_time)
+    return writer
+
+
+def progress_reports(q) -> list[dict]:
+    """The query's recent progress reports as dicts."""
+    import json
+
+    return [p if isinstance(p, dict) else json.loads(p.json) for p in q.recentProgress or []]
+
+
+def run_until(q, done, timeout: float):
+    """Wait until ``done(q)`` (re-raising the query's failure), then stop ``q``."""
+    import time as _time
+
+    deadline = _time.monotonic() + timeout
+    try:
+        while _time.monotonic() < deadline:
+            if q.exception() is not None:
+                raise q.exception()
+            if done(q):
+                break
+            _time.sleep(0.2)
+        else:
+            raise TimeoutError(f"the stream did not end within {timeout:.0f} s")
+    finally:
+        q.stop()
+    return q
+
+
 def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
            time_column: str = "ts", time_unit: str = "ms", delay: str = "0 seconds",
            buckets: int = 16, on_late: str = "count"):
@@ -279,18 +335,8 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     from ..plan import plan
 
     text = query.text if isinstance(query, Query) else query
-    events = df
-    if type_column != "type":
-        events = events.withColumnRenamed(type_column, "type")
-    if time_column != "ts":
-        events = events.withColumnRenamed(time_column, "ts")
-    ts_type = str(events.schema["ts"].dataType)
+    events, kinds = event_columns(df, type_column, time_column, time_unit)
     unit = TIME_UNITS_MS[time_unit]
-    if ts_type.startswith("Timestamp"):
-        events = events.withColumn("ts", (F.unix_micros("ts") / (unit * 1000)).cast("long"))
-    if ID not in events.columns:
-        events = events.withColumn(ID, F.monotonically_increasing_id())
-    kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
     q = compile_query(text, time_unit=time_unit, schema=kinds)
     engine_name = plan(q, engine).engine
     keys = bucket_keys(q)
@@ -347,30 +393,14 @@ def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, **options):
     ``rate`` cuts them); the run stops after the batch in which the watermark passed the end,
     which is the batch that flushed the last windows.
     """
-    import time as _time
-
     q = _start(df, query, available_now=False, processing_time="0 seconds", **options)
-    deadline = _time.monotonic() + timeout
-    try:
-        while _time.monotonic() < deadline:
-            if q.exception() is not None:
-                raise q.exception()
-            if _flushed(q):
-                break
-            _time.sleep(0.2)
-        else:
-            raise TimeoutError(f"the stream did not end within {timeout:.0f} s")
-    finally:
-        q.stop()
-    return q
+    return run_until(q, _flushed, timeout)
 
 
 def _flushed(q) -> bool:
-    import json
     from datetime import datetime
 
-    for p in q.recentProgress or []:
-        report = p if isinstance(p, dict) else json.loads(p.json)
+    for report in progress_reports(q):
         wm = (report.get("eventTime") or {}).get("watermark")
         if wm and report.get("batchId", -1) >= 0:
             at = datetime.fromisoformat(wm.replace("Z", "+00:00")).timestamp() * 1000
@@ -390,13 +420,7 @@ def _start(df, query: str | Query, *, out: str | None = None, format: str = "par
     the checkpoint this is exactly once. :func:`read_latest` gives the current value per group.
     """
     result, mode = stream(df, query, **options)
-    writer = result.writeStream
-    if checkpoint:
-        writer = writer.option("checkpointLocation", checkpoint)
-    if available_now:
-        writer = writer.trigger(availableNow=True)
-    elif processing_time:
-        writer = writer.trigger(processingTime=processing_time)
+    writer = with_trigger(result.writeStream, checkpoint, available_now, processing_time)
     if format == "console":
         return writer.outputMode(mode).format("console").option("truncate", "false").start()
     if out is None:

@@ -557,7 +557,6 @@ class Greta(Engine):
         every = self.start_range is not None
         nothing = agg.finalize(self.funcs, agg.empty(self.funcs))
         # logs by unqualified group -> group -> member -> log
-        members: dict[tuple, dict[tuple, list]] = {}
         for pkey, part in state.partitions.items():
             for skey, sub in part.subs.items():
                 ug = tuple(pkey[q.partition_by.index(g.attr)] for g in q.group_by if g.var is None)
