@@ -190,57 +190,66 @@ def _units(batches: Iterator[pa.RecordBatch], label) -> Iterator[tuple[object, p
                 start = i
 
 
-def _drive(spec: Spec, batches, label, make_engine) -> Iterator[pa.RecordBatch]:
-    """One engine state per unit, in unit order; rows tagged with their unit."""
+def drive(batches, label, make_engine, emit) -> Iterator[pa.RecordBatch]:
+    """One engine state per unit, in unit order; ``emit`` turns ``(row, unit)`` pairs into an
+    Arrow batch (every 4,096 rows and at the end)."""
     current = engine = state = None
-    out: list[tuple[tuple, str]] = []
+    out: list[tuple] = []
     for unit, table in _units(batches, label):
         if unit != current:
             if state is not None:
-                out += [(r, repr(current)) for r in engine.finish(state)]
+                out += [(r, current) for r in engine.finish(state)]
             current = unit
             engine = make_engine(unit)
             state = engine.new_state()
-        out += [(r, repr(current)) for r in engine.process(state, EventBatch(table))]
+        out += [(r, current) for r in engine.process(state, EventBatch(table))]
         if len(out) >= 4096:
-            yield _rows_batch(spec, out)
+            yield emit(out)
             out = []
     if state is not None:
-        out += [(r, repr(current)) for r in engine.finish(state)]
+        out += [(r, current) for r in engine.finish(state)]
     if out:
-        yield _rows_batch(spec, out)
+        yield emit(out)
+
+
+def unit_label(spec: Spec):
+    """``label(table) -> (unit per row, table)`` for the split: the key, or the time slice."""
+    if spec.split == "key":
+        def by_key(table: pa.Table):
+            keys = list(zip(*(table.column(k).to_pylist() for k in spec.keys))) if spec.keys \
+                else [()] * table.num_rows
+            return keys, table
+        return by_key
+
+    def by_slice(table: pa.Table):
+        return table.column("__slice").to_pylist(), table.drop(["__slice"])
+    return by_slice
+
+
+def slice_range(spec: Spec, k: int) -> tuple[int, int] | None:
+    """The start range of time slice ``k`` (None when one task sees the whole stream)."""
+    a = spec.t0 + k * spec.width
+    return (a, a + spec.width) if spec.split == "time" else None
 
 
 def run_keys(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: events sorted by (key, ts, _id); one engine state per key."""
     engine = _engine(spec, partial=spec.partial)  # the same engine serves every key
-
-    def label(table: pa.Table):
-        keys = list(zip(*(table.column(k).to_pylist() for k in spec.keys))) if spec.keys \
-            else [()] * table.num_rows
-        return keys, table
-
-    return _drive(spec, batches, label, lambda key: engine)
+    return drive(batches, unit_label(spec), lambda key: engine, lambda out: _rows_batch(spec, out))
 
 
 def run_slices(spec: Spec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: events sorted by (slice, ts, _id); one engine per slice (its range)."""
-
-    def label(table: pa.Table):
-        return table.column("__slice").to_pylist(), table.drop(["__slice"])
-
-    def make_engine(k: int):
-        a = spec.t0 + k * spec.width
-        window = (a, a + spec.width) if spec.split == "time" else None
-        return _engine(spec, partial=spec.partial, start_range=window)
-
-    return _drive(spec, batches, label, make_engine)
+    return drive(batches, unit_label(spec),
+                 lambda k: _engine(spec, partial=spec.partial, start_range=slice_range(spec, k)),
+                 lambda out: _rows_batch(spec, out))
 
 
-def _rows_batch(spec: Spec, tagged: list[tuple[tuple, str]]) -> pa.RecordBatch:
+def _rows_batch(spec: Spec, tagged: list[tuple[tuple, object]]) -> pa.RecordBatch:
+    """Result rows; a match also carries its unit, so that matches are numbered per unit."""
     q = spec.query()
     if q.returns_matches:
-        return S.to_arrow([r + (p,) for r, p in tagged], _out_cols(spec))
+        return S.to_arrow([r + (repr(u),) for r, u in tagged], _out_cols(spec))
     return _emit(spec, [r for r, _ in tagged])
 
 

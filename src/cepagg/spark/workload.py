@@ -15,16 +15,18 @@ jobs with :func:`~cepagg.spark.batch.run`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator, Sequence
 
 import pyarrow as pa
 
 from ..engines.aseq.workload import Workload
-from ..events import ID, EventBatch
+from ..events import ID
 from ..lang.model import Query
 from ..lang.workload import compile_workload
 from . import schema as S
-from .batch import Spec, _emit, _finish, _out_cols, _units, arrange, compiled, plan_split, prepare_events, run
+from .batch import (Spec, _emit, _finish, _out_cols, arrange, compiled, drive, plan_split, prepare_events, run,
+                    slice_range, unit_label)
 
 
 @dataclass(frozen=True)
@@ -34,22 +36,15 @@ class WorkloadSpec:
     specs: tuple[Spec, ...]  # one per query, all with the same split, keys, partial, slices
 
     def workload(self, start_range=None) -> Workload:
-        return _workload(tuple(s.text for s in self.specs), self.specs[0].time_unit, self.specs[0].kinds,
-                         self.specs[0].partial, start_range)
+        first = self.specs[0]
+        return _workload(tuple(s.text for s in self.specs), first.time_unit, first.kinds, first.partial,
+                         start_range)
 
 
-_CACHE: dict = {}
-
-
+@lru_cache(maxsize=64)
 def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: bool, start_range) -> Workload:
     """One Workload per worker process and slice range (building the sharing plan is not free)."""
-    key = (texts, time_unit, kinds, partial, start_range)
-    if key not in _CACHE:
-        if len(_CACHE) > 64:
-            _CACHE.clear()
-        _CACHE[key] = Workload([compiled(t, time_unit, kinds) for t in texts], partial=partial,
-                               start_range=start_range)
-    return _CACHE[key]
+    return Workload([compiled(t, time_unit, kinds) for t in texts], partial=partial, start_range=start_range)
 
 
 def _columns(wspec: WorkloadSpec) -> list[tuple[str, str]]:
@@ -83,37 +78,9 @@ def _batch(wspec: WorkloadSpec, tagged: list[tuple[int, tuple]]) -> pa.RecordBat
 def run_shared(wspec: WorkloadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: one workload state per key or time slice, every query at once."""
     first = wspec.specs[0]
-    if first.split == "key":
-        def label(table: pa.Table):
-            keys = list(zip(*(table.column(k).to_pylist() for k in first.keys)))
-            return keys, table
-
-        def make(unit):
-            return wspec.workload()
-    else:
-        def label(table: pa.Table):
-            return table.column("__slice").to_pylist(), table.drop(["__slice"])
-
-        def make(k):
-            a = first.t0 + k * first.width
-            return wspec.workload((a, a + first.width) if first.split == "time" else None)
-
-    current = engine = state = None
-    out: list[tuple[int, tuple]] = []
-    for unit, table in _units(batches, label):
-        if unit != current:
-            if state is not None:
-                out += engine.finish(state)
-            current, engine = unit, make(unit)
-            state = engine.new_state()
-        out += engine.process(state, EventBatch(table))
-        if len(out) >= 4096:
-            yield _batch(wspec, out)
-            out = []
-    if state is not None:
-        out += engine.finish(state)
-    if out:
-        yield _batch(wspec, out)
+    return drive(batches, unit_label(first), lambda unit: wspec.workload(
+        slice_range(first, unit) if first.split != "key" else None),
+        lambda out: _batch(wspec, [r for r, _ in out]))
 
 
 def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[str] | None = None,
