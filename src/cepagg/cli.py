@@ -83,7 +83,6 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     from .io import write_result
     from .lang.workload import compile_workload
     from .plan import plan_workload
-    from .result import Result, output_kinds
     from .runner import attach_event_columns
 
     named = compile_workload(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
@@ -98,13 +97,9 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
 
         spark = spark_session(args)
         df = spark.createDataFrame(report.batch.table.to_pandas())
-        results = []
         with Progress(spark):
             frames = run_workload(df, text, engine=args.engine, time_unit=args.time_unit, prepared=True)
-            for (name, q), out in zip(named, frames.values()):
-                rows = [tuple(_plain(v) for v in r) for r in out.collect()]
-                kinds = output_kinds(q, report.batch.attribute_kinds())
-                results.append(Result(tuple(out.columns), rows, kinds + ("any",) * (len(out.columns) - len(kinds))))
+            results = [_collected(out, q, report.batch) for (_, q), out in zip(named, frames.values())]
         where = f"Spark {spark.sparkContext.master}"
     elapsed = time.perf_counter() - started
     for (name, q), result in zip(named, results):
@@ -147,7 +142,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .io import write_result
     from .lang.workload import is_workload
     from .plan import plan
-    from .result import Result, output_kinds
     from .runner import attach_event_columns
 
     text = _query_text(args)
@@ -175,11 +169,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         spark = spark_session(args)
         df = spark.createDataFrame(report.batch.table.to_pandas())
         with Progress(spark):
-            out = spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True)
-            rows = [tuple(_plain(v) for v in r) for r in out.collect()]
-        kinds = output_kinds(q, report.batch.attribute_kinds())
-        columns = tuple(out.columns)
-        result = Result(columns, rows, kinds + ("any",) * (len(columns) - len(kinds)))
+            result = _collected(spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True),
+                                q, report.batch)
         where = f"Spark {spark.sparkContext.master}"
     elapsed = time.perf_counter() - started
     write_result(result, args.out)
@@ -219,6 +210,16 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     if run.late_count:
         print(f"cepagg: {run.late_count} late event(s) ({args.on_late}), e.g. {run.late_samples[:3]}", file=sys.stderr)
     return 0
+
+
+def _collected(out, q, batch):
+    """A Spark result DataFrame as a Result (exact decimals back to ints; the attribute columns
+    joined to RETURN-of-events rows have no declared kind)."""
+    from .result import Result, output_kinds
+
+    rows = [tuple(_plain(v) for v in r) for r in out.collect()]
+    kinds = output_kinds(q, batch.attribute_kinds())
+    return Result(tuple(out.columns), rows, kinds + ("any",) * (len(out.columns) - len(kinds)))
 
 
 def _plain(v):
