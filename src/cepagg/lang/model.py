@@ -306,6 +306,34 @@ class Query:
             types.add(v.type)
         return frozenset(types)
 
+    @property
+    def input_types(self) -> frozenset[str] | None:
+        """The types whose events can change the result; None when every event counts.
+
+        Events of other types are ignored (docs/semantics.md, "Arrival"), so a pipeline may drop
+        them before any shuffle -- except when the query counts positions: an untyped variable
+        binds any event, ``contiguous`` is broken by any event in between, and ``WITHIN n
+        EVENTS`` counts them all.
+        """
+        if self.strategy == "contiguous" or self.within_events is not None:
+            return None
+        return self.event_types
+
+    @property
+    def attributes(self) -> frozenset[str]:
+        """Every attribute name the query reads (conditions, aggregates, groups, keys, filters).
+
+        An event's other columns cannot change the result, so a pipeline need not move them.
+        Names are as written; a bare name that turns out to be a variable is harmless here.
+        """
+        names = set(self.partition_by) | {g.attr for g in self.group_by} | {a for _, a in self.equivalences}
+        for node in self.syntax.walk():
+            if isinstance(node, (ast.Attr, ast.Ref)):
+                names.add(node.name)
+            elif isinstance(node, ast.AggCall) and node.attr is not None:
+                names.add(node.attr)
+        return frozenset(names)
+
     def __str__(self) -> str:  # the normalised text
         from .printer import to_text
 
