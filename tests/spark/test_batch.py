@@ -30,6 +30,10 @@ QUERIES = [
     "RETURN h, COUNT(*) PATTERN SEQ(A, C) WHERE [g, h] GROUP BY h WITHIN 5 SLIDE 2",
     "RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 4 EMIT ON CHANGE",
     "PATTERN SEQ(A a, NOT C, B b) WHERE [g] WITHIN 5 RETURN a, b",
+    # queries that count positions: events of other types must reach the engine
+    "RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 6 STRATEGY contiguous",
+    "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 3 EVENTS",
+    "RETURN COUNT(*), SUM(b.x) PATTERN SEQ(A, b, C) WITHIN 4",
 ]
 
 

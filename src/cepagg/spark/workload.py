@@ -25,8 +25,8 @@ from ..events import ID
 from ..lang.model import Query
 from ..lang.workload import compile_workload
 from . import schema as S
-from .batch import (Spec, _emit, _finish, _out_cols, arrange, compiled, drive, plan_split, prepare_events, run,
-                    slice_range, unit_label)
+from .batch import (Spec, _emit, _finish, _out_cols, arrange, compiled, drive, in_order, narrow,
+                    plan_split, prepare_events, run, slice_range, unit_label)
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,8 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
         jobs.setdefault((split, keys, partial), []).append(i)
     for (split, keys, partial), members in jobs.items():
         within = max(named[i][1].within or 0 for i in members)
-        ordered, split, t0, width = arrange(events, split, keys, n_parts, within)
+        ordered, split, t0, width = arrange(narrow(events, [named[i][1] for i in members]), split, keys,
+                                            n_parts, within)
         kt = tuple(sorted(kinds.items()))
         specs = tuple(Spec(named[i][1].text, time_unit, kt, "aseq", split, keys, partial and split != "single",
                            t0=t0, width=width) for i in members)
@@ -135,7 +136,7 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
             mine = raw.filter(F.col("__q") == k).select(
                 *[F.col(f"`__{k}:{c}`").alias(c) for c, _ in _out_cols(spec)])
             out = _finish(mine, named[i][1], spec, kinds)
-            results[i] = out.orderBy(*[F.col(f"`{c}`") for c in out.columns])
+            results[i] = in_order(out)
     for i, p in enumerate(wp.plans):
         if i not in results:
             results[i] = run(events, p.query, engine=p.engine, time_unit=time_unit, parallelism=parallelism,
