@@ -4,6 +4,10 @@ See ../shared/notes/spark-platform.md: Python workers must run the interpreter c
 installed in (``PYSPARK_PYTHON``); ``spark.sql.shuffle.partitions`` must be small (200 made a
 stateful micro-batch 30x slower); transformWithState needs the RocksDB state store; the
 console progress bar garbles output; times are UTC.
+
+The JVM keeps its optimising compiler: ``-XX:TieredStopAtLevel=1`` starts a session 2-5 s
+sooner but made the shuffle and sort of 10^7 events twice as slow (13.3 s against 6.9-8.2 s,
+docs/benchmarks.md); the test suite, made of many tiny jobs, sets it for itself.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ DEFAULTS = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.stateStore.providerClass":
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC",
     "spark.python.worker.reuse": "true",
 }
 
