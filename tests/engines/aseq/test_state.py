@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import random
 
+import numpy as np
 import pytest
 from generators import random_stream
 from helpers import stream
@@ -96,3 +97,30 @@ def test_out_of_order_input_is_an_error():
     eng.process(st, EventBatch.from_rows(stream("a5 b6")))
     with pytest.raises(CepaggError, match="out of time order"):
         eng.process(st, EventBatch.from_rows(stream("a1"), ids=[7]))
+
+
+def test_pickled_partitions_are_equal_and_independent():
+    # pickling stacks the partitions' arrays field by field (pack_parts): after loading, every
+    # partition must hold its own values, in its own memory, whatever its layout
+    from cepagg.engines.aseq.counters import STATE_FIELDS
+
+    eng, st = _engine("RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, B, C) WHERE [g] GROUP BY g WITHIN 50")
+    rng = random.Random(11)
+    rows = random_stream(rng, "ABC", n=400, attrs={"x": (0, 9), "g": [f"k{i}" for i in range(12)]})
+    eng.process(st, EventBatch.from_rows(rows).sorted())
+    parts = _parts(st)
+    assert len(parts) > 3
+    first = next(iter(parts.values()))
+    first.to_exact()  # one partition on Python integers: pickled as it is
+    first.reserve(0, 200)  # and one with another layout: a group of its own
+    before = {k: {n: getattr(p, n).copy() for n in STATE_FIELDS} for k, p in parts.items()}
+    loaded = _parts(pickle.loads(pickle.dumps(st)))
+    assert list(loaded) == list(parts)
+    for k, p in loaded.items():
+        for n in STATE_FIELDS:
+            a = getattr(p, n)
+            assert a.dtype == before[k][n].dtype and a.shape == before[k][n].shape
+            assert (a == before[k][n]).all(), (k, n)
+    a, b = list(loaded.values())[1:3]
+    for n in STATE_FIELDS:
+        assert not getattr(a, n).size or not np.shares_memory(getattr(a, n), getattr(b, n))

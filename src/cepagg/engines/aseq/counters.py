@@ -346,10 +346,19 @@ class PartState:
         empty_cells(self.lastI, self.lastF, fam)
         self.last_final: dict[int, tuple] = {}  # EMIT ON CHANGE: last row per output (finalised)
 
+    def copy(self) -> "PartState":
+        """An independent copy (a new partition starts as a copy of a fresh one: cheaper than
+        building its 25 arrays anew, which showed with 10^4 keys per micro-batch)."""
+        p = PartState.__new__(PartState)
+        p.__dict__.update({k: v.copy() if isinstance(v, (np.ndarray, dict)) else v for k, v in vars(self).items()})
+        return p
+
     # -- segments ------------------------------------------------------------------------------
 
     def seg(self, s: int) -> tuple:
-        return tuple(getattr(self, f"{n}{s}") for n in ("aggI", "aggF", "bI", "bF", "bm", "fI", "fF", "fm"))
+        if s == 0:
+            return self.aggI0, self.aggF0, self.bI0, self.bF0, self.bm0, self.fI0, self.fF0, self.fm0
+        return self.aggI1, self.aggF1, self.bI1, self.bF1, self.bm1, self.fI1, self.fF1, self.fm1
 
     def items(self, s: int) -> int:
         return int(self.ctr[2 * s] + self.ctr[2 * s + 1])
@@ -394,6 +403,44 @@ class PartState:
         for n, a in arrays.items():
             setattr(self, n, a.astype(np.int64))
         self.exact = False
+
+
+def pack_parts(parts: dict) -> tuple:
+    """Partition states as a few large arrays, for pickling.
+
+    Pickled one by one, 10^4 partitions are 2.5 * 10^5 small arrays, each with its own header:
+    0.75 s per streaming micro-batch of 10^4 keys. Partitions with the same array shapes (most
+    of them) are stacked field by field instead; exact ones (object arrays) go as they are.
+    """
+    groups: dict[tuple, list] = {}
+    exact = {}
+    for key, p in parts.items():
+        if p.exact:
+            exact[key] = p
+            continue
+        layout = tuple(getattr(p, n).shape for n in STATE_FIELDS)
+        groups.setdefault(layout, []).append((key, p))
+    stacked = []
+    for members in groups.values():
+        fields = {n: np.stack([getattr(p, n) for _, p in members]) for n in STATE_FIELDS}
+        others = [(key, {k: v for k, v in vars(p).items() if k not in fields}) for key, p in members]
+        stacked.append((fields, others))
+    return list(parts), stacked, exact
+
+
+def unpack_parts(packed: tuple) -> dict:
+    """The partition states :func:`pack_parts` packed, in their order; each array is a view of
+    its stacked field (the kernels update it in place; a growing one gets its own array)."""
+    order, stacked, exact = packed
+    found = dict(exact)
+    for fields, others in stacked:
+        for i, (key, attrs) in enumerate(others):
+            p = PartState.__new__(PartState)
+            p.__dict__.update(attrs)
+            for n, a in fields.items():
+                setattr(p, n, a[i])
+            found[key] = p
+    return {key: found[key] for key in order}
 
 
 def _to_object(a: np.ndarray) -> np.ndarray:

@@ -17,7 +17,6 @@ Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (HPC), §3.2 (output on change);
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
@@ -25,7 +24,8 @@ from ...errors import CepaggError
 from ...events import EventBatch
 from .. import aggregates as aggmod
 from . import _kernels as K
-from .counters import KERNELS, TWIN, TWIN_ALGEBRA, Families, PartState, Unit, empty_cells, families
+from .counters import (KERNELS, TWIN, TWIN_ALGEBRA, Families, PartState, Unit, empty_cells, families,
+                       pack_parts, unpack_parts)
 from .encode import Encoded, Encoder
 from .merge import EmitMerge, SlideMerge
 
@@ -42,6 +42,13 @@ class UnitState:
         self.slide = SlideMerge()
         self.emit = EmitMerge()
         self.seen: set = set()  # groups with rows (WITHIN alone without GROUP BY needs none)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "parts": pack_parts(self.parts)}
+
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(d)
+        self.parts = unpack_parts(d["parts"])
 
 
 class UnitRun:
@@ -91,7 +98,11 @@ class UnitRun:
         self.col_idx = np.array(cols, np.int64)
         self.funcs = [tuple(a.func for a in o.plan.aggregates) for o in outs]
         self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
+        self._prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
+                              self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
+                              0, K.NONE], np.int64)
         self._cache: dict = {}
+        self._fresh: dict[int, PartState] = {}  # a new partition's state, per column layout
 
     # -- layout per column kinds ----------------------------------------------------------------
 
@@ -127,9 +138,24 @@ class UnitRun:
             scr[exact] = (SI, SF, acc, vI, vF, tI, tF)
         return scr[exact]
 
+    def _out_rows(self, state: UnitState, exact: bool, R: int):
+        """Buffers for the rows a kernel call reports (only the first ``C_NOUT`` are read, and
+        copied out, before the next call), kept per layout: 10^4 partitions per micro-batch
+        each allocating their own cost more than their kernel calls."""
+        scr = self._cache[state.kinds][2]
+        if (exact, R) not in scr:
+            fam = self._cache[state.kinds][0]
+            scr[exact, R] = (np.zeros((R, 3), np.int64), np.zeros((R, len(fam.kindI)), object if exact else np.int64),
+                             np.zeros((R, len(fam.kindF)), np.float64))
+        return scr[exact, R]
+
     def _new_part(self, fam: Families) -> PartState:
-        return PartState(self.unit.n_nodes, len(fam.kindI), len(fam.kindF), len(self.outnode),
-                         self.windowed, bool(self.unit.lead), fam, exact=fam.python_values)
+        fresh = self._fresh.get(id(fam))
+        if fresh is None:
+            fresh = self._fresh[id(fam)] = PartState(self.unit.n_nodes, len(fam.kindI), len(fam.kindF),
+                                                     len(self.outnode), self.windowed, bool(self.unit.lead), fam,
+                                                     exact=fam.python_values)
+        return fresh.copy()
 
     # -- the protocol -----------------------------------------------------------------------------
 
@@ -205,9 +231,8 @@ class UnitRun:
              rows: list) -> None:
         fam = self._cache[state.kinds][0]
         unit = self.unit
-        prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
-                        self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
-                        0, flush], np.int64)
+        prm = self._prm  # read-only for the kernel; two fields change per call
+        prm[K.P_FLUSH] = flush
         ts, cls, inst = enc.ts[a:b], enc.cls[a:b], enc.inst[a:b]
         valI, vldI = enc.valI[a:b], enc.vldI[a:b]
         valF, vldF = enc.valF[a:b], enc.vldF[a:b]
@@ -217,16 +242,13 @@ class UnitRun:
         while True:
             if self.windowed:
                 st.reserve(0, grow[0])
-                if self.unit.lead:
+                if unit.lead:
                     st.reserve(1, grow[1])
             exact = st.exact
             prm[K.P_CHECKED] = 0 if exact else 1
             kern = TWIN if exact else KERNELS
             SI, SF, scr, vI, vF, tI, tF = self._scratch(state, exact)
-            CI, CF = len(fam.kindI), len(fam.kindF)
-            outM = np.zeros((R, 3), np.int64)
-            outI = np.zeros((R, CI), object if exact else np.int64)
-            outF = np.zeros((R, CF), np.float64)
+            outM, outI, outF = self._out_rows(state, exact, R)
             vi = valI.astype(object) if exact and valI.dtype != object else valI
             st.ctr[K.C_NOUT] = 0
             status, pos = kern.run(st.seg(0), st.seg(1), st.ctr, prm, self.parent, self.gate, self.outnode,
