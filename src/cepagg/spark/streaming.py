@@ -120,6 +120,10 @@ def _processor_class():
         def init(self, handle) -> None:
             self.handle = handle
             self.blob = handle.getValueState("blob", "b binary")
+            # the watermark the bucket was last brought to: a timer that fires at the same
+            # watermark (in the batch whose input just ran) has nothing to do, and reading this
+            # one number spares unpickling the whole bucket
+            self.clock = handle.getValueState("clock", "wm bigint")
 
         def _table(self, pdf) -> pa.Table:
             """The event columns of a pandas chunk, with the attribute types of the query's
@@ -167,14 +171,18 @@ def _processor_class():
             yield from self._finish_call(st, out)
 
         def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator:
+            watermark_ms = timerValues.getCurrentWatermarkInMs()
+            if self.clock.exists() and self.clock.get()[0] == watermark_ms:
+                return  # released at this very watermark: the same release again gives nothing
             st = self._load()
-            out = self._release(st, timerValues.getCurrentWatermarkInMs())
+            out = self._release(st, watermark_ms)
             yield from self._finish_call(st, out)
 
         def _release(self, st: BucketState, watermark_ms: int) -> list[tuple]:
             spec = self.spec
             engine = _engine(spec)
             unit = TIME_UNITS_MS[spec.time_unit]
+            self.clock.update((watermark_ms,))
             if st.ended:
                 return []
             ended = watermark_ms > END_WATERMARK_MS
