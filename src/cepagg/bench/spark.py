@@ -78,6 +78,12 @@ import json, sys, time
 from cepagg.spark.session import get_session
 from cepagg.spark import run
 master, jobs = sys.argv[1], json.loads(sys.argv[2])  # name -> [parquet path, query]
+def busy():  # CPU seconds the whole machine spent (Linux), to show how many cores a run kept busy
+    try:
+        v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    except OSError:
+        return None
+    return (sum(v) - v[3] - v[4]) / 100.0
 t0 = time.perf_counter()
 spark = get_session(master, {"spark.sql.shuffle.partitions": master[6:-1] or "2",
                              "spark.driver.memory": "6g"})
@@ -87,9 +93,10 @@ out = {"session_seconds": started}
 for name, (path, text) in jobs.items():
     run(spark.read.parquet(path).limit(20000), text).collect()
 for name, (path, text) in jobs.items():
-    t = time.perf_counter()
+    t, b = time.perf_counter(), busy()
     rows = run(spark.read.parquet(path), text).collect()
-    out[name] = {"seconds": time.perf_counter() - t, "rows": len(rows)}
+    out[name] = {"seconds": time.perf_counter() - t, "rows": len(rows),
+                 "cpu_seconds": None if b is None else busy() - b}
 print("RESULT " + json.dumps(out))
 """
 
@@ -163,8 +170,11 @@ def main(args: argparse.Namespace) -> int:
             s = r[name]["seconds"]
             ratio = s / results["in_process"][name]["seconds"]
             same = "same rows" if r[name]["rows"] == results["in_process"][name]["rows"] else "ROWS DIFFER"
+            cpu = r[name].get("cpu_seconds")
+            cores = f", {cpu / s:.2f} cores busy" if cpu is not None else ""
             print(f"{master:10s} {name:14s} {s:8.2f} s  {args.events / s:12,.0f} ev/s  "
-                  f"x{ratio:5.2f} of in-process, {same} (session start {r['session_seconds']:.1f} s)", flush=True)
+                  f"x{ratio:5.2f} of in-process, {same} (session start {r['session_seconds']:.1f} s{cores})",
+                  flush=True)
     masters = args.masters.split(",")
     if len(masters) >= 2:
         for name in names:
