@@ -38,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", default=",".join(QUERIES), help="comma-separated names of " + ", ".join(QUERIES))
     p.add_argument("--masters", default="local[1],local[2]")
     p.add_argument("--cache", default=os.path.expanduser("~/.cache/cepagg/bench"))
+    p.add_argument("--no-pin", dest="pin", action="store_false",
+                   help="do not pin local[n] to n cores (by default its JVM and Python workers get n cores, "
+                        "as an executor with n cores in a container would)")
     p.add_argument("--skip-stream", action="store_true")
     p.add_argument("--json", help="also write the results here")
 
@@ -101,9 +104,21 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def _spark(master: str, jobs: dict) -> dict:
+def _cores(master: str, pin: bool) -> list[int] | None:
+    """The cores a ``local[n]`` run is pinned to (None: not pinned). Unpinned, local[1] already
+    keeps 1.5-1.8 of 2 cores busy -- its JVM task thread and Python worker run as a pipeline,
+    Parquet decoding, GC and JIT on threads of their own -- which is not what one core means."""
+    if not pin or not master.startswith("local[") or not hasattr(os, "sched_setaffinity"):
+        return None
+    n = master[6:-1]
+    cores = sorted(os.sched_getaffinity(0))
+    return cores[:int(n)] if n.isdigit() and int(n) < len(cores) else None
+
+
+def _spark(master: str, jobs: dict, cores: list[int] | None) -> dict:
+    pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
     proc = subprocess.run([sys.executable, "-c", WORKER, master, json.dumps(jobs)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, preexec_fn=pin)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -164,8 +179,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"in-process {name:14s} {r['seconds']:8.2f} s  {args.events / r['seconds']:12,.0f} ev/s  "
               f"engine {r['engine']}, {r['rows']} rows", flush=True)
     for master in args.masters.split(","):
-        r = _spark(master, {n: [paths[n], t] for n, t in texts.items()})
+        cores = _cores(master, args.pin)
+        r = _spark(master, {n: [paths[n], t] for n, t in texts.items()}, cores)
+        r["pinned_to_cores"] = cores
         results["spark"][master] = r
+        if cores:
+            print(f"{master}: JVM and Python workers pinned to core(s) {cores}", flush=True)
         for name in names:
             s = r[name]["seconds"]
             ratio = s / results["in_process"][name]["seconds"]
