@@ -23,7 +23,7 @@ SECTORS = ("Tech", "Finance", "Energy", "Health", "Industrials", "Utilities", "M
 
 def generate(n_events: int = 1000, companies: int = 4, sectors: int = 2, tick_ms: int = 1000,
              seed: int = 7, volatility: float = 1.0, event_type: str = "Stock",
-             ticker_types: bool = False) -> EventBatch:
+             ticker_types: bool = False, reversion: float = 0.0) -> EventBatch:
     """Generate ``n_events`` ticks, one every ``tick_ms`` on average, round-robin over companies.
 
     Args:
@@ -35,6 +35,10 @@ def generate(n_events: int = 1000, companies: int = 4, sectors: int = 2, tick_ms
         volatility: standard deviation of a price step.
         event_type: the type of every tick, unless ``ticker_types``.
         ticker_types: use the ticker (C0, C1, ...) as the event type, as A-Seq's queries do.
+        reversion: pull of each price back to its start per step (0: a plain random walk, which
+            wanders off and sits at the floor price for long stretches of a long stream; e.g.
+            0.001: a stationary walk whose spread, about ``volatility / sqrt(2 * reversion)``,
+            does not depend on the stream's length -- what a sweep over lengths needs).
     """
     rng = np.random.default_rng(seed)
     company = rng.integers(0, companies, n_events)
@@ -49,7 +53,10 @@ def generate(n_events: int = 1000, companies: int = 4, sectors: int = 2, tick_ms
     offset = np.concatenate(([0.0], walk))[firsts]  # the sum before each company's first event
     walk -= np.repeat(offset, np.diff(np.append(firsts, n_events)))
     price = np.empty(n_events)
-    price[order] = np.round(np.maximum(1.0, start[company[order]] + walk), 2)
+    if reversion:
+        price[order] = np.round(np.maximum(1.0, _reverting(steps[order], company[order], start, reversion)), 2)
+    else:
+        price[order] = np.round(np.maximum(1.0, start[company[order]] + walk), 2)
     names = pa.array([f"C{c}" for c in range(companies)], pa.string())
     sector_names = pa.array([SECTORS[c % sectors % len(SECTORS)] for c in range(companies)], pa.string())
     by_company = pa.array(company.astype(np.int32))
@@ -69,3 +76,17 @@ def generate(n_events: int = 1000, companies: int = 4, sectors: int = 2, tick_ms
         "volume": pa.array(rng.integers(1, 1000, n_events)),
     })
     return EventBatch(table)
+
+
+def _reverting(steps: np.ndarray, company: np.ndarray, start: np.ndarray, pull: float) -> np.ndarray:
+    """x[i] = x[i-1] + pull * (start - x[i-1]) + steps[i] within each company's run (``company``
+    sorted): an AR(1) walk around the start price. A loop: the recursion does not vectorise."""
+    out = np.empty(len(steps))
+    c_prev, x = -1, 0.0
+    keep = 1.0 - pull
+    for i, (c, e) in enumerate(zip(company.tolist(), steps.tolist())):
+        if c != c_prev:
+            c_prev, x, mean = c, float(start[c]), float(start[c])
+        x = mean + keep * (x - mean) + e
+        out[i] = x
+    return out
