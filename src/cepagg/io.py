@@ -56,11 +56,11 @@ class ReadReport:
 _Part = namedtuple("_Part", "source n table errors originals lines")
 
 
-
 @cache
 def _known_zone(name: str) -> bool:
     """An IANA zone name (the list is read from disk once: it took 17 ms per call)."""
     return name in zoneinfo.available_timezones()
+
 
 def parse_schema(text: str) -> dict[str, str]:
     """Parse declared kinds: ``"price:float, company:str"`` -> ``{"price": "float", ...}``.

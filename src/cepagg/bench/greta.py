@@ -62,21 +62,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _dataset(name: str, n: int, per_window: int, **kw):
     """(events, window ms) with about ``per_window`` events per window."""
-    if name == "stock":
+    if name in ("stock", "stock-stationary"):
         from ..datasets.stock import generate
 
-        w = 600_000
-        # the paper's NYSE trace: 19 companies in 10 sectors (notes/greta.md §6)
-        return generate(n_events=n, companies=kw.get("companies", 19), sectors=kw.get("sectors", 10),
-                        tick_ms=max(1, w // per_window), seed=1), w
-    if name == "stock-stationary":
-        from ..datasets.stock import generate
-
-        # a window long enough for 10^6 events on a millisecond clock, and prices that do not
-        # drift with the stream's length (a mean-reverting walk), so sizes compare
-        w = 6_000_000
-        return generate(n_events=n, companies=kw.get("companies", 1), tick_ms=max(1, w // per_window), seed=1,
-                        reversion=0.001), w
+        if name == "stock":  # the paper's NYSE trace: 19 companies in 10 sectors (notes/greta.md §6)
+            w, companies, reversion = 600_000, kw.get("companies", 19), 0.0
+        else:  # a window long enough for 10^6 events on a millisecond clock, and prices that do
+            # not drift with the stream's length (a mean-reverting walk), so sizes compare
+            w, companies, reversion = 6_000_000, kw.get("companies", 1), 0.001
+        return generate(n_events=n, companies=companies, sectors=kw.get("sectors", 10),
+                        tick_ms=max(1, w // per_window), seed=1, reversion=reversion), w
     if name == "cluster":
         from ..datasets.cluster import generate
 

@@ -17,7 +17,6 @@ Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (HPC), §3.2 (output on change);
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ...errors import CepaggError
@@ -52,7 +51,8 @@ class UnitState:
 
 
 class UnitRun:
-    """Evaluates one :class:`Unit`; immutable, so one object serves any number of states."""
+    """Evaluates one :class:`Unit`; one object serves any number of states (it keeps only
+    per-layout scratch buffers and templates, never a state's data)."""
 
     def __init__(self, unit: Unit, partial: bool = False, start_range: tuple[int, int] | None = None):
         self.unit = unit
@@ -101,8 +101,9 @@ class UnitRun:
         self._prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
                               self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
                               0, K.NONE], np.int64)
-        self._cache: dict = {}
-        self._fresh: dict[int, PartState] = {}  # a new partition's state, per column layout
+        self._cache: dict = {}  # per column layout: families, encoder, kernel scratch
+        self._rows: dict = {}  # (layout, exact, R) -> buffers for the rows a kernel call reports
+        self._fresh: dict[tuple, PartState] = {}  # per layout: a new partition's state
 
     # -- layout per column kinds ----------------------------------------------------------------
 
@@ -142,20 +143,21 @@ class UnitRun:
         """Buffers for the rows a kernel call reports (only the first ``C_NOUT`` are read, and
         copied out, before the next call), kept per layout: 10^4 partitions per micro-batch
         each allocating their own cost more than their kernel calls."""
-        scr = self._cache[state.kinds][2]
-        if (exact, R) not in scr:
+        key = (state.kinds, exact, R)
+        if key not in self._rows:
             fam = self._cache[state.kinds][0]
-            scr[exact, R] = (np.zeros((R, 3), np.int64), np.zeros((R, len(fam.kindI)), object if exact else np.int64),
-                             np.zeros((R, len(fam.kindF)), np.float64))
-        return scr[exact, R]
+            self._rows[key] = (np.zeros((R, 3), np.int64),
+                               np.zeros((R, len(fam.kindI)), object if exact else np.int64),
+                               np.zeros((R, len(fam.kindF)), np.float64))
+        return self._rows[key]
 
-    def _new_part(self, fam: Families) -> PartState:
-        fresh = self._fresh.get(id(fam))
-        if fresh is None:
-            fresh = self._fresh[id(fam)] = PartState(self.unit.n_nodes, len(fam.kindI), len(fam.kindF),
-                                                     len(self.outnode), self.windowed, bool(self.unit.lead), fam,
-                                                     exact=fam.python_values)
-        return fresh.copy()
+    def _new_part(self, state: UnitState) -> PartState:
+        if state.kinds not in self._fresh:
+            fam = self._cache[state.kinds][0]
+            self._fresh[state.kinds] = PartState(self.unit.n_nodes, len(fam.kindI), len(fam.kindF),
+                                                 len(self.outnode), self.windowed, bool(self.unit.lead), fam,
+                                                 exact=fam.python_values)
+        return self._fresh[state.kinds].copy()
 
     # -- the protocol -----------------------------------------------------------------------------
 
@@ -172,7 +174,7 @@ class UnitRun:
             a, b = int(enc.bounds[r]), int(enc.bounds[r + 1])
             st = state.parts.get(key)
             if st is None:
-                st = state.parts[key] = self._new_part(fam)
+                st = state.parts[key] = self._new_part(state)
             self._run(state, st, key, enc, a, b, K.NONE, rows)
         if self.kmode == K.RECORD:
             state.emit.add_instants(self, batch)
