@@ -31,39 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..kernel_cache import drop_stale
 from . import _algebra, _expiry, _kernels, windows  # noqa: F401 (_expiry: twin order)
 from .plan import Feed, SeqPlan
 
 LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
 
 
-def _fresh_cache() -> None:
-    """Numba checks a cached function against its own file only; the kernels call functions of
-    three files, so a change to any of them must drop every cached kernel (else a stale ``run``
-    keeps old inlined code)."""
-    import hashlib
-
-    here = Path(__file__).parent
-    names = ("_algebra", "windows", "_expiry", "_kernels")
-    digest = hashlib.sha256(b"".join((here / f"{n}.py").read_bytes() for n in names)).hexdigest()
-    cache = here / "__pycache__"
-    stamp = cache / "aseq-kernels.sha256"
-    try:
-        if stamp.read_text() == digest:
-            return
-    except OSError:
-        pass
-    try:
-        cache.mkdir(exist_ok=True)
-        for f in cache.iterdir():
-            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] in names:
-                f.unlink()
-        stamp.write_text(digest)
-    except OSError:  # a read-only install: numba then does not cache either
-        pass
-
-
-_fresh_cache()
+drop_stale(Path(__file__).parent, ("_algebra", "windows", "_expiry", "_kernels"), "aseq-kernels.sha256")
 
 
 def _load_twin():

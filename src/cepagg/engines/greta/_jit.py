@@ -15,9 +15,17 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from pathlib import Path
 from types import ModuleType
 
+from ..kernel_cache import drop_stale
+
 PURE_DEFAULT = os.environ.get("CEPAGG_GRETA_PURE") == "1"
+
+# the entry kernels inline functions of all four files, compiled with this file's options: a
+# change to any of the five drops every cached kernel
+drop_stale(Path(__file__).parent, ("_records", "index", "_program", "_kernels"), "greta-kernels.sha256",
+           also=("_jit",))
 
 _twins: dict[str, ModuleType] = {}
 
@@ -34,8 +42,8 @@ def jit(pure: bool, entry: bool = False, inline: bool = False):
     from numba import njit
 
     if inline:
-        return njit(cache=True, nogil=True, inline="always")
-    return njit(cache=True, nogil=True)
+        return njit(cache=True, nogil=True, inline="always", _nrt=False)
+    return njit(cache=True, nogil=True, _nrt=False)
 
 
 def twin(name: str) -> ModuleType:

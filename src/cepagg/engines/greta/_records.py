@@ -103,16 +103,13 @@ def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
 
 @inline
 def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
-    """Rows ``d0 .. d0+n-1`` += rows ``s0 .. s0+n-1``: contiguous memory, one flat loop per
-    array (vectorised by LLVM)."""
+    """Rows ``d0 .. d0+n-1`` += rows ``s0 .. s0+n-1``. Plain 2-D loops: a flat view
+    (``reshape``) would cost a helper call and reference counting on every call, which made up
+    a third of the time of small-window queries (several calls per event)."""
     w = dI.shape[1]
-    if w > 0 and n > 0:
-        fd = dI.reshape(dI.shape[0] * w)
-        fs = sI.reshape(sI.shape[0] * w)
-        a = d0 * w
-        b = s0 * w
-        for j in range(n * w):
-            fd[a + j] += fs[b + j]
+    for r in range(n):
+        for j in range(w):
+            dI[d0 + r, j] += sI[s0 + r, j]
     fw = dF.shape[1]
     if fw > 0:
         for r in range(n):
@@ -132,16 +129,10 @@ def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
 
 @inline
 def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
-    """Rows ``d0 .. d0+n-1`` = rows ``s0 .. s0+n-1`` (flat loops)."""
-    w = dI.shape[1]
-    if w > 0 and n > 0:
-        fd = dI.reshape(dI.shape[0] * w)
-        fs = sI.reshape(sI.shape[0] * w)
-        a = d0 * w
-        b = s0 * w
-        for j in range(n * w):
-            fd[a + j] = fs[b + j]
+    """Rows ``d0 .. d0+n-1`` = rows ``s0 .. s0+n-1`` (no flat views: see :func:`add_rows`)."""
     for r in range(n):
+        for j in range(dI.shape[1]):
+            dI[d0 + r, j] = sI[s0 + r, j]
         for j in range(dF.shape[1]):
             dF[d0 + r, j] = sF[s0 + r, j]
         for j in range(dM.shape[1]):
@@ -151,12 +142,9 @@ def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
 @inline
 def clear_rows(I, F, M, r0, n, mmin):
     """Rows ``r0 .. r0+n-1`` emptied."""
-    w = I.shape[1]
-    if w > 0 and n > 0:
-        f = I.reshape(I.shape[0] * w)
-        for j in range(r0 * w, (r0 + n) * w):
-            f[j] = 0
     for r in range(r0, r0 + n):
+        for j in range(I.shape[1]):
+            I[r, j] = 0
         for j in range(F.shape[1]):
             F[r, j] = 0.0
         for j in range(M.shape[1]):
