@@ -285,7 +285,7 @@ def _scan_measure(query, dataset, n, pw, batch, kw, out):
     orig = g.Greta.__init__
 
     def init(self, q, **k):
-        orig(self, q, force_scan=True, **k)
+        orig(self, q, paths="scan", **k)
 
     g.Greta.__init__ = init
     _measure("greta", query, dataset, n, pw, batch, kw, out)

@@ -26,6 +26,18 @@ def test_paths(text, path):
     assert [t.path for t in compile_plan(q).graphs[0].transitions] == path
 
 
+@pytest.mark.parametrize("window, path", [("WITHIN 10 s SLIDE 1 s", "index"), ("", "index"),
+                                          ("WITHIN 10 s", "scan"), ("WITHIN 10 s EMIT ON CHANGE", "scan")])
+def test_within_alone_scans(window, path):
+    """A bucket per start time costs Theta(events in window) per event on both paths; the scan
+    pays less per bucket, the index only wins with a fixed number of buckets."""
+    q = compile_query(f"RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price {window}")
+    assert [t.path for t in compile_plan(q).graphs[0].transitions] == [path]
+    assert [t.path for t in compile_plan(q, paths="index").graphs[0].transitions] == ["index"]
+    with pytest.raises(ValueError, match="paths"):
+        compile_plan(q, paths="fast")
+
+
 @pytest.mark.parametrize("text, reason", [
     ("PATTERN SEQ(A, B)", "returning the matches"),
     ("RETURN COUNT(*) PATTERN SEQ(A, A)", "appears twice"),

@@ -36,5 +36,5 @@ def test_a_growing_ring_keeps_every_path_exact(monkeypatch, template):
         batch = EventBatch.from_rows(rows)
         expected = ENGINES["reference"](q).run(batch)
         for scan in (False, True):
-            got = ENGINES["greta"](q, force_scan=scan).run(batch)
+            got = ENGINES["greta"](q, paths="scan" if scan else "index").run(batch)
             assert not expected.diff(got), (q.text, "scan" if scan else "index", rows, expected.diff(got))

@@ -86,11 +86,11 @@ class Greta(Engine):
 
     def __init__(self, query: Query, *, partial: bool = False,
                  start_range: tuple[int, int] | None = None, pure: bool = False,
-                 force_scan: bool = False):
-        """``pure`` runs the pure-Python twins of the kernels; ``force_scan`` sends every
-        transition through the scan path (both for tests)."""
+                 paths: str = "auto"):
+        """``pure`` runs the pure-Python twins of the kernels; ``paths`` ("auto", "scan",
+        "index": :func:`.plan.compile_plan`) chooses the aggregation paths (both for tests)."""
         super().__init__(query, partial=partial, start_range=start_range)
-        self.plan = pl.compile_plan(query, force_scan=force_scan)
+        self.plan = pl.compile_plan(query, paths=paths)
         self.kernels = twin("_kernels") if pure else K
         self.funcs = agg.funcs_of(query)
         q = query

@@ -18,7 +18,8 @@ Each transition then gets its *aggregation path* (beyond the paper, see :mod:`.i
 ``total``   no edge predicate and no negation in the gap: the predecessor sum is a
             running total per state, O(1) per event and bucket
 ``index``   one comparison ``f(X) θ g(NEXT(X))``, θ in ``< <= > >= =``, each side an
-            expression of one event: a Fenwick tree over the ranks of ``f``, O(log n)
+            expression of one event: a Fenwick tree over the ranks of ``f``, O(log n);
+            not under WITHIN without SLIDE (per-start buckets: the scan is cheaper there)
 ``scan``    anything else (other edge conditions, negation crossing the transition,
             several derivations, skip-till-next-match, contiguous): every stored
             predecessor is examined, as in the paper, with the condition compiled to a
@@ -275,9 +276,12 @@ def _single_run_equalities(q: Query, shared: dict[str, set[str]]) -> dict[str, l
     return out
 
 
-def compile_plan(q: Query, force_scan: bool = False) -> GretaPlan:
-    """The plan of an accepted query (call :func:`refusal` first). ``force_scan`` gives every
-    transition the scan path (to test the other paths against it)."""
+def compile_plan(q: Query, paths: str = "auto") -> GretaPlan:
+    """The plan of an accepted query (call :func:`refusal` first). ``paths``: "auto" as
+    described above; "scan" gives every transition the scan path, "index" the index wherever
+    the predicate allows one, WITHIN alone included (to test the paths against each other)."""
+    if paths not in ("auto", "scan", "index"):
+        raise ValueError(f"paths={paths!r}: expected 'auto', 'scan' or 'index'")
     subs = _check(q)
     shared, _ = _shared_attributes(q)
     positives = set(_positive_vars(q))
@@ -289,6 +293,11 @@ def compile_plan(q: Query, force_scan: bool = False) -> GretaPlan:
             sub_partition = tuple(sorted(set(sub_partition) | {g.attr}))
     negations = [s.not_id for s in subs[1:]]
     strategy_any = q.strategy == "skip-till-any-match"
+    # WITHIN without SLIDE gives every start time its own bucket: each event then costs
+    # Theta(events in window) on either path, and the scan pays less per bucket (measured 1.2x to
+    # 4.7x faster from 2 to 500 events per window: docs/benchmarks.md); with SLIDE (a fixed
+    # number of buckets) or no window the index is the one that scales
+    per_start = q.within is not None and q.mode != "slide" and paths == "auto"
     graphs: list[GraphPlan] = []
     store = not strategy_any
     for s in subs:
@@ -316,12 +325,12 @@ def compile_plan(q: Query, force_scan: bool = False) -> GretaPlan:
                 ders.append((d.crossed, conds))
             path = "scan"
             spec = None
-            if s.not_id is None and strategy_any and not force_scan:
+            if s.not_id is None and strategy_any and paths != "scan":
                 if any(not crossed and not conds for crossed, conds in ders):
                     path = "total"
                 elif len(ders) == 1 and not ders[0][0] and len(ders[0][1]) == 1:
                     spec = _split_sides(ders[0][1][0], t.states[tr.src].var)
-                    if spec is not None:
+                    if spec is not None and not per_start:
                         spec.text = _text(q, ders[0][1][0])
                         path = "index"
             if path == "scan" and s.not_id is None:
