@@ -32,10 +32,10 @@ ENGINES = ("cepagg", "cepagg-spark", "flink-cep", "flink-sql", "core")
 #: What each engine's ``elapsed_ms`` covers (printed under the tables).
 ENGINE_TIME = {
     "cepagg": "read the CSV + plan + evaluate, in one process on one core, after a warm-up run "
-              "on the file's first rows (imports and the query grammar, as a JVM's start is "
-              "excluded for the peers)",
+              "on the file's first 1,000 rows (imports, the query grammar, numba's compiled "
+              "kernels loaded from its cache: as a JVM's start is excluded for the peers)",
     "cepagg-spark": "read the CSV into a DataFrame + cepagg.spark.run + collect, on local[2], "
-                    "after the session's start and a warm-up run on the file's first rows",
+                    "after the session's start and a warm-up run on the file's first 1,000 rows",
     "flink-cep": "the job's net run time: read and parse the CSV, CEP, count every match "
                  "(parallelism 1; the MiniCluster's start is excluded)",
     "flink-sql": "from submitting the MATCH_RECOGNIZE statement to its last result row",
