@@ -211,6 +211,12 @@ def experiments(full: bool) -> dict[str, dict]:
             engines=["greta", "greta-scan"],
             query=Q1.format(pred="S.price * 1.05 < NEXT(S).price", w="100 minutes", s="50 minutes"),
             n=lambda pw: max(10 * pw, 50_000), kw=dict(companies=1)),
+        # WITHIN without SLIDE: a start bucket per event, Theta(events in window) per event on
+        # both paths; the planner scans ("greta"), the index is forced for comparison
+        "within_alone_paths": dict(
+            on_request=True, dataset="stock", sizes=[2, 20, 100, 200, 500], engines=["greta", "greta-index"],
+            query="RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 minutes",
+            n=lambda pw: 20_000, kw=dict(companies=1)),
         "q2_groups": dict(
             dataset="cluster", sizes=[10_000], engines=["greta", "twostep"],
             groups=[1, 2, 5, 10] if full else [2, 10],
@@ -261,11 +267,10 @@ def main(args: argparse.Namespace) -> int:
                         n = spec["n"](pw)
                         if engine == "reference" and pw > 100:
                             continue  # the oracle enumerates matches: tiny inputs only
-                        eng = "greta" if engine == "greta-scan" else engine
-                        if engine == "greta-scan":
-                            r = run_scan(query, spec["dataset"], n, pw, args.batch, budget, kw)
+                        if engine in ("greta-scan", "greta-index"):
+                            r = run_paths(engine[6:], query, spec["dataset"], n, pw, args.batch, budget, kw)
                         else:
-                            r = run_one(eng, query, spec["dataset"], n, pw, args.batch, budget, **kw)
+                            r = run_one(engine, query, spec["dataset"], n, pw, args.batch, budget, **kw)
                         r.update(experiment=name, variant=label, groups=grp, engine=engine)
                         rows.append(r)
                         _print(r)
@@ -279,22 +284,23 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scan_measure(query, dataset, n, pw, batch, kw, out):
+def _paths_measure(paths, query, dataset, n, pw, batch, kw, out):
     from ..engines import greta as g
 
     orig = g.Greta.__init__
 
     def init(self, q, **k):
-        orig(self, q, paths="scan", **k)
+        orig(self, q, paths=paths, **k)
 
     g.Greta.__init__ = init
     _measure("greta", query, dataset, n, pw, batch, kw, out)
 
 
-def run_scan(query, dataset, n, pw, batch, budget, kw) -> dict:
+def run_paths(paths: str, query, dataset, n, pw, batch, budget, kw) -> dict:
+    """greta with its aggregation paths forced ("scan" or "index"), in a child process."""
     ctx = mp.get_context("fork")
     q = ctx.Queue()
-    p = ctx.Process(target=_scan_measure, args=(query, dataset, n, pw, batch, kw, q))
+    p = ctx.Process(target=_paths_measure, args=(paths, query, dataset, n, pw, batch, kw, q))
     p.start()
     p.join(budget)
     if p.is_alive():
@@ -309,7 +315,7 @@ def _print_ratios(rows: list[dict]) -> None:
     done = {(r["engine"], r["variant"], r["groups"], r["per_window"]): r for r in rows if "cpu_s" in r}
     for (engine, variant, groups, pw), r in sorted(done.items(), key=lambda kv: str(kv[0])):
         g = done.get(("greta", variant, groups, pw))
-        if engine in ("greta", "greta-scan") or g is None or g["events"] != r["events"]:
+        if engine.startswith("greta") or g is None or g["events"] != r["events"]:
             continue
         print(f"# greta vs {engine} at {pw} events/window{' ' + variant if variant else ''}: "
               f"{r['cpu_s'] / g['cpu_s']:,.0f}x ({r['cpu_s']:.2f} s / {g['cpu_s']:.3f} s CPU)", flush=True)

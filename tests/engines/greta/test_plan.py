@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cepagg.engines import ENGINES
 from cepagg.engines.greta.plan import compile_plan, refusal
 from cepagg.lang import compile_query
 from cepagg.plan import plan
@@ -26,16 +27,32 @@ def test_paths(text, path):
     assert [t.path for t in compile_plan(q).graphs[0].transitions] == path
 
 
-@pytest.mark.parametrize("window, path", [("WITHIN 10 s SLIDE 1 s", "index"), ("", "index"),
-                                          ("WITHIN 10 s", "scan"), ("WITHIN 10 s EMIT ON CHANGE", "scan")])
-def test_within_alone_scans(window, path):
-    """A bucket per start time costs Theta(events in window) per event on both paths; the scan
-    pays less per bucket, the index only wins with a fixed number of buckets."""
+@pytest.mark.parametrize("window, gap_ms, path", [
+    ("WITHIN 10 s", 1000, "scan"),        # 10 events per window: the scan
+    ("WITHIN 10 s", 10, "index"),         # 1,000 events per window: the index
+    ("WITHIN 10 s EMIT ON CHANGE", 1000, "scan"),
+    ("WITHIN 10 s SLIDE 1 s", 1000, "index"),  # a fixed number of buckets: always the index
+    ("", 1000, "index"),
+])
+def test_first_batch_chooses_index_or_scan(window, gap_ms, path):
+    """Under WITHIN alone every start time is its own bucket, Theta(events in window) per event
+    on both paths; the scan does less per bucket, so sparse partitions scan (plan.prefers_scan)."""
+    from cepagg.engines.greta.engine import Greta
+    from cepagg.events import EventBatch
+
     q = compile_query(f"RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price {window}")
-    assert [t.path for t in compile_plan(q).graphs[0].transitions] == [path]
-    assert [t.path for t in compile_plan(q, paths="index").graphs[0].transitions] == ["index"]
+    assert [t.path for t in compile_plan(q).graphs[0].transitions] == ["index"]
+    assert [t.path for t in compile_plan(q, paths="no-index").graphs[0].transitions] == ["scan"]
+    batch = EventBatch.from_rows([{"ts": i * gap_ms, "type": "Stock", "price": float(i % 7)} for i in range(2000)])
+    engine = Greta(q)
+    state = engine.new_state()
+    engine.process(state, batch)
+    assert [t.path for t in state.layout.positive.plan.transitions] == [path]
+    assert not ENGINES["reference"](q).run(batch.slice(0, 60)).diff(Greta(q).run(batch.slice(0, 60)))
     with pytest.raises(ValueError, match="paths"):
         compile_plan(q, paths="fast")
+    with pytest.raises(ValueError, match="paths"):
+        Greta(q, paths="fast")
 
 
 @pytest.mark.parametrize("text, reason", [

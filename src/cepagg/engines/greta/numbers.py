@@ -71,13 +71,4 @@ def decode_floats(codes: np.ndarray) -> np.ndarray:
     return bits.view(np.float64)
 
 
-def decode_code(kind: str, code: int):
-    """One MIN/MAX code back to its value (kind "int", "float" or "bool")."""
-    if kind == "float":
-        return float(decode_floats(np.array([code]))[0])
-    if kind == "bool":
-        return bool(code)
-    return int(code)
-
-
 # Reference: docs/semantics.md §8 (exact counts, "they never wrap"); notes/greta.md §7.

@@ -18,8 +18,8 @@ Each transition then gets its *aggregation path* (beyond the paper, see :mod:`.i
 ``total``   no edge predicate and no negation in the gap: the predecessor sum is a
             running total per state, O(1) per event and bucket
 ``index``   one comparison ``f(X) θ g(NEXT(X))``, θ in ``< <= > >= =``, each side an
-            expression of one event: a Fenwick tree over the ranks of ``f``, O(log n);
-            not under WITHIN without SLIDE (per-start buckets: the scan is cheaper there)
+            expression of one event: a Fenwick tree over the ranks of ``f``, O(log n) (under
+            WITHIN alone, partitions with few events per window scan: :func:`prefers_scan`)
 ``scan``    anything else (other edge conditions, negation crossing the transition,
             several derivations, skip-till-next-match, contiguous): every stored
             predecessor is examined, as in the paper, with the condition compiled to a
@@ -276,12 +276,13 @@ def _single_run_equalities(q: Query, shared: dict[str, set[str]]) -> dict[str, l
     return out
 
 
-def compile_plan(q: Query, paths: str = "auto") -> GretaPlan:
-    """The plan of an accepted query (call :func:`refusal` first). ``paths``: "auto" as
-    described above; "scan" gives every transition the scan path, "index" the index wherever
-    the predicate allows one, WITHIN alone included (to test the paths against each other)."""
-    if paths not in ("auto", "scan", "index"):
-        raise ValueError(f"paths={paths!r}: expected 'auto', 'scan' or 'index'")
+def compile_plan(q: Query, paths: str = "index") -> GretaPlan:
+    """The plan of an accepted query (call :func:`refusal` first). ``paths``: "index" as
+    described above; "no-index" scans where "index" would index (the engine's choice for
+    sparse partitions under WITHIN alone, :func:`prefers_scan`); "scan" gives every transition
+    the scan path (to test the paths against each other)."""
+    if paths not in ("index", "no-index", "scan"):
+        raise ValueError(f"paths={paths!r}: expected 'index', 'no-index' or 'scan'")
     subs = _check(q)
     shared, _ = _shared_attributes(q)
     positives = set(_positive_vars(q))
@@ -293,11 +294,6 @@ def compile_plan(q: Query, paths: str = "auto") -> GretaPlan:
             sub_partition = tuple(sorted(set(sub_partition) | {g.attr}))
     negations = [s.not_id for s in subs[1:]]
     strategy_any = q.strategy == "skip-till-any-match"
-    # WITHIN without SLIDE gives every start time its own bucket: each event then costs
-    # Theta(events in window) on either path, and the scan pays less per bucket (measured 1.2x to
-    # 4.7x faster from 2 to 500 events per window: docs/benchmarks.md); with SLIDE (a fixed
-    # number of buckets) or no window the index is the one that scales
-    per_start = q.within is not None and q.mode != "slide" and paths == "auto"
     graphs: list[GraphPlan] = []
     store = not strategy_any
     for s in subs:
@@ -330,7 +326,7 @@ def compile_plan(q: Query, paths: str = "auto") -> GretaPlan:
                     path = "total"
                 elif len(ders) == 1 and not ders[0][0] and len(ders[0][1]) == 1:
                     spec = _split_sides(ders[0][1][0], t.states[tr.src].var)
-                    if spec is not None and not per_start:
+                    if spec is not None and paths == "index":
                         spec.text = _text(q, ders[0][1][0])
                         path = "index"
             if path == "scan" and s.not_id is None:
@@ -339,6 +335,24 @@ def compile_plan(q: Query, paths: str = "auto") -> GretaPlan:
         loop_conditions = {st.index: list(next_conds.get(st.var, [])) for st in t.states}
         graphs.append(GraphPlan(s, local, transitions, loop_conditions))
     return GretaPlan(q, graphs, negations, sub_partition, store)
+
+
+#: events per window and partition below which a WITHIN-alone query scans (docs/benchmarks.md,
+#: ``--only within_alone_paths``)
+SPARSE = 150
+
+
+def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
+    """Whether a partition of this query is better served by the scan than by the index, judged
+    from a batch of ``events`` (of the query's types) over ``span`` time units in ``partitions``
+    partitions. Under WITHIN without SLIDE every start time is its own bucket, so an event costs
+    Theta(events in window) on either path; below :data:`SPARSE` events per window the scan,
+    with less work per bucket, is faster. With SLIDE (a fixed number of buckets) or no window
+    the index is the one that scales."""
+    if q.within is None or q.mode == "slide" or q.within_events is not None:
+        return False
+    per_window = events / max(1, partitions) * min(1.0, q.within / max(1, span))
+    return per_window < SPARSE
 
 
 def _text(q: Query, e: ast.Expr) -> str:
