@@ -323,6 +323,11 @@ def _parse(s: pa.Array, kind: str) -> tuple[pa.Array, list[int]]:
     return col, sorted(set(bad + more))
 
 
+def _number_kinds(kind: str | None) -> list[str]:
+    """The number kinds to try for a declared kind, in order (None: infer, int before float)."""
+    return [kind] if kind in ("int", "float") else ["int", "float"] if kind is None else []
+
+
 def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     """An attribute column in its declared (or inferred) kind, and the indices of bad values."""
     natural = {pa.int64(): "int", pa.float64(): "float", pa.bool_(): "bool"}.get(arr.type)
@@ -331,14 +336,13 @@ def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     if kind in (None, natural) and (natural or arr.type not in (pa.string(), pa.null())):
         return arr, []
     text = pc.cast(arr, pa.string())  # other conversions, and null columns, go through text
-    numbers = [kind] if kind in ("int", "float") else ["int", "float"] if kind is None else []
-    for k in numbers if len(text) else []:
+    for k in _number_kinds(kind) if len(text) else []:
         if (plain := _plain(text, k)) is not None:
             return plain, []
     s = pc.utf8_trim_whitespace(text)
     s = pc.if_else(pc.equal(s, ""), None, s)
     kind = kind or (None if s.null_count < len(s) else "str")
-    for k in [kind] if kind in ("int", "float") else ["int", "float"] if kind is None else []:
+    for k in _number_kinds(kind):
         if kind or pc.all(pc.match_substring_regex(s, _NUMBER_RE[k])).as_py():
             col, bad = _parse(s, k)
             if kind or not bad:

@@ -102,8 +102,9 @@ def _measure(engine: str, query: str, dataset: str, n: int, per_window: int, bat
 
     events, _ = _dataset(dataset, n, per_window, **kw)
     q = compile_query(query)
-    eng = ENGINES[engine](q)
-    if engine == "greta":  # load the compiled kernels before timing
+    greta = engine.startswith("greta")  # "greta-scan", "greta-index", ...: its paths fixed
+    eng = ENGINES["greta"](q, paths=engine[6:]) if engine.startswith("greta-") else ENGINES[engine](q)
+    if greta:  # load the compiled kernels before timing
         warm = eng.new_state()
         eng.process(warm, events.slice(0, min(len(events), 500)))
         eng.finish(warm)
@@ -121,7 +122,7 @@ def _measure(engine: str, query: str, dataset: str, n: int, per_window: int, bat
         last = int(ts[min(i + batch, len(events)) - 1])
         rows += len(eng.advance(state, last - 1))
         peak_latency = max(peak_latency, time.perf_counter() - t0)
-        if engine == "greta" and (i // batch) % 10 == 0:
+        if greta and (i // batch) % 10 == 0:
             limbs = max(limbs, _limbs(state))
     t0 = time.perf_counter()
     rows += len(eng.finish(state))
@@ -132,7 +133,7 @@ def _measure(engine: str, query: str, dataset: str, n: int, per_window: int, bat
     out.put({"engine": engine, "events": len(events), "per_window": per_window, "cpu_s": cpu,
              "wall_s": wall, "events_per_s": len(events) / cpu if cpu else None,
              "latency_ms": peak_latency * 1000, "peak_mb": peak / 2**20, "rows": rows,
-             **({"limbs": limbs} if engine == "greta" else {})})
+             **({"limbs": limbs} if greta else {})})
 
 
 def _peak_kib() -> int:
@@ -268,10 +269,7 @@ def main(args: argparse.Namespace) -> int:
                         n = spec["n"](pw)
                         if engine == "reference" and pw > 100:
                             continue  # the oracle enumerates matches: tiny inputs only
-                        if engine in ("greta-scan", "greta-index", "greta-no-index"):
-                            r = run_paths(engine[6:], query, spec["dataset"], n, pw, args.batch, budget, kw)
-                        else:
-                            r = run_one(engine, query, spec["dataset"], n, pw, args.batch, budget, **kw)
+                        r = run_one(engine, query, spec["dataset"], n, pw, args.batch, budget, **kw)
                         r.update(experiment=name, variant=label, groups=grp, engine=engine)
                         rows.append(r)
                         _print(r)
@@ -283,32 +281,6 @@ def main(args: argparse.Namespace) -> int:
             json.dump(results, f, indent=1)
     _plots(results, args.plots)
     return 0
-
-
-def _paths_measure(paths, query, dataset, n, pw, batch, kw, out):
-    from ..engines import greta as g
-
-    orig = g.Greta.__init__
-
-    def init(self, q, **k):
-        orig(self, q, paths=paths, **k)
-
-    g.Greta.__init__ = init
-    _measure("greta", query, dataset, n, pw, batch, kw, out)
-
-
-def run_paths(paths: str, query, dataset, n, pw, batch, budget, kw) -> dict:
-    """greta with its aggregation paths fixed ("scan", "index" or "no-index"), in a child process."""
-    ctx = mp.get_context("fork")
-    q = ctx.Queue()
-    p = ctx.Process(target=_paths_measure, args=(paths, query, dataset, n, pw, batch, kw, q))
-    p.start()
-    p.join(budget)
-    if p.is_alive():
-        p.kill()
-        p.join()
-        return {"per_window": pw, "events": n, "timeout": budget}
-    return q.get() if not q.empty() else {"per_window": pw, "events": n, "error": p.exitcode}
 
 
 def _print_ratios(rows: list[dict]) -> None:

@@ -20,8 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 SCHEMA = {"key": "str", "price": "float"}
 
@@ -75,30 +79,28 @@ def run_inprocess(csv: str, query: str, engine: str) -> dict:
 WARM_UP_ROWS = 1000
 
 
-def _head(csv: str) -> list[str]:
-    """The header and the first WARM_UP_ROWS rows: enough that every event type of the workloads
-    occurs, so the warm-up reaches every compiled kernel the timed run calls (three rows often
-    held no event the query reads, and the timed run then paid ~300 ms of loading numba's cache)."""
-    with open(csv) as f:
-        return [line for _, line in zip(range(WARM_UP_ROWS + 1), f)]
+@contextmanager
+def _head(csv: str) -> Iterator[str]:
+    """A temporary CSV file of the header and the first WARM_UP_ROWS rows: enough that every
+    event type of the workloads occurs, so the warm-up reaches every compiled kernel the timed
+    run calls (three rows often held no event the query reads, and the timed run then paid
+    ~300 ms of loading numba's cache)."""
+    fd, tmp = tempfile.mkstemp(suffix=".csv")
+    try:
+        with open(csv) as src, os.fdopen(fd, "w") as f:
+            f.writelines(line for _, line in zip(range(WARM_UP_ROWS + 1), src))
+        yield tmp
+    finally:
+        os.unlink(tmp)
 
 
 def _warm_up(csv: str, query: str, engine: str) -> None:
     """Run the query once on the first rows of the file (imports, grammar, lazy modules, kernels)."""
-    import os
-    import tempfile
-
     from cepagg.io import read_events
     from cepagg.runner import run
 
-    head = _head(csv)
-    fd, tmp = tempfile.mkstemp(suffix=".csv")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.writelines(head)
-        run(query, read_events(tmp, schema=SCHEMA).batch, engine=engine)
-    finally:
-        os.unlink(tmp)
+    with _head(csv) as head:
+        run(query, read_events(head, schema=SCHEMA).batch, engine=engine)
 
 
 def run_spark(csv: str, query: str) -> dict:
@@ -108,22 +110,13 @@ def run_spark(csv: str, query: str) -> dict:
     timed (as a JVM's start is not for the peers); the timed part reads the CSV into a
     DataFrame, runs the query and collects the result.
     """
-    import os
-    import tempfile
-
     import cepagg.spark as cs
 
     spark = cs.get_session()
     schema = "ts BIGINT, type STRING, key STRING, price DOUBLE"
     try:
-        head = _head(csv)
-        fd, tmp = tempfile.mkstemp(suffix=".csv")
-        with os.fdopen(fd, "w") as f:
-            f.writelines(head)
-        try:
-            cs.run(spark.read.csv(tmp, header=True, schema=schema), query).collect()
-        finally:
-            os.unlink(tmp)
+        with _head(csv) as head:
+            cs.run(spark.read.csv(head, header=True, schema=schema), query).collect()
         t0 = time.perf_counter()
         out = cs.run(spark.read.csv(csv, header=True, schema=schema), query)
         rows = out.collect()

@@ -96,7 +96,8 @@ class Greta(Engine):
             raise ValueError(f"paths={paths!r}: expected 'auto', 'index', 'no-index' or 'scan'")
         self.plan = pl.compile_plan(query, paths="index" if paths == "auto" else paths)
         self.sparse_plan = None  # the plan for sparse partitions, where it differs
-        if paths == "auto" and any(t.path == "index" for g in self.plan.graphs for t in g.transitions):
+        if paths == "auto" and pl.per_start_buckets(query) and \
+                any(t.path == "index" for g in self.plan.graphs for t in g.transitions):
             self.sparse_plan = pl.compile_plan(query, paths="no-index")
         self.kernels = twin("_kernels") if pure else K
         self.funcs = agg.funcs_of(query)
@@ -128,10 +129,13 @@ class Greta(Engine):
         query whose partitions hold few events per window (every path gives the same rows)."""
         if self.sparse_plan is None or view.n == 0:
             return self.plan
-        rel = view.n if self.types is None else \
-            int(np.isin(view.types, np.array(sorted(self.types), dtype=object)).sum())
+        rel = view.n if self.types is None else int(self._of_types(view).sum())
         span = int(view.ts[-1]) - int(view.ts[0]) + 1
         return self.sparse_plan if pl.prefers_scan(self.query, rel, span, partitions) else self.plan
+
+    def _of_types(self, view) -> np.ndarray:
+        """Which events of the batch have one of the query's types (``self.types`` is set)."""
+        return np.isin(view.types, np.array(sorted(self.types), dtype=object))
 
     def process(self, state: GretaState, batch: EventBatch) -> list[tuple]:
         if len(batch) == 0:
@@ -560,7 +564,7 @@ class Greta(Engine):
         q = self.query
         rel = pcodes >= 0
         if self.types is not None:
-            rel &= np.isin(view.types, np.array(sorted(self.types), dtype=object))
+            rel &= self._of_types(view)
         for p, key in enumerate(pkeys):
             times = view.ts[rel & (pcodes == p)]
             if len(times):

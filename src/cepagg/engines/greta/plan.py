@@ -342,6 +342,11 @@ def compile_plan(q: Query, paths: str = "index") -> GretaPlan:
 SPARSE = 150
 
 
+def per_start_buckets(q: Query) -> bool:
+    """WITHIN (in time) without SLIDE: every start time is its own bucket."""
+    return q.within is not None and q.mode != "slide" and q.within_events is None
+
+
 def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
     """Whether a partition of this query is better served by the scan than by the index, judged
     from a batch of ``events`` (of the query's types) over ``span`` time units in ``partitions``
@@ -349,7 +354,7 @@ def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
     Theta(events in window) on either path; below :data:`SPARSE` events per window the scan,
     with less work per bucket, is faster. With SLIDE (a fixed number of buckets) or no window
     the index is the one that scales."""
-    if q.within is None or q.mode == "slide" or q.within_events is not None:
+    if not per_start_buckets(q):
         return False
     per_window = events / max(1, partitions) * min(1.0, q.within / max(1, span))
     return per_window < SPARSE
