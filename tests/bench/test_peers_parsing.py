@@ -201,3 +201,41 @@ def test_probes_are_valid_queries():
         assert p.rows and all(isinstance(r[0], int) for r in p.rows)
     edge = next(p for p in PROBES if p.name == "window-edge-contiguous")
     assert "WITHIN INTERVAL '0.010' SECOND" in edge.workload.flink_sql(10, "contiguous", False)
+
+
+# ------------------------------------------------------------------ refining a peer's limit
+
+class _LimitRunner:
+    """Stands in for the Runner: the peer finishes windows below ``limit`` ms, cepagg all."""
+
+    def __init__(self, limit: int):
+        self.limit, self.ran = limit, []
+
+    def run(self, engine, wl, strategy, keyed, window):
+        self.ran.append((engine, window))
+        ok = engine == "cepagg" or window < self.limit
+        return Outcome(engine, wl.name, strategy, keyed, window, "ok" if ok else "timeout",
+                       count=1 if ok else None, engine_s=0.01 if ok else None,
+                       wall_s=1.0)
+
+
+def test_refine_bisects_between_the_last_window_finished_and_the_first_not():
+    from cepagg.bench.peers import _refine, nice_window
+
+    wl = by_name("tiny")["seq3"]
+    st = "skip-till-any-match"
+    seen = [Outcome(e, wl.name, st, False, w, s) for e, w, s in
+            [("cepagg", 100, "ok"), ("flink-cep", 100, "ok"), ("cepagg", 200, "ok"),
+             ("flink-cep", 200, "timeout"), ("flink-cep", 500, "skipped")]]
+    runner = _LimitRunner(limit=150)
+    new = list(_refine(runner, wl, st, False, "flink-cep", seen, steps=3))
+    # 100..200 -> 140 (finished) -> 140..200 -> 170 (not) -> 140..170 -> 150 (not, at the limit)
+    assert runner.ran == [("cepagg", 140), ("flink-cep", 140), ("cepagg", 170), ("flink-cep", 170),
+                          ("cepagg", 150), ("flink-cep", 150)]
+    assert [o.status for o in new if o.engine == "flink-cep"] == ["ok", "timeout", "timeout"]
+    # the goal's point moves to the refined window, with cepagg measured there
+    goal = [g for g in report.goals(seen + new) if "largest" in g[0]]
+    assert "(140 ms)" in goal[0][0]
+    # nothing to refine: the peer never timed out, or never finished
+    assert list(_refine(runner, wl, st, False, "flink-cep", seen[:3], steps=3)) == []
+    assert nice_window(149.9) == 150 and nice_window(7.4) == 7

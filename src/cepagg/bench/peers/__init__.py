@@ -4,7 +4,9 @@
 into their own environments on first use (``environments``), then for every workload,
 selection strategy, keyed/keyless and growing window runs cepagg and each peer that can express
 the query as a subprocess with a time limit, checks that the counts agree, and writes tables,
-ratios and plots (``report``). A peer stops at the first window it does not finish in time.
+ratios and plots (``report``). A peer stops at the first window it does not finish in time;
+for Flink CEP (``--refine-peers``) a few bisection steps (``--refine``) then narrow down the
+largest window it finishes, the point of the 1,000x goal.
 
 Outputs in ``--out`` (default ``out/peers``): ``results.jsonl`` (one record per run),
 ``report.md``, ``peers-<workload>.png``. ``--docs`` also runs the semantic probes
@@ -23,6 +25,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 from . import report
 from .environments import default_cache, ensure
@@ -55,6 +58,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report-only", action="store_true", help="rebuild the report from results.jsonl")
     p.add_argument("--probes", action="store_true",
                    help="run the semantic probes (tiny streams where definitions differ) instead")
+    p.add_argument("--refine", type=int, default=3,
+                   help="after a peer of --refine-peers times out, this many bisection steps between "
+                        "the largest window it finished and the one it did not (default 3)")
+    p.add_argument("--refine-peers", default="flink-cep",
+                   help="comma-separated peers whose limit is refined (default flink-cep, the goals' peer)")
     p.add_argument("--flink-parallelism", type=int, default=1)
     p.add_argument("--java-heap", default="4g", help="-Xmx of the Flink CEP JVM")
 
@@ -143,6 +151,12 @@ def main(args: argparse.Namespace) -> int:
                                 outcomes.append(o)
                                 f.write(o.to_json() + "\n")
                                 f.flush()
+                        for peer in args.refine_peers.split(","):
+                            if peer in engines and args.refine > 0:
+                                for o in _refine(runner, wl, strategy, keyed, peer, outcomes, args.refine):
+                                    outcomes.append(o)
+                                    f.write(o.to_json() + "\n")
+                                    f.flush()
     outcomes = report.load(results)
     body = _report(outcomes, wls, out, meta, timeout)
     (out / "report.md").write_text(body)
@@ -164,6 +178,51 @@ def main(args: argparse.Namespace) -> int:
         print(f"[peers] {len(diffs)} count(s) differ from cepagg's: see the report "
               "(docs/peers.md explains each kind)", file=sys.stderr)
     return 0
+
+
+def nice_window(ms: float) -> int:
+    """``ms`` rounded to two significant digits, so refined windows read like the scale's.
+
+    >>> [nice_window(x) for x in (3.2, 141.4, 3162.3, 7071.1)]
+    [3, 140, 3200, 7100]
+    """
+    if ms < 10:
+        return max(1, round(ms))
+    step = 10 ** (len(str(int(ms))) - 2)
+    return int(round(ms / step) * step)
+
+
+def _refine(runner: Runner, wl, strategy: str, keyed: bool, peer: str, outcomes: list[Outcome],
+            steps: int) -> Iterator[Outcome]:
+    """Narrow down where ``peer`` stops finishing in one series: the scale's windows grow by
+    2-2.5x, and "the largest window the peer finishes" (a goal's point) is only as close to its
+    time limit as that step. Bisects (geometrically) between the largest window it finished and
+    the smallest it timed out at, running cepagg at each new window too, for the ratio."""
+    mine = [o for o in outcomes if (o.workload, o.strategy, o.keyed) == (wl.name, strategy, keyed)]
+    done = [o.window_ms for o in mine if o.engine == peer and o.status == "ok"]
+    failed = [o.window_ms for o in mine if o.engine == peer and o.status == "timeout"]
+    if not done or not failed:
+        return
+    lo, hi = max(done), min(failed)
+    cepagg_stop = min((o.window_ms for o in mine if o.engine == "cepagg" and o.status in ("timeout", "error")),
+                      default=None)
+    for _ in range(steps):
+        w = nice_window((lo * hi) ** 0.5)
+        if not lo < w < hi:
+            return
+        if cepagg_stop is None or w < cepagg_stop:
+            o = runner.run("cepagg", wl, strategy, keyed, w)
+            _progress(o)
+            yield o
+        o = runner.run(peer, wl, strategy, keyed, w)
+        _progress(o)
+        yield o
+        if o.status == "ok":
+            lo = w
+        elif o.status == "timeout":
+            hi = w
+        else:
+            return
 
 
 PROBES_START, PROBES_END = "<!-- peers:probes:start -->", "<!-- peers:probes:end -->"

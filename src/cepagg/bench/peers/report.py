@@ -130,7 +130,9 @@ def markdown(outcomes: list[Outcome], workloads: dict[str, Workload], meta: dict
     lines.append("Engine time (each engine's own work, start-up excluded; see below), the count "
                  "of matches, and cepagg's speed-up over each peer (peer time / cepagg time) at "
                  "the same window. `n/a`: the peer cannot express the query; `timeout`: no answer "
-                 "within the time limit; `(skipped)`: it already timed out at a smaller window.")
+                 "within the time limit; `(skipped)`: it already timed out at a smaller window. A window "
+                 "between the scale's steps (such as 140 ms between 100 and 200) narrows down where "
+                 "Flink CEP stops finishing (`--refine`): only cepagg and Flink CEP run there.")
     lines.append("")
     groups = sorted({(o.workload, o.strategy, o.keyed) for o in outcomes},
                     key=lambda g: (list(workloads).index(g[0]) if g[0] in workloads else 99,
