@@ -35,6 +35,7 @@ from . import _kernels as K
 from . import encode as enc
 from . import layout as lay
 from . import plan as pl
+from . import results as res
 from ._jit import twin
 from .numbers import decode_floats, to_ints
 from .state import NegState, PosState
@@ -67,7 +68,7 @@ class Sub:
 class GretaState:
     layout: Any = None
     partitions: dict = field(default_factory=dict)
-    windows: dict = field(default_factory=dict)  # SLIDE: (group, k) -> partial cells
+    windows: res.WindowResults | None = None  # SLIDE: records per (group, window)
     totals: dict = field(default_factory=dict)  # WITHIN: group -> partial cells
     instants: dict = field(default_factory=dict)  # EMIT: unqualified group -> [times]
     emit_logs: dict = field(default_factory=dict)  # EMIT: group -> {(pkey, skey): log}
@@ -397,13 +398,19 @@ class Greta(Engine):
 
     # -- results ------------------------------------------------------------------------------
 
-    def _cells(self, layout: lay.Layout, st: PosState, I: np.ndarray, F: np.ndarray,
+    def _ints(self, layout: lay.Layout, st: PosState, I: np.ndarray) -> np.ndarray:
+        """The integer fields of record rows as Python integers (an object array, rows x FI)."""
+        out = np.empty((I.shape[0], layout.FI), dtype=object)
+        for f in range(layout.FI):
+            out[:, f] = to_ints(I, f, 1 if st.exact else st.L)
+        return out
+
+    def _cells(self, layout: lay.Layout, ints: np.ndarray, F: np.ndarray,
                M: np.ndarray) -> list[tuple[int, tuple]]:
         """(COUNT(*), partial cells) of record rows (cells as cepagg.engines.aggregates), built
         a column at a time: Q1 emits more window rows than it reads events, and a per-row loop
         over the aggregates was a quarter of its time at small windows."""
-        L = 1 if st.exact else st.L
-        fields = [list(map(int, to_ints(I, f, L).tolist())) for f in range(layout.FI)]
+        fields = [ints[:, f].tolist() for f in range(layout.FI)]
         columns: list[list] = []
         for a in layout.aggs:
             if a.func == "COUNT":
@@ -415,7 +422,7 @@ class Greta(Engine):
                 columns.append(list(zip(values, fields[a.nnz])))
             else:
                 codes = M[:, a.field].astype(np.int64)
-                empty = codes == (2**63 - 1 if a.func == "MIN" else -(2**63))
+                empty = codes == (res.EMPTY_MIN if a.func == "MIN" else res.EMPTY_MAX)
                 values = (decode_floats(codes).tolist() if a.kind == "float" else
                           [bool(c) for c in codes.tolist()] if a.kind == "bool" else codes.tolist())
                 columns.append([None if e else v for e, v in zip(empty.tolist(), values)])
@@ -428,18 +435,18 @@ class Greta(Engine):
         q = self.query
         n = int(sc[K.SC_OUTN])
         if n:
-            cells = self._cells(layout, st, a["OI"][:n], a["OF"][:n], a["OM"][:n])
-            ks = a["o_k"][:n].tolist()
+            ints = self._ints(layout, st, a["OI"][:n])
             if q.mode == "slide":
-                for k, (count, c) in zip(ks, cells):
-                    key = (sub.group, k)
-                    old = state.windows.get(key)
-                    state.windows[key] = c if old is None else agg.merge(self.funcs, old, c)
+                if state.windows is None:
+                    state.windows = res.WindowResults(layout.FI, layout.FF, [
+                        a.func for a in sorted((a for a in layout.aggs if a.func in ("MIN", "MAX")),
+                                               key=lambda a: a.field)])
+                state.windows.add(sub.group, a["o_k"][:n], ints, a["OF"][:n], a["OM"][:n])
             else:
-                sub.log.extend(zip(ks, cells))
+                sub.log.extend(zip(a["o_k"][:n].tolist(), self._cells(layout, ints, a["OF"][:n], a["OM"][:n])))
             sc[K.SC_OUTN] = 0
         if q.mode == "total":
-            ((count, c),) = self._cells(layout, st, a["XI"], a["XF"], a["XM"])
+            ((count, c),) = self._cells(layout, self._ints(layout, st, a["XI"]), a["XF"], a["XM"])
             if count:
                 old = state.totals.get(sub.group)
                 state.totals[sub.group] = (count, c) if old is None else \
@@ -532,15 +539,16 @@ class Greta(Engine):
     def _release(self, state: GretaState, watermark: int) -> list[tuple]:
         q = self.query
         rows: list[tuple] = []
-        if q.mode == "slide":
-            for (g, k) in sorted(state.windows, key=lambda x: x[1]):
+        if q.mode == "slide" and state.windows is not None:
+            # window k ends at k * SLIDE + WITHIN - 1: closed once the watermark reaches it
+            groups, ks, ints, F, M = state.windows.pop((watermark - q.within + 1) // q.slide)
+            cells = self._cells(state.layout, ints, F, M)
+            final = self.partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
+            for g, k, (_, c) in zip(groups, ks.tolist(), cells):
                 lo = k * q.slide
-                if lo + q.within - 1 > watermark:
-                    continue
-                cells = state.windows.pop((g, k))
                 if self.start_range is not None and not (self.start_range[0] <= lo < self.start_range[1]):
                     continue
-                rows.append(g + (lo, lo + q.within) + self._final(cells))
+                rows.append(g + (lo, lo + q.within) + (c if final else agg.finalize(self.funcs, c)))
         elif q.mode == "emit":
             rows = self._emit_rows(state, watermark)
         return rows
