@@ -16,6 +16,7 @@ from cepagg.engines import ENGINES
 from cepagg.engines.greta import state as greta_state
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from cepagg.result import Result
 
 QUERIES = [
     "RETURN COUNT(*), MAX(A.x) PATTERN A+ WHERE A.x > NEXT(A).x WITHIN {w}",
@@ -38,3 +39,30 @@ def test_a_growing_ring_keeps_every_path_exact(monkeypatch, template):
         for scan in (False, True):
             got = ENGINES["greta"](q, paths="scan" if scan else "index").run(batch)
             assert not expected.diff(got), (q.text, "scan" if scan else "index", rows, expected.diff(got))
+
+
+@pytest.mark.parametrize("bulk", [0, 10**6])
+def test_index_keys_one_run_at_a_time_or_all_at_once(monkeypatch, bulk):
+    # a batch's keys enter an ordered index run by run (packed-memory re-spreads of windows of
+    # slots, BULK = 0) or all at once (one merge re-spread, BULK huge): the same answers,
+    # over many small batches, with watermarks between them and the ring growing
+    monkeypatch.setattr(greta_state, "BULK", bulk)
+    monkeypatch.setattr(greta_state, "RING0", 2)
+    rng = random.Random(31 + bulk)
+    for _ in range(cases(40, 400)):
+        q = compile_query(rng.choice(QUERIES[:4]).format(w=rng.randint(3, 20)))
+        rows = random_stream(rng, "AB", n=rng.randint(20, 70), max_gap=2, attrs={"x": (0, 40), "g": ["u", "v"]})
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        eng = ENGINES["greta"](q, paths="index")
+        state, out, i = eng.new_state(), [], 0
+        ts = batch.table.column("ts").to_pylist()
+        while i < len(batch):
+            j = min(len(batch), i + rng.randint(1, 8))
+            out += eng.process(state, batch.slice(i, j - i))
+            if j < len(batch):
+                out += eng.advance(state, ts[j] - 1)
+            i = j
+        out += eng.finish(state)
+        got = Result(expected.columns, out, expected.kinds).sorted()
+        assert not expected.diff(got), (q.text, bulk, rows, expected.diff(got))

@@ -88,6 +88,18 @@ def attribute_kinds(table: pa.Table, names) -> dict[str, str]:
     return out
 
 
+def _string_codes(col: pa.Array, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` of the valid strings of ``col``, by Arrow's
+    hash encoding and a sort of the distinct values only (sorting every row's string was most
+    of a small batch's partitioning)."""
+    enc = pc.dictionary_encode(col if valid.all() else col.filter(pa.array(valid)))
+    distinct = np.array(enc.dictionary.to_pylist(), dtype=object)
+    order = np.argsort(distinct.astype(str), kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return distinct[order], rank[enc.indices.to_numpy(zero_copy_only=False)]
+
+
 def factorize(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple]]:
     """Integer codes of the value tuples of ``vecs`` (-1 where any is null) and the tuples."""
     if not vecs:
@@ -96,12 +108,13 @@ def factorize(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple]]:
     codes = np.zeros(n, dtype=np.int64)
     uniques = []
     for v in vecs:
-        vals = v.values[valid]
-        if v.kind == "string":
-            u, inv = np.unique(vals.astype(str), return_inverse=True)
+        if v.kind == "string" and v.arrow is not None:
+            u, inv = _string_codes(v.arrow, valid)
+        elif v.kind == "string":
+            u, inv = np.unique(v.values[valid].astype(str), return_inverse=True)
             u = u.astype(object)
         else:
-            u, inv = np.unique(vals, return_inverse=True)
+            u, inv = np.unique(v.values[valid], return_inverse=True)
         uniques.append(u)
         codes[valid] = codes[valid] * max(len(u), 1) + inv
     ucodes, inv = np.unique(codes[valid], return_inverse=True)

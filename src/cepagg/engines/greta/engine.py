@@ -23,6 +23,7 @@ time has passed (:meth:`Greta.advance`) or the input ends (:meth:`Greta.finish`)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -362,13 +363,16 @@ class Greta(Engine):
                  until: int) -> None:
         st = sub.state
         G = len(layout.bits)
-        qt = [sub.queue.get(c, (np.zeros(0, np.int64), np.zeros(0, np.int64))) for c in range(G)]
-        neg_off = np.zeros(G + 1, dtype=np.int64)
-        neg_off[1:] = np.cumsum([len(q[0]) for q in qt])
-        neg_t = np.concatenate([q[0] for q in qt]).astype(np.int64) if G else np.zeros(0, np.int64)
-        neg_ls = np.concatenate([q[1] for q in qt]).astype(np.int64) if G else np.zeros(0, np.int64)
-        neg_used = np.zeros(G, dtype=np.int64)
-        E = E + (neg_t, neg_ls, neg_off, neg_used)
+        if G:
+            qt = [sub.queue.get(c, (np.zeros(0, np.int64), np.zeros(0, np.int64))) for c in range(G)]
+            neg_off = np.zeros(G + 1, dtype=np.int64)
+            neg_off[1:] = np.cumsum([len(q[0]) for q in qt])
+            neg_t = np.concatenate([q[0] for q in qt]).astype(np.int64)
+            neg_ls = np.concatenate([q[1] for q in qt]).astype(np.int64)
+            neg_used = np.zeros(G, dtype=np.int64)
+            E = E + (neg_t, neg_ls, neg_off, neg_used)
+        else:
+            E = E + _NO_NEGATIONS
         kp = layout.positive.kernel_plan
         nder = kp[6].shape[0]
         i = 0
@@ -391,7 +395,7 @@ class Greta(Engine):
             elif status == K.OUT_FULL:
                 st.grow_outputs()
         for g in range(G):
-            used = int(neg_used[g])
+            used = int(E[-1][g])  # how many of the queued negative matches the run used
             if g in sub.queue:
                 t, ls = sub.queue[g]
                 sub.queue[g] = (t[used:], ls[used:])
@@ -632,11 +636,19 @@ class Greta(Engine):
         return rows
 
 
+#: The negation inputs of ``_run_pos`` for a query without negation (nothing is written to them).
+_NO_NEGATIONS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64))
+
+
 def _no_inputs(layout: lay.Layout) -> tuple:
     """The positive-event inputs of ``_run_pos`` for a run with no new events."""
-    nix = len(layout.positive.index_specs)
-    C = len(layout.positive.programs.slots)
-    A = len(layout.attr_slots)
+    return _empty_inputs(len(layout.positive.index_specs), len(layout.positive.programs.slots),
+                         len(layout.attr_slots))
+
+
+@lru_cache(maxsize=64)
+def _empty_inputs(nix: int, C: int, A: int) -> tuple:
+    """Zero-row input arrays (the kernel reads none and cannot write any): built once per shape."""
     return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
             np.zeros((0, nix), np.int64), np.zeros((0, nix), np.int64),
             np.zeros((0, C), np.float64), np.zeros((0, C), np.bool_),

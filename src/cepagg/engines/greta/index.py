@@ -322,26 +322,42 @@ def live_count(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, v_irank, ix, p0,
 @entry
 def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, loff, C, NI, NF, NM,
              NT, off, point, R, L, mmin, alive, newest, v_irank, ix, p0, p1, pkeys, new):
-    """Move index ``ix``'s live keys (those of ``new`` included) from the old slot arrays
-    (``oC`` slots) to new ones (``C`` slots, zero, at least as many as the live keys), evenly
-    spread, and build its tree."""
+    """Move index ``ix``'s live keys from the old slot arrays (``oC`` slots) to new ones (``C``
+    slots, zero, at least as many as the live keys and the keys of ``new`` not there yet),
+    evenly spread, with the keys of ``new`` that were not there in their places (empty
+    leaves), and build its tree: a merge of two sorted runs, O(C) once, where inserting many
+    keys one run at a time re-spreads windows of slots again and again."""
     mark_pending(oKS, oKO, oloff, v_irank, ix, p0, p1, pkeys)
     mark_keys(oKS, oKO, oloff, oC, new, 2)
     m = 0
     for x in range(oC):
         if oKO[oloff + x] != 0 and live_slot(oKO, oLI, oLF, oLM, oLT, oloff, x, R, mmin, alive):
             m += 1
+    nn = new.shape[0]
+    for t in range(nn):
+        if find(oKS, oKO, oloff, oC, new[t]) < 0:
+            m += 1
     i = 0
-    for x in range(oC):
-        if oKO[oloff + x] == 0 or (oKO[oloff + x] != 2 and oLT[oloff + x, 1] < oLT[oloff + x, 0]):
-            continue
-        dest = ((2 * i + 1) * C) // (2 * m)
-        src = oloff + x
-        d = loff + dest
-        rec_copy_rows(LI, LF, LM, d * R, oLI, oLF, oLM, src * R, R)
-        LT[d, 0] = oLT[src, 0]
-        LT[d, 1] = oLT[src, 1]
-        KS[d] = oKS[src]
+    x = 0
+    t = 0
+    while True:
+        while x < oC and (oKO[oloff + x] == 0 or (oKO[oloff + x] != 2 and oLT[oloff + x, 1] < oLT[oloff + x, 0])):
+            x += 1
+        while t < nn and find(oKS, oKO, oloff, oC, new[t]) >= 0:
+            t += 1
+        if x >= oC and t >= nn:
+            break
+        d = loff + ((2 * i + 1) * C) // (2 * m)
+        if t < nn and (x >= oC or new[t] < oKS[oloff + x]):
+            KS[d] = new[t]  # a new key: its leaf is empty (the new arrays are)
+            t += 1
+        else:
+            src = oloff + x
+            rec_copy_rows(LI, LF, LM, d * R, oLI, oLF, oLM, src * R, R)
+            LT[d, 0] = oLT[src, 0]
+            LT[d, 1] = oLT[src, 1]
+            KS[d] = oKS[src]
+            x += 1
         KO[d] = 1
         i += 1
     fill_free(KS, KO, loff, 0, C, C)

@@ -18,11 +18,14 @@ import numpy as np
 from . import _kernels as K
 from . import _records
 from ...lang.expr import ConditionTypeError
+from . import index as _index
+from ._jit import twin
 from .index import EMPTY_KEY
 from .layout import DataKindError
 from .numbers import float_codes, to_exact, widen
 
 EXACT_FLOAT = 2**53
+BULK = 8  # a batch's keys are inserted all at once when there are at least 1/BULK as many as slots
 RING0 = 16  # start buckets of a WITHIN-alone ring at first; it doubles when full (tests shrink it)
 
 
@@ -38,6 +41,28 @@ G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM NT LI LF LM LT V v_irank
            "lastM").split()
 # record triples (int, float, min/max) and the length of their "entity" axis
 _RECORDS = ("T", "N", "L", "V", "W", "X", "A", "R", "O", "last")
+
+
+class _Arrays(dict):
+    """A state's arrays by name, keeping the kernel's argument tuple until an array is replaced
+    (growth, widening): building the 46-tuple was a tenth of a small batch's Python time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cached: tuple | None = None
+
+    def __setitem__(self, key: str, value: np.ndarray) -> None:
+        super().__setitem__(key, value)
+        self.cached = None
+
+    def __reduce__(self):  # pickled without the cached tuple (Spark keeps states between batches)
+        return _arrays_of, (dict(self),)
+
+
+def _arrays_of(items: dict) -> _Arrays:
+    a = _Arrays()
+    dict.update(a, items)
+    return a
 
 
 def _pow2(n: int) -> int:
@@ -77,7 +102,7 @@ class PosState:
         self.nkind: list[str | None] = [None] * self.NIX  # numbers: "int" or "float" codes
         self.vocab: list[np.ndarray | None] = [None] * self.NIX  # strings: sorted vocabulary
         G = len(negM)
-        a: dict[str, np.ndarray] = {}
+        a = _Arrays()
         sc = np.zeros(K.N_SC, dtype=np.int64)
         sc[K.SC_NOW] = K.NEG_INF
         sc[K.SC_BHI] = -1
@@ -172,7 +197,9 @@ class PosState:
 
     def args(self) -> tuple:
         a = self.a
-        return tuple(a[n] for n in G_NAMES)
+        if a.cached is None:
+            a.cached = tuple(a[n] for n in G_NAMES)
+        return a.cached
 
     @property
     def idx_n(self) -> np.ndarray:
@@ -308,10 +335,7 @@ class PosState:
     # -- ordered indexes: keys get slots that never shift (:mod:`.index`) ---------------------
 
     def _kernels_index(self):
-        from . import index as _index_jit
-        from ._jit import twin
-
-        return twin("index") if (self.exact or self.pure) else _index_jit
+        return twin("index") if (self.exact or self.pure) else _index
 
     def slot_keys(self, ix: int) -> tuple[np.ndarray, np.ndarray, int]:
         """Index ``ix``'s slot keys and occupancy (views) and its number of slots."""
@@ -326,8 +350,14 @@ class PosState:
         return p0, p1, np.zeros(max(1, p1 - p0), dtype=np.int64)
 
     def insert_keys(self, ix: int, keys: np.ndarray) -> None:
-        """Give every key of ``keys`` (sorted, distinct codes) a slot in index ``ix``."""
+        """Give every key of ``keys`` (sorted, distinct codes) a slot in index ``ix``: one by
+        one in free slots (:func:`.index.insert_keys`), or, when the batch brings many keys
+        for the index's size (at least 1/BULK of its slots), all at once by re-spreading the
+        index with them (:func:`.index.respread`, one pass over the slots)."""
         kern = self._kernels_index()
+        C = int(self.a["IDX"][ix, K.IX_N])
+        if len(keys) and len(keys) * BULK >= C:
+            self._grow_index(ix, self._live_keys(ix, keys) + len(keys), keys)
         done = 0
         while done < len(keys):
             IDX = self.a["IDX"]
@@ -344,12 +374,19 @@ class PosState:
                     pkeys))
                 if done == len(keys):
                     break
-                live = int(kern.live_count(a["KS"], a["KO"], a["LI"], a["LF"], a["LM"], a["LT"],
-                                           int(IDX[ix, K.IX_LOFF]), C, self.R, self.mmin,
-                                           int(sc[K.SC_BLO]), a["v_irank"], ix, p0, p1, keys))
-            else:
-                live = 0
-            self._grow_index(ix, live + len(keys) - done, keys)
+            self._grow_index(ix, self._live_keys(ix, keys) + len(keys) - done, keys)
+
+    def _live_keys(self, ix: int, keys: np.ndarray) -> int:
+        """Keys of index ``ix`` still in use (those of ``keys`` present included)."""
+        a = self.a
+        IDX = a["IDX"]
+        C = int(IDX[ix, K.IX_N])
+        if C == 0:
+            return 0
+        p0, p1, _ = self._pending()
+        return int(self._kernels_index().live_count(
+            a["KS"], a["KO"], a["LI"], a["LF"], a["LM"], a["LT"], int(IDX[ix, K.IX_LOFF]), C, self.R,
+            self.mmin, int(self.sc[K.SC_BLO]), a["v_irank"], ix, p0, p1, keys))
 
     def _grow_index(self, ix: int, need: int, keys: np.ndarray) -> None:
         """Re-spread index ``ix`` over ``C`` slots, at most 2/3 full with ``need`` keys."""
@@ -387,7 +424,7 @@ class PosState:
             loff += sizes[j]
             off += sizes[j] + 1
         oC = int(old_idx[ix, K.IX_N])
-        if oC:
+        if oC or len(keys):
             p0, p1, pkeys = self._pending()
             sc = self.sc
             self._kernels_index().respread(

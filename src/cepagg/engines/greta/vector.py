@@ -33,6 +33,7 @@ class Vec:
     kind: str  # "number" | "string" | "bool"
     values: np.ndarray
     valid: np.ndarray
+    arrow: pa.Array | None = None  # strings read from a batch: the Arrow column (hash-encoded fast)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -61,7 +62,7 @@ def arrow_vec(col: pa.ChunkedArray | pa.Array) -> Vec:
     if pa.types.is_null(t):
         return Vec("number", np.zeros(len(col), dtype=np.int64), np.zeros(len(col), dtype=bool))
     values = col.to_numpy(zero_copy_only=False).astype(object)
-    return Vec("string", values, valid)
+    return Vec("string", values, valid, col)
 
 
 def literal(value, n: int) -> Vec:
