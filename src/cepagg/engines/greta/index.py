@@ -84,6 +84,10 @@ def held(T, node, lo, hi):
 # slot before it (``EMPTY_KEY`` before the first), so ``KS`` is sorted and a prefix query is a
 # binary search. ``KO`` marks occupied slots. A key whose leaf holds no live bucket and that no
 # pending vertex uses is dropped when its window is re-spread.
+#
+# A batch that brings many keys for the index's size (:data:`.state.BULK`) is merged in at once
+# instead (:func:`respread`): one pass over the slots and one rebuild of the tree, where
+# inserting run after run would re-spread overlapping windows of slots again and again.
 
 EMPTY_KEY = -(1 << 63)
 
