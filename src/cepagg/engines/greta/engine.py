@@ -103,6 +103,8 @@ class Greta(Engine):
             self.sparse_plan = pl.compile_plan(query, paths="no-index")
         self.kernels = twin("_kernels") if pure else K
         self.funcs = agg.funcs_of(query)
+        # COUNT, MIN and MAX cells are already final: finalising them row by row is skipped
+        self._cells_final = partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
         q = query
         self.windows_per_event = 1
         if q.mode == "slide":
@@ -442,9 +444,7 @@ class Greta(Engine):
             ints = self._ints(layout, st, a["OI"][:n])
             if q.mode == "slide":
                 if state.windows is None:
-                    state.windows = res.WindowResults(layout.FI, layout.FF, [
-                        a.func for a in sorted((a for a in layout.aggs if a.func in ("MIN", "MAX")),
-                                               key=lambda a: a.field)])
+                    state.windows = res.WindowResults.of(layout)
                 state.windows.add(sub.group, a["o_k"][:n], ints, a["OF"][:n], a["OM"][:n])
             else:
                 sub.log.extend(zip(a["o_k"][:n].tolist(), self._cells(layout, ints, a["OF"][:n], a["OM"][:n])))
@@ -547,18 +547,17 @@ class Greta(Engine):
             # window k ends at k * SLIDE + WITHIN - 1: closed once the watermark reaches it
             groups, ks, ints, F, M = state.windows.pop((watermark - q.within + 1) // q.slide)
             cells = self._cells(state.layout, ints, F, M)
-            final = self.partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
             for g, k, (_, c) in zip(groups, ks.tolist(), cells):
                 lo = k * q.slide
                 if self.start_range is not None and not (self.start_range[0] <= lo < self.start_range[1]):
                     continue
-                rows.append(g + (lo, lo + q.within) + (c if final else agg.finalize(self.funcs, c)))
+                rows.append(g + (lo, lo + q.within) + self._final(c))
         elif q.mode == "emit":
             rows = self._emit_rows(state, watermark)
         return rows
 
     def _final(self, cells: tuple) -> tuple:
-        return cells if self.partial else agg.finalize(self.funcs, cells)
+        return cells if self._cells_final else agg.finalize(self.funcs, cells)
 
     def _total_rows(self, state: GretaState) -> list[tuple]:
         rows = []

@@ -31,6 +31,12 @@ class WindowResults:
         self.chunks: list[tuple] = []  # (group id, k, ints, floats, codes) per drain
         self.merged = self._empty()
 
+    @classmethod
+    def of(cls, layout) -> "WindowResults":
+        """For the record fields of ``layout`` (:class:`.layout.Layout`)."""
+        minmax = sorted((a for a in layout.aggs if a.func in ("MIN", "MAX")), key=lambda a: a.field)
+        return cls(layout.FI, layout.FF, [a.func for a in minmax])
+
     def _empty(self) -> tuple:
         z = np.zeros(0, dtype=np.int64)
         return (z, z, np.zeros((0, self.FI), dtype=object), np.zeros((0, self.FF)),

@@ -354,10 +354,10 @@ class PosState:
         one in free slots (:func:`.index.insert_keys`), or, when the batch brings many keys
         for the index's size (at least 1/BULK of its slots), all at once by re-spreading the
         index with them (:func:`.index.respread`, one pass over the slots)."""
+        if len(keys) and len(keys) * BULK >= int(self.a["IDX"][ix, K.IX_N]):
+            self._grow_index(ix, self._live_keys(ix, keys) + len(keys), keys)  # places them all
+            return
         kern = self._kernels_index()
-        C = int(self.a["IDX"][ix, K.IX_N])
-        if len(keys) and len(keys) * BULK >= C:
-            self._grow_index(ix, self._live_keys(ix, keys) + len(keys), keys)
         done = 0
         while done < len(keys):
             IDX = self.a["IDX"]
