@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import random
+import zlib
 from typing import Sequence
 
 from cepagg.engines import ENGINES
@@ -16,11 +17,20 @@ from cepagg.lang import compile_query
 from cepagg.result import output_kinds
 
 NIGHTLY = os.environ.get("CEPAGG_NIGHTLY") == "1"
+SEED = int(os.environ.get("CEPAGG_SEED", "0"))
 
 
 def cases(fast: int, nightly: int) -> int:
     """How many random cases a property test runs: ``fast`` in the suite, more when nightly."""
     return nightly if NIGHTLY else fast
+
+
+def seeded(name: str) -> random.Random:
+    """A generator for the cases of a test parametrised by ``name`` (its query text): seeded by
+    a checksum of the name, the same in every process (``hash`` of a string is not), mixed
+    with ``CEPAGG_SEED`` (default 0), which a sweep sets to draw other cases; a failure
+    reproduces with the same value."""
+    return random.Random(zlib.crc32(name.encode()) ^ SEED)
 
 
 def random_stream(rng: random.Random, types: str | Sequence[str] = "ABCD", n: int = 12,

@@ -5,11 +5,10 @@ Every engine runs these (parametrised over ENGINES); the reference defines the e
 
 from __future__ import annotations
 
-import pickle
 import random
 
 import pytest
-from generators import random_stream
+from generators import random_stream, seeded
 
 from cepagg.engines import ENGINES
 from cepagg.engines.aggregates import combine_rows, drop_unchanged
@@ -39,7 +38,7 @@ def _slices(rows, width):
 
 @pytest.mark.parametrize("text", QUERIES)
 def test_time_slices_merge_to_the_whole(text):
-    rng = random.Random(hash(text) & 0xFFFF)
+    rng = seeded(text)
     q = compile_query(text)
     for _ in range(15):
         rows = random_stream(rng, "ABCD", n=14, attrs={"x": (0, 9), "g": ["u", "v"]})

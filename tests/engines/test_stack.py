@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
-from generators import cases, compare, random_stream
-from helpers import events, run, stream
+from generators import cases, compare, random_stream, seeded
+from helpers import events, run
 
 from cepagg.engines import ENGINES
 from cepagg.lang import compile_query
@@ -28,7 +26,7 @@ def test_example1():
     "PATTERN SEQ(A, B, C) RETURN COUNT(*)",
 ])
 def test_random_streams(query):
-    rng = random.Random(hash(query) & 0xFFFF)
+    rng = seeded(query)
     for _ in range(cases(40, 400)):
         rows = random_stream(rng, "ABCD", n=rng.randint(0, 14), attrs={"x": (0, 5, 0.2), "g": ["u", "v"]})
         problems = compare(query, rows, "stack")

@@ -6,7 +6,7 @@ import random
 from decimal import Decimal
 
 import pytest
-from generators import random_stream
+from generators import random_stream, seeded
 
 from cepagg.errors import InputError
 from cepagg.events import EventBatch
@@ -56,7 +56,7 @@ def _match_sets(columns, rows):
 
 @pytest.mark.parametrize("text", QUERIES)
 def test_spark_equals_in_process(spark, text):
-    rng = random.Random(hash(text) & 0xFFFF)
+    rng = seeded(text)
     q = compile_query(text)
     for _ in range(3):
         rows = random_stream(rng, "ABCD", n=40, max_gap=2,

@@ -14,14 +14,12 @@ import random
 from decimal import Decimal
 
 import pytest
-from generators import random_stream
+from arrivals import ORDER_CASES, arrival_rows, expected_of
+from generators import random_stream, seeded
 
-from cepagg.engines import ENGINES
-from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.order import OrderConfig, same_result
 from cepagg.order.disorder import disorder
-from cepagg.order.stream import EventItem
 from cepagg.result import Result
 from cepagg.spark.order import late_count, start_ordered
 from cepagg.spark.sources import END_TS_MS, END_TYPE
@@ -30,20 +28,6 @@ from cepagg.spark.streaming import dropped_by_watermark, late_events, read_lates
 pytestmark = pytest.mark.spark
 
 SCHEMA = "_id long, type string, ts long, x long, g string, punct_type string"
-
-
-def _arrival_rows(arr):
-    """The arrival as file rows: events and punctuations, ``_id`` = arrival position."""
-    events = arr.events.table.to_pylist()
-    rows = []
-    for pos, item in enumerate(arr.items):
-        if isinstance(item, EventItem):
-            r = dict(events[item.row])
-        else:
-            r = {"type": "__punct__", "ts": item.t, "punct_type": item.type}
-        r["_id"] = pos
-        rows.append(r)
-    return rows
 
 
 def _write(base, rows, pieces):
@@ -59,34 +43,19 @@ def _write(base, rows, pieces):
         os.utime(path, (1000 + k, 1000 + k))  # the file source orders files by modification time
 
 
-def _expected(text, rows):
-    events = [r for r in rows if r["type"] != "__punct__"]
-    batch = EventBatch.from_rows([{k: v for k, v in r.items() if k not in ("_id", "punct_type")} for r in events],
-                                 ids=[r["_id"] for r in events])
-    return ENGINES["reference"](compile_query(text)).run(batch)
-
-
 def _got(spark, path, text):
     q = compile_query(text)
     rows = [tuple(int(v) if isinstance(v, Decimal) else v for v in r) for r in read_latest(spark, path, text).collect()]
     return Result(q.output_columns, rows)
 
 
-CASES = [
-    ("kslack", "RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, !C, B) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3"),
-    ("conservative", "PATTERN SEQ(A, B, !C) WHERE [g] WITHIN 5"),
-    ("aggressive", "RETURN g, COUNT(*), MAX(A.x) PATTERN SEQ(A, !C, B) WHERE [g] GROUP BY g WITHIN 5 EMIT ON CHANGE"),
-    ("aggressive", "PATTERN SEQ(A, !C, B) WHERE [g] WITHIN 6"),
-]
-
-
-@pytest.mark.parametrize("strategy,text", CASES)
+@pytest.mark.parametrize("strategy,text", ORDER_CASES)
 def test_ordered_stream_nets_to_the_reference(spark, tmp_path, strategy, text):
-    rng = random.Random(hash(text) & 0xFFFF)
+    rng = seeded(text)
     stream = random_stream(rng, "ABC", n=40, max_gap=3, attrs={"x": (0, 9), "g": ["u", "v"]})
     arr = disorder(stream, rng, fraction=0.4, delay="exp", scale=4, burst_types=("C",), bursts=0.3,
                    punctuate=0.5 if strategy == "conservative" else 0.0, punct="types")
-    rows = _arrival_rows(arr)
+    rows = arrival_rows(arr)
     _write(str(tmp_path / "in"), rows, pieces=4)
     bound = max(arr.lateness())
     config = {"kslack": OrderConfig("kslack", slack=bound), "conservative": OrderConfig("conservative"),
@@ -94,7 +63,7 @@ def test_ordered_stream_nets_to_the_reference(spark, tmp_path, strategy, text):
     df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(tmp_path / "in"))
     q = start_ordered(df, text, config, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"), buckets=2)
     q.awaitTermination()
-    problems = same_result(compile_query(text), _expected(text, rows), _got(spark, str(tmp_path / "out"), text))
+    problems = same_result(compile_query(text), expected_of(text, rows), _got(spark, str(tmp_path / "out"), text))
     assert not problems, problems
     assert late_count(spark, str(tmp_path / "chk"))[0] == 0
     kinds = {r[0] for r in spark.read.parquet(str(tmp_path / "out")).select("kind").distinct().collect()}
@@ -112,7 +81,7 @@ def test_per_key_clocks_keep_a_slow_keys_events(spark, tmp_path):
     order = sorted([(r["ts"], 0, r) for r in fast] + [(r["ts"] + 40, 1, r) for r in slow], key=lambda x: x[:2])
     rows = [dict(r, _id=i) for i, (_, _, r) in enumerate(order)]
     _write(str(tmp_path / "in"), rows, pieces=5)
-    expected = _expected(text, rows)
+    expected = expected_of(text, rows)
 
     df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(tmp_path / "in"))
     q = start_ordered(df, text, OrderConfig("kslack", slack=5), out=str(tmp_path / "out"),
@@ -152,7 +121,7 @@ def test_cli_stream_order_over_the_cepagg_source(spark, tmp_path):
     rng = random.Random(8)
     stream = random_stream(rng, "ABC", n=30, max_gap=3, attrs={"x": (0, 9), "g": ["u", "v"]})
     arr = disorder(stream, rng, fraction=0.4, delay="uniform", scale=5, burst_types=("C",), bursts=0.3)
-    rows = _arrival_rows(arr)
+    rows = arrival_rows(arr)
     path = tmp_path / "events.jsonl"
     with open(path, "w") as f:
         for r in rows:
@@ -160,4 +129,4 @@ def test_cli_stream_order_over_the_cepagg_source(spark, tmp_path):
     out = str(tmp_path / "out")
     assert main(["stream", "-q", text, "--events", str(path), "--out", out, "--checkpoint", str(tmp_path / "chk"),
                  "--order", "aggressive", "--lateness", str(max(arr.lateness())), "--events-per-batch", "8"]) == 0
-    assert not same_result(compile_query(text), _expected(text, rows), _got(spark, out, text))
+    assert not same_result(compile_query(text), expected_of(text, rows), _got(spark, out, text))

@@ -8,7 +8,7 @@ import random
 from decimal import Decimal
 
 import pytest
-from generators import random_stream
+from generators import random_stream, seeded
 
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
@@ -46,7 +46,7 @@ def _rows(df):
     "RETURN g, COUNT(*), AVG(B.x) PATTERN SEQ(A, B, !C) WHERE [g] GROUP BY g WITHIN 6",
 ])
 def test_stream_equals_in_process(spark, tmp_path, text):
-    rng = random.Random(hash(text) & 0xFFFF)
+    rng = seeded(text)
     rows = random_stream(rng, "ABC", n=45, max_gap=3, attrs={"x": (0, 9), "g": ["u", "v"]})
     for i, r in enumerate(rows):
         r["_id"] = i
