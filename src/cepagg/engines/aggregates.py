@@ -66,6 +66,13 @@ def finalize(funcs: Sequence[str], partial: tuple) -> tuple:
     return tuple(out)
 
 
+def finalize_column(func: str, partials: list) -> list:
+    """:func:`finalize` of one aggregate over a column of partial cells (columnar engines)."""
+    if func in ("COUNT", "MIN", "MAX"):
+        return partials
+    return [finalize((func,), (x,))[0] for x in partials]
+
+
 def _plain(total: Any) -> Any:
     return float(total) if isinstance(total, Fraction) else total
 

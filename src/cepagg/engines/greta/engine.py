@@ -413,8 +413,14 @@ class Greta(Engine):
 
     def _cells(self, layout: lay.Layout, ints: np.ndarray, F: np.ndarray,
                M: np.ndarray) -> list[tuple[int, tuple]]:
-        """(COUNT(*), partial cells) of record rows (cells as cepagg.engines.aggregates), built
-        a column at a time: Q1 emits more window rows than it reads events, and a per-row loop
+        """(COUNT(*), partial cells) of record rows (cells as cepagg.engines.aggregates)."""
+        counts, columns = self._cell_columns(layout, ints, F, M)
+        return list(zip(counts, zip(*columns) if columns else [()] * len(counts)))
+
+    def _cell_columns(self, layout: lay.Layout, ints: np.ndarray, F: np.ndarray,
+                      M: np.ndarray) -> tuple[list, list[list]]:
+        """COUNT(*) and a column of partial cells per aggregate, of record rows, built a
+        column at a time: Q1 emits more window rows than it reads events, and a per-row loop
         over the aggregates was a quarter of its time at small windows."""
         fields = [ints[:, f].tolist() for f in range(layout.FI)]
         columns: list[list] = []
@@ -432,7 +438,7 @@ class Greta(Engine):
                 values = (decode_floats(codes).tolist() if a.kind == "float" else
                           [bool(c) for c in codes.tolist()] if a.kind == "bool" else codes.tolist())
                 columns.append([None if e else v for e, v in zip(empty.tolist(), values)])
-        return list(zip(fields[0], zip(*columns) if columns else [()] * len(fields[0])))
+        return fields[0], columns
 
     def _drain(self, state: GretaState, layout: lay.Layout, sub: Sub) -> None:
         st = sub.state
@@ -546,12 +552,16 @@ class Greta(Engine):
         if q.mode == "slide" and state.windows is not None:
             # window k ends at k * SLIDE + WITHIN - 1: closed once the watermark reaches it
             groups, ks, ints, F, M = state.windows.pop((watermark - q.within + 1) // q.slide)
-            cells = self._cells(state.layout, ints, F, M)
-            for g, k, (_, c) in zip(groups, ks.tolist(), cells):
-                lo = k * q.slide
-                if self.start_range is not None and not (self.start_range[0] <= lo < self.start_range[1]):
-                    continue
-                rows.append(g + (lo, lo + q.within) + self._final(c))
+            starts = ks * q.slide
+            if self.start_range is not None:
+                keep = (starts >= self.start_range[0]) & (starts < self.start_range[1])
+                groups = [g for g, kept in zip(groups, keep.tolist()) if kept]
+                starts, ints, F, M = starts[keep], ints[keep], F[keep], M[keep]
+            _, columns = self._cell_columns(state.layout, ints, F, M)
+            if not self._cells_final:
+                columns = [agg.finalize_column(f, c) for f, c in zip(self.funcs, columns)]
+            # rows assembled by zipping columns: Q1 releases about two rows per event
+            rows = list(zip(*zip(*groups), starts.tolist(), (starts + q.within).tolist(), *columns))
         elif q.mode == "emit":
             rows = self._emit_rows(state, watermark)
         return rows

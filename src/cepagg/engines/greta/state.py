@@ -393,9 +393,12 @@ class PosState:
         a = self.a
         R = self.R
         IDX = a["IDX"]
+        C = max(16, _pow2(-(-3 * need // 2)))
+        if C == int(IDX[ix, K.IX_N]):
+            self._respread_in_place(ix, keys)
+            return
         old_idx = IDX.copy()
         sizes = [int(x) for x in IDX[:, K.IX_N]]
-        C = max(16, _pow2(-(-3 * need // 2)))
         sizes[ix] = C
         nleaf = sum(sizes)
         old = {k: a[k] for k in ("LI", "LF", "LM", "LT", "KS", "KO", "NI", "NF", "NM", "NT")}
@@ -434,6 +437,34 @@ class PosState:
                 int(IDX[ix, K.IX_OFF]), int(IDX[ix, K.IX_POINT]), R, 1 if self.exact else self.L,
                 self.mmin, int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), a["v_irank"], ix, p0, p1, pkeys,
                 keys)
+
+    def _respread_in_place(self, ix: int, keys: np.ndarray) -> None:
+        """Re-spread index ``ix`` over the slots it has (a bulk merge that needs no more):
+        its leaves are copied out and merged back, the other arrays stay. A batch's keys
+        merge this way on every batch of a small window, where re-allocating every index
+        array was half the merge's cost."""
+        a = self.a
+        R = self.R
+        IDX = a["IDX"]
+        lo, C = int(IDX[ix, K.IX_LOFF]), int(IDX[ix, K.IX_N])
+        leaves, rows = slice(lo, lo + C), slice(lo * R, (lo + C) * R)
+        old = {k: a[k][leaves].copy() for k in ("KS", "KO", "LT")}
+        old.update({k: a[k][rows].copy() for k in ("LI", "LF", "LM")})
+        a["KS"][leaves] = EMPTY_KEY
+        a["KO"][leaves] = 0
+        a["LT"][leaves, 0] = 0
+        a["LT"][leaves, 1] = -1
+        a["LI"][rows] = 0
+        a["LF"][rows] = 0.0
+        for j, is_min in enumerate(self.mmin):
+            a["LM"][rows, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
+        p0, p1, pkeys = self._pending()
+        sc = self.sc
+        self._kernels_index().respread(
+            old["KS"], old["KO"], old["LI"], old["LF"], old["LM"], old["LT"], 0, C, a["KS"], a["KO"],
+            a["LI"], a["LF"], a["LM"], a["LT"], lo, C, a["NI"], a["NF"], a["NM"], a["NT"],
+            int(IDX[ix, K.IX_OFF]), int(IDX[ix, K.IX_POINT]), R, 1 if self.exact else self.L, self.mmin,
+            int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), a["v_irank"], ix, p0, p1, pkeys, keys)
 
     def key_codes(self, ix: int, parts: list, reverse: bool) -> list[np.ndarray]:
         """int64 order codes of index ``ix``'s keys: ``parts`` are (Vec, rows) pairs. Integers
