@@ -147,6 +147,22 @@ def test_run_limited_result_rss_and_timeout():
     assert rc is None and wall < 10
 
 
+def test_cepagg_side_counts_as_the_runner_and_times_reading_and_evaluating(tmp_path):
+    """cepagg's own measurement (in this process): the same count as cepagg.runner.run on the
+    whole file, elapsed = read + run, and a short run repeated (the median of several kept)."""
+    from cepagg.bench.peers.cepagg_run import SCHEMA, run_inprocess
+    from cepagg.io import read_events
+    from cepagg.runner import run
+
+    p = write_data(DataSpec("t", "types", 3000, 3, ("A", "B", "C"), seed=5), tmp_path)
+    query = W["seq3"].cepagg_query(40, "skip-till-any-match", True)
+    got = run_inprocess(str(p), query, "auto")
+    whole = run(query, read_events(p, schema=SCHEMA).batch)
+    assert got["count"] == whole.rows[0][0] > 0 and got["events"] == 3000
+    assert got["elapsed_ms"] == pytest.approx(got["read_ms"] + got["run_ms"], abs=0.01)
+    assert got["runs"] > 1  # milliseconds each: repeated
+
+
 def test_runner_reports_inexpressible_and_unavailable(tmp_path):
     r = Runner(None, tmp_path, 5)
     o = r.run("flink-cep", W["seq3"], "skip-till-any-match", False, 20)

@@ -31,9 +31,11 @@ ENGINES = ("cepagg", "cepagg-spark", "flink-cep", "flink-sql", "core")
 
 #: What each engine's ``elapsed_ms`` covers (printed under the tables).
 ENGINE_TIME = {
-    "cepagg": "read the CSV + plan + evaluate, in one process on one core, after a warm-up run "
+    "cepagg": "read the CSV + evaluate, in one process on one core, after a warm-up run "
               "on the file's first 1,000 rows (imports, the query grammar, numba's compiled "
-              "kernels loaded from its cache: as a JVM's start is excluded for the peers)",
+              "kernels loaded from its cache: as a JVM's start is excluded for the peers) and "
+              "with the query compiled and planned (as the peers' patterns are, before their "
+              "clocks start); a run under 1 s is repeated up to 5 times and the median kept",
     "cepagg-spark": "read the CSV into a DataFrame + cepagg.spark.run + collect, on local[2], "
                     "after the session's start and a warm-up run on the file's first 1,000 rows",
     "flink-cep": "the job's net run time: read and parse the CSV, CEP, count every match "
