@@ -56,6 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", default=None, help="write the measurements to this file")
     p.add_argument("--only", default=None, help="comma-separated experiment names to run")
     p.add_argument("--engines", default=None, help="comma-separated engines to run (default: each experiment's)")
+    p.add_argument("--sizes", default=None,
+                   help="comma-separated events per window to run (default: each experiment's)")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -277,7 +279,7 @@ def main(args: argparse.Namespace) -> int:
         for label, query in variants.items():
             for grp in groups:
                 dead: set[str] = set()
-                for pw in spec["sizes"]:
+                for pw in ([int(x) for x in args.sizes.split(",")] if args.sizes else spec["sizes"]):
                     for engine in spec["engines"]:
                         if engine in dead or (args.engines and engine not in args.engines.split(",")):
                             continue

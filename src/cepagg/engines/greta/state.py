@@ -495,11 +495,12 @@ class PosState:
                 self.nkind[ix] = "float" if floats else "int"
             out = []
             for v, r in parts:
-                vals = v.values[r]
                 if self.nkind[ix] == "int":
-                    out.append(vals.astype(np.int64))
+                    out.append(v.values[r].astype(np.int64))
+                elif v.values.dtype.kind == "f":
+                    out.append(v.float_codes()[r])
                 else:
-                    out.append(_float_keys(vals))
+                    out.append(_float_keys(v.values[r]))
         return [~c if reverse else c for c in out]
 
     def _vocabulary(self, ix: int, strings: np.ndarray, reverse: bool) -> None:
