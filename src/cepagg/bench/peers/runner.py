@@ -35,7 +35,8 @@ ENGINE_TIME = {
               "on the file's first 1,000 rows (imports, the query grammar, numba's compiled "
               "kernels loaded from its cache: as a JVM's start is excluded for the peers) and "
               "with the query compiled and planned (as the peers' patterns are, before their "
-              "clocks start); a run under 1 s is repeated up to 5 times and the median kept",
+              "clocks start); runs are repeated until 1 s in all (at most 5, an odd count) and the "
+              "median kept, where each peer runs once",
     "cepagg-spark": "read the CSV into a DataFrame + cepagg.spark.run + collect, on local[2], "
                     "after the session's start and a warm-up run on the file's first 1,000 rows",
     "flink-cep": "the job's net run time: read and parse the CSV, CEP, count every match "

@@ -54,7 +54,7 @@ class Partition:
     keep: dict[int, tuple[np.ndarray, np.ndarray]]  # top negations: matches at >= last_ts
     subs: dict[tuple, "Sub"] = field(default_factory=dict)
     count: int = 0  # events seen (positions, for contiguous)
-    last_ts: int = K.NEG_INF  # settled up to here: the last event of the last batch it had events in
+    last_ts: int = K.NEG_INF  # settled up to here: its last event so far
 
 
 @dataclass
@@ -167,10 +167,6 @@ class Greta(Engine):
         aint, aflt, amm, aval = enc.agg_columns(view, layout)
         keys = [(enc.key_vec(view, sp.pkey), enc.key_vec(view, sp.ekey)) for sp in layout.positive.index_specs]
         big = aval & (np.abs(aint) >= 2**31)
-        # events come in time order, so once a batch is read nothing before its last event can
-        # still arrive for any partition: each runs up to there, which spares the watermark that
-        # usually follows a run per partition to settle the same time
-        until = int(view.ts[-1])
         order = np.argsort(pcodes, kind="stable")
         bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
         for p in range(len(pkeys)):
@@ -180,6 +176,7 @@ class Greta(Engine):
             part = self._partition(state, layout, pkeys[p])
             positions = part.count + np.arange(len(rows), dtype=np.int64)
             part.count += len(rows)
+            until = int(view.ts[rows[-1]])  # events are in order per partition, not across them
             new_entries = self._run_negatives(layout, part, view, rows, neg_states, ncols, until)
             prow = rows[pos_state[rows] >= 0]
             ppos = positions[pos_state[rows] >= 0]
