@@ -3,8 +3,8 @@
 :mod:`cepagg.spark.order`'s processor gets, per micro-batch, one call per bucket with that
 bucket's rows (punctuations and the end-of-stream event in every bucket) and keeps the
 bucket's layer state pickled between calls. Here the calls are made directly: buckets in a
-shuffled order, every routing of the two keys to two buckets, the state pickled as the value
-state holds it. Hundreds of arrivals run in seconds, where the streaming test
+shuffled order, the two keys in separate buckets either way round or in one bucket, the state
+pickled as the value state holds it. Hundreds of arrivals run in seconds, where the streaming test
 (``test_order_streaming.py``) runs one arrival per case through Spark; the output is netted by
 :func:`cepagg.spark.streaming.read_latest`'s rule and compared with the reference.
 """
