@@ -138,3 +138,16 @@ def test_batches_in_order_per_partition_key_only(text):
         out = eng.process(state, first) + eng.process(state, second) + eng.finish(state)
         got = type(expected)(expected.columns, out, expected.kinds).sorted()
         assert not expected.diff(got), (name, text, expected.diff(got))
+
+
+def test_greta_refuses_a_partition_going_back_in_time():
+    """A caller that breaks the order per key gets an error naming the partition, not counts."""
+    from cepagg.errors import InputError
+
+    q = compile_query("RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 10")
+    eng = ENGINES["greta"](q)
+    state = eng.new_state()
+    eng.process(state, EventBatch.from_rows([{"type": "A", "ts": 5, "g": "u"}]))
+    eng.process(state, EventBatch.from_rows([{"type": "B", "ts": 5, "g": "u"}], ids=[1]))  # a tie: in order
+    with pytest.raises(InputError, match=r"\('u',\) out of time order: time 4 after 5"):
+        eng.process(state, EventBatch.from_rows([{"type": "B", "ts": 4, "g": "u"}], ids=[2]))
