@@ -36,6 +36,8 @@ import platform
 import time
 import resource
 
+from .repeat import median_run
+
 Q1 = ("RETURN sector, COUNT(*) PATTERN Stock S+ WHERE [company, sector] AND {pred} "
       "GROUP-BY sector WITHIN {w} SLIDE {s}")
 Q2 = ("RETURN mapper, SUM(M.cpu) PATTERN SEQ(Start S, Measurement M+, End E) "
@@ -112,21 +114,11 @@ def _measure(engine: str, query: str, dataset: str, n: int, per_window: int, bat
         warm = eng.new_state()
         eng.process(warm, events.slice(0, min(len(events), 500)))
         eng.finish(warm)
-    runs = [_timed_run(eng, events, batch, greta)]
-    while len(runs) < REPEAT and (sum(r["cpu_s"] for r in runs) < SHORT_S or len(runs) % 2 == 0):
-        runs.append(_timed_run(eng, events, batch, greta))
-    r = sorted(runs, key=lambda r: r["cpu_s"])[len(runs) // 2]  # the median run (an odd count)
+    r, runs = median_run(lambda: _timed_run(eng, events, batch, greta), lambda r: r["cpu_s"])
     cpu = r["cpu_s"]
     out.put({"engine": engine, "events": len(events), "per_window": per_window, "runs": len(runs),
              **r, "events_per_s": len(events) / cpu if cpu else None,
-             "peak_mb": max(x["peak_mb"] for x in runs)})
-
-
-#: Runs are repeated from a new state until they have taken SHORT_S seconds of CPU in all (then
-#: to an odd count) or REPEAT runs were made, and the median run reported: greta's runs of a
-#: few hundredths of a second vary 2x on this VM, and the ratio to a baseline that runs for
-#: minutes once is only as good as that number. Peak memory is the highest of the runs.
-SHORT_S, REPEAT = 1.0, 5
+             "peak_mb": max(x["peak_mb"] for x in runs)})  # the highest of the runs
 
 
 def _timed_run(eng, events, batch: int, greta: bool) -> dict:

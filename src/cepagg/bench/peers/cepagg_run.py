@@ -61,6 +61,7 @@ def spark_available() -> str | None:
 
 
 def run_inprocess(csv: str, query: str, engine: str) -> dict:
+    from cepagg.bench.repeat import median_run
     from cepagg.io import read_events
     from cepagg.lang import compile_query
     from cepagg.plan import plan
@@ -68,26 +69,20 @@ def run_inprocess(csv: str, query: str, engine: str) -> dict:
     head = _warm_up(csv, query, engine)
     q = compile_query(query, time_unit=head.time_unit, schema=head.attribute_kinds())
     p = plan(q, engine)
-    runs = []
-    while not runs or (len(runs) < REPEAT and (sum(r[0] + r[1] for r in runs) < SHORT_S or len(runs) % 2 == 0)):
+
+    def timed() -> tuple[float, float, int, int]:
         t0 = time.perf_counter()
         batch = read_events(csv, schema=SCHEMA).batch
         t1 = time.perf_counter()
         count = _count(p.build().run(batch))
-        t2 = time.perf_counter()
-        runs.append((t1 - t0, t2 - t1, count))
+        return t1 - t0, time.perf_counter() - t1, count, len(batch)
+
+    (read_s, run_s, count, events), runs = median_run(timed, lambda r: r[0] + r[1])
     if len({r[2] for r in runs}) != 1:
         raise RuntimeError(f"runs of the same query counted differently: {[r[2] for r in runs]}")
-    read_s, run_s, count = sorted(runs, key=lambda r: r[0] + r[1])[len(runs) // 2]  # median (odd count)
-    return {"peer": "cepagg", "count": count, "engine": p.engine, "events": len(batch),
+    return {"peer": "cepagg", "count": count, "engine": p.engine, "events": events,
             "elapsed_ms": round((read_s + run_s) * 1000, 3), "read_ms": round(read_s * 1000, 3),
             "run_ms": round(run_s * 1000, 3), "runs": len(runs)}
-
-
-#: Timed runs are repeated until they have taken SHORT_S seconds in all (then to an odd count) or
-#: REPEAT runs were made, and the median run reported: at the smallest windows one run takes a
-#: few milliseconds and varies 2x on this VM. The peers run once: each of their runs takes seconds.
-SHORT_S, REPEAT = 1.0, 5
 
 
 WARM_UP_ROWS = 1000

@@ -177,11 +177,11 @@ class Greta(Engine):
             part = self._partition(state, layout, pkeys[p])
             positions = part.count + np.arange(len(rows), dtype=np.int64)
             part.count += len(rows)
-            until = int(view.ts[rows[-1]])  # events are in order per partition, not across them
-            if int(view.ts[rows[0]]) < part.last_ts:
-                raise InputError(f"events of partition {pkeys[p]} out of time order: time "
-                                 f"{int(view.ts[rows[0]])} after {part.last_ts} (the engine needs "
-                                 f"stream order per partition key; put an ordering strategy in front)")
+            first, until = int(view.ts[rows[0]]), int(view.ts[rows[-1]])  # in order per partition only
+            if first < part.last_ts:
+                raise InputError(f"events of partition {pkeys[p]} out of time order: time {first} after "
+                                 f"{part.last_ts} (the engine needs stream order per partition key; "
+                                 f"put an ordering strategy in front)")
             new_entries = self._run_negatives(layout, part, view, rows, neg_states, ncols, until)
             prow = rows[pos_state[rows] >= 0]
             ppos = positions[pos_state[rows] >= 0]

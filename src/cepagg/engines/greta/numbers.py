@@ -65,6 +65,11 @@ def float_codes(x: np.ndarray) -> np.ndarray:
     return np.where(bits >= 0, bits, bits ^ _FLIP)
 
 
+def key_codes(x: np.ndarray) -> np.ndarray:
+    """Order codes of numbers compared as floats in an edge condition: -0.0 is 0.0 there."""
+    return float_codes(x.astype(np.float64) + 0.0)
+
+
 def decode_floats(codes: np.ndarray) -> np.ndarray:
     codes = np.asarray(codes, dtype=np.int64)
     bits = np.where(codes >= 0, codes, codes ^ _FLIP)

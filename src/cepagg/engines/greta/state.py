@@ -22,7 +22,7 @@ from . import index as _index
 from ._jit import twin
 from .index import EMPTY_KEY
 from .layout import DataKindError
-from .numbers import float_codes, to_exact, widen
+from .numbers import key_codes, to_exact, widen
 
 EXACT_FLOAT = 2**53
 BULK = 8  # a batch's keys are inserted all at once when there are at least 1/BULK as many as slots
@@ -34,7 +34,7 @@ def _float_keys(vals: np.ndarray) -> np.ndarray:
     if vals.dtype.kind in "iub":
         if len(vals) and np.abs(vals.astype(np.int64)).max() > EXACT_FLOAT:
             raise DataKindError("integer key beyond 2**53 compared with floats in an edge condition")
-    return float_codes(vals.astype(np.float64) + 0.0)  # + 0.0: -0.0 == 0.0
+    return key_codes(vals)
 
 G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM NT LI LF LM LT V v_irank v_col v_colv VI VF VM "
            "w_k WI WF WM XI XF XM AI AF AM REC r_bkey RI RF RM o_k OI OF OM lastI lastF "
@@ -428,15 +428,7 @@ class PosState:
             off += sizes[j] + 1
         oC = int(old_idx[ix, K.IX_N])
         if oC or len(keys):
-            p0, p1, pkeys = self._pending()
-            sc = self.sc
-            self._kernels_index().respread(
-                old["KS"], old["KO"], old["LI"], old["LF"], old["LM"], old["LT"],
-                int(old_idx[ix, K.IX_LOFF]), oC, a["KS"], a["KO"], a["LI"], a["LF"], a["LM"],
-                a["LT"], int(IDX[ix, K.IX_LOFF]), C, a["NI"], a["NF"], a["NM"], a["NT"],
-                int(IDX[ix, K.IX_OFF]), int(IDX[ix, K.IX_POINT]), R, 1 if self.exact else self.L,
-                self.mmin, int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), a["v_irank"], ix, p0, p1, pkeys,
-                keys)
+            self._respread(ix, old, int(old_idx[ix, K.IX_LOFF]), oC, keys)
 
     def _respread_in_place(self, ix: int, keys: np.ndarray) -> None:
         """Re-spread index ``ix`` over the slots it has (a bulk merge that needs no more):
@@ -458,13 +450,22 @@ class PosState:
         a["LF"][rows] = 0.0
         for j, is_min in enumerate(self.mmin):
             a["LM"][rows, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
-        p0, p1, pkeys = self._pending()
+        self._respread(ix, old, 0, C, keys)
+
+    def _respread(self, ix: int, old: dict, oloff: int, oC: int, keys: np.ndarray) -> None:
+        """Merge index ``ix``'s live keys from the leaf arrays ``old`` (its ``oC`` slots from
+        ``oloff``) and the new ``keys`` into its slots of the state's arrays (empty), and build
+        its tree (:func:`.index.respread`)."""
+        a = self.a
+        IDX = a["IDX"]
         sc = self.sc
+        p0, p1, pkeys = self._pending()
         self._kernels_index().respread(
-            old["KS"], old["KO"], old["LI"], old["LF"], old["LM"], old["LT"], 0, C, a["KS"], a["KO"],
-            a["LI"], a["LF"], a["LM"], a["LT"], lo, C, a["NI"], a["NF"], a["NM"], a["NT"],
-            int(IDX[ix, K.IX_OFF]), int(IDX[ix, K.IX_POINT]), R, 1 if self.exact else self.L, self.mmin,
-            int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), a["v_irank"], ix, p0, p1, pkeys, keys)
+            old["KS"], old["KO"], old["LI"], old["LF"], old["LM"], old["LT"], oloff, oC, a["KS"],
+            a["KO"], a["LI"], a["LF"], a["LM"], a["LT"], int(IDX[ix, K.IX_LOFF]), int(IDX[ix, K.IX_N]),
+            a["NI"], a["NF"], a["NM"], a["NT"], int(IDX[ix, K.IX_OFF]), int(IDX[ix, K.IX_POINT]), self.R,
+            1 if self.exact else self.L, self.mmin, int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), a["v_irank"],
+            ix, p0, p1, pkeys, keys)
 
     def key_codes(self, ix: int, parts: list, reverse: bool) -> list[np.ndarray]:
         """int64 order codes of index ``ix``'s keys: ``parts`` are (Vec, rows) pairs. Integers

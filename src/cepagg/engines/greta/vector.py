@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from ...lang import ast
 from ...lang.expr import ConditionTypeError
-from .numbers import float_codes
+from .numbers import key_codes
 
 
 @dataclass
@@ -35,16 +35,16 @@ class Vec:
     values: np.ndarray
     valid: np.ndarray
     arrow: pa.Array | None = None  # strings read from a batch: the Arrow column (hash-encoded fast)
-    codes: np.ndarray | None = field(default=None, repr=False, compare=False)  # see float_codes
+    codes: np.ndarray | None = field(default=None, repr=False, compare=False)  # see float_codes()
 
     def __len__(self) -> int:
         return len(self.values)
 
     def float_codes(self) -> np.ndarray:
-        """Order codes of float values (:func:`.numbers.float_codes`, -0.0 as 0.0), computed
-        once for the whole column: every partition of a batch slices the same codes."""
+        """Order codes of float values as edge keys (:func:`.numbers.key_codes`), computed once
+        for the whole column: every partition of a batch slices the same codes."""
         if self.codes is None:
-            self.codes = float_codes(self.values.astype(np.float64) + 0.0)
+            self.codes = key_codes(self.values)
         return self.codes
 
 
