@@ -233,6 +233,13 @@ def experiments(full: bool) -> dict[str, dict]:
             engines=["greta-index", "greta-no-index", "greta"],
             query="RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 minutes",
             n=lambda pw: 10_000, kw=dict(companies=1)),
+        # SLIDE: the index costs O(log n) per bucket, the scan Theta(events in window); where
+        # they cross on Q1 (19 companies) sets plan.SPARSE_SLIDE ("greta" picks by the first batch)
+        "slide_paths": dict(
+            on_request=True, dataset="stock", sizes=[100, 300, 1_000, 3_000, 6_000, 10_000],
+            engines=["greta-index", "greta-no-index", "greta"],
+            query=Q1.format(pred="S.price > NEXT(S).price", w="10 minutes", s="10 seconds"),
+            n=lambda pw: max(5 * pw, 4_000)),
         "q2_groups": dict(
             dataset="cluster", sizes=[10_000], engines=["greta", "twostep"],
             groups=[1, 2, 5, 10] if full else [2, 10],

@@ -99,7 +99,7 @@ class Greta(Engine):
             raise ValueError(f"paths={paths!r}: expected 'auto', 'index', 'no-index' or 'scan'")
         self.plan = pl.compile_plan(query, paths="index" if paths == "auto" else paths)
         self.sparse_plan = None  # the plan for sparse partitions, where it differs
-        if paths == "auto" and pl.per_start_buckets(query) and \
+        if paths == "auto" and pl.may_prefer_scan(query) and \
                 any(t.path == "index" for g in self.plan.graphs for t in g.transitions):
             self.sparse_plan = pl.compile_plan(query, paths="no-index")
         self.kernels = twin("_kernels") if pure else K
@@ -130,8 +130,9 @@ class Greta(Engine):
         return state.layout
 
     def _plan_for(self, view, partitions: int) -> pl.GretaPlan:
-        """The plan, chosen once, by the first batch: the index, or the scan for a WITHIN-alone
-        query whose partitions hold few events per window (every path gives the same rows)."""
+        """The plan, chosen once, by the first batch: the index, or the scan for a query with a
+        window in time whose partitions hold few events per window (every path gives the same
+        rows; :func:`.plan.prefers_scan`)."""
         if self.sparse_plan is None or view.n == 0:
             return self.plan
         rel = view.n if self.types is None else int(self._of_types(view).sum())

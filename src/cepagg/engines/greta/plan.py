@@ -341,10 +341,21 @@ def compile_plan(q: Query, paths: str = "index") -> GretaPlan:
 #: ``--only within_alone_paths``)
 SPARSE = 150
 
+#: events per window and partition below which a sliding-window query scans (docs/benchmarks.md,
+#: ``--only slide_paths``: on Q1 the scan is faster at 158 events per window and company, the
+#: index at 316)
+SPARSE_SLIDE = 200
+
 
 def per_start_buckets(q: Query) -> bool:
     """WITHIN (in time) without SLIDE: every start time is its own bucket."""
     return q.within is not None and q.mode != "slide" and q.within_events is None
+
+
+def may_prefer_scan(q: Query) -> bool:
+    """A window in time bounds the predecessors a scan visits: for such a query a sparse
+    partition may be better served by the scan (:func:`prefers_scan`)."""
+    return q.within is not None and q.within_events is None
 
 
 def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
@@ -352,12 +363,15 @@ def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
     from a batch of ``events`` (of the query's types) over ``span`` time units in ``partitions``
     partitions. Under WITHIN without SLIDE every start time is its own bucket, so an event costs
     Theta(events in window) on either path; below :data:`SPARSE` events per window the scan,
-    with less work per bucket, is faster. With SLIDE (a fixed number of buckets) or no window
-    the index is the one that scales."""
-    if not per_start_buckets(q):
+    with less work per bucket, is faster. With SLIDE an event costs the index O(log n) per
+    bucket and the scan Theta(events in window): with few events per window and partition the
+    scan's plain loop still wins (below :data:`SPARSE_SLIDE`), and it visits at most a window's
+    events, so a stream that grows denser later costs at most that factor. Without a window in
+    time the index is the one that scales."""
+    if not may_prefer_scan(q):
         return False
-    per_window = events / max(1, partitions) * min(1.0, q.within / max(1, span))
-    return per_window < SPARSE
+    per_window = events / max(1, partitions) * q.within / max(1, span)  # the batch's rate
+    return per_window < (SPARSE if per_start_buckets(q) else SPARSE_SLIDE)
 
 
 def _text(q: Query, e: ast.Expr) -> str:
