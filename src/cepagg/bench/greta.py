@@ -206,7 +206,7 @@ def experiments(full: bool) -> dict[str, dict]:
         # the goal's measurement: the largest window the two-step baseline finishes within the
         # budget (run with --budget 600), in fine steps, both engines on the same 4,000 events
         "q1_baseline_limit": dict(
-            on_request=True, dataset="stock", sizes=[100, 150, 200, 250, 300, 325, 350, 400],
+            on_request=True, dataset="stock", sizes=[100, 150, 200, 250, 300, 310, 320, 330, 350, 400],
             engines=["greta", "twostep"],
             query=Q1.format(pred="S.price > NEXT(S).price", w="10 minutes", s="10 seconds"),
             n=lambda pw: 4_000),
