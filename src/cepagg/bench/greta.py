@@ -223,7 +223,7 @@ def experiments(full: bool) -> dict[str, dict]:
         # 10^3 to 10^5) and exact arithmetic, not the index, sets the cost
         "index_vs_scan": dict(
             dataset="stock-stationary", sizes=[1_000, 10_000, 100_000, 1_000_000] if full else [1_000, 10_000],
-            engines=["greta", "greta-scan"],
+            engines=["greta", "greta-scan"],  # "greta": one company, >= 1,000 per window: the index
             query=Q1.format(pred="S.price * 1.05 < NEXT(S).price", w="100 minutes", s="50 minutes"),
             n=lambda pw: max(10 * pw, 50_000), kw=dict(companies=1)),
         # WITHIN without SLIDE: a start bucket per event, Theta(events in window) per event on

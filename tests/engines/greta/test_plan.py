@@ -27,15 +27,16 @@ def test_paths(text, path):
     assert [t.path for t in compile_plan(q).graphs[0].transitions] == path
 
 
-@pytest.mark.parametrize("window, gap_ms, path", [
-    ("WITHIN 10 s", 1000, "scan"),        # 10 events per window: the scan
-    ("WITHIN 10 s", 10, "index"),         # 1,000 events per window: the index
-    ("WITHIN 10 s EMIT ON CHANGE", 1000, "scan"),
-    ("WITHIN 10 s SLIDE 1 s", 1000, "scan"),   # 10 events per window: the scan's plain loop
-    ("WITHIN 10 s SLIDE 1 s", 10, "index"),    # 1,000: the index's O(log n) per bucket
-    ("", 1000, "index"),
+@pytest.mark.parametrize("window, gap_ms, n, path", [
+    ("WITHIN 10 s", 1000, 2000, "scan"),        # 10 events per window: the scan
+    ("WITHIN 10 s", 10, 2000, "index"),         # 1,000 events per window: the index
+    ("WITHIN 10 s EMIT ON CHANGE", 1000, 2000, "scan"),
+    ("WITHIN 10 s SLIDE 1 s", 1000, 2000, "scan"),   # 10 events per window: the scan's plain loop
+    ("WITHIN 10 s SLIDE 1 s", 10, 2000, "index"),    # 1,000: the index's O(log n) per bucket
+    ("WITHIN 10 s SLIDE 1 s", 10, 100, "index"),     # a batch shorter than the window: its rate
+    ("", 1000, 2000, "index"),
 ])
-def test_first_batch_chooses_index_or_scan(window, gap_ms, path):
+def test_first_batch_chooses_index_or_scan(window, gap_ms, n, path):
     """Under WITHIN alone every start time is its own bucket, Theta(events in window) per event
     on both paths; the scan does less per bucket, so sparse partitions scan (plan.prefers_scan).
     With SLIDE the index scales, but at a few events per window the scan's plain loop wins."""
@@ -45,7 +46,7 @@ def test_first_batch_chooses_index_or_scan(window, gap_ms, path):
     q = compile_query(f"RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price {window}")
     assert [t.path for t in compile_plan(q).graphs[0].transitions] == ["index"]
     assert [t.path for t in compile_plan(q, paths="no-index").graphs[0].transitions] == ["scan"]
-    batch = EventBatch.from_rows([{"ts": i * gap_ms, "type": "Stock", "price": float(i % 7)} for i in range(2000)])
+    batch = EventBatch.from_rows([{"ts": i * gap_ms, "type": "Stock", "price": float(i % 7)} for i in range(n)])
     engine = Greta(q)
     state = engine.new_state()
     engine.process(state, batch)
@@ -55,6 +56,18 @@ def test_first_batch_chooses_index_or_scan(window, gap_ms, path):
         compile_plan(q, paths="fast")
     with pytest.raises(ValueError, match="paths"):
         Greta(q, paths="fast")
+
+
+def test_a_first_batch_without_the_querys_events_keeps_the_index():
+    """Nothing to judge the density by: the index, whose cost does not grow with the window."""
+    from cepagg.engines.greta.engine import Greta
+    from cepagg.events import EventBatch
+
+    q = compile_query("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 s SLIDE 1 s")
+    engine = Greta(q)
+    state = engine.new_state()
+    engine.process(state, EventBatch.from_rows([{"ts": i * 1000, "type": "News", "price": 1.0} for i in range(50)]))
+    assert [t.path for t in state.layout.positive.plan.transitions] == ["index"]
 
 
 @pytest.mark.parametrize("text, reason", [

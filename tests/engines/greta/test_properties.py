@@ -67,7 +67,8 @@ def test_index_and_scan_paths_agree_with_reference(paths):
     assert n > 50
 
 
-def test_batches_watermarks_and_snapshots():
+@pytest.mark.parametrize("paths", ["auto", "index"])  # auto scans these sparse streams
+def test_batches_watermarks_and_snapshots(paths):
     for k in range(cases(120, 2000)):
         seed = 900_000 + k
         text, rows = _case(seed)
@@ -75,7 +76,7 @@ def test_batches_watermarks_and_snapshots():
         q = compile_query(text)
         batch = EventBatch.from_rows(rows).sorted()
         expected = ENGINES["reference"](q).run(batch)
-        eng = ENGINES["greta"](q)
+        eng = ENGINES["greta"](q, paths=paths)
         state = eng.new_state()
         n = len(batch)
         cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randint(1, 4))))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import random
 
+import pytest
 from generators import random_stream
 
 from cepagg.engines import ENGINES
@@ -20,11 +21,16 @@ QUERIES = [
 ]
 
 
-def test_state_is_empty_after_the_window_passes():
+# "auto" scans these sparse streams; "index" keeps the ordered index where the predicate allows
+PATHS = pytest.mark.parametrize("paths", ["auto", "index"])
+
+
+@PATHS
+def test_state_is_empty_after_the_window_passes(paths):
     rng = random.Random(1)
     for text in QUERIES:
         q = compile_query(text)
-        eng = ENGINES["greta"](q)
+        eng = ENGINES["greta"](q, paths=paths)
         state = eng.new_state()
         rows = random_stream(rng, "ABCD", n=40, attrs={"x": (0, 5), "g": ["u", "v"]})
         eng.process(state, EventBatch.from_rows(rows).sorted())
@@ -51,11 +57,12 @@ def test_vertices_are_purged_while_the_stream_runs():
     assert sub.state.a["sc"][1] < 60
 
 
-def test_snapshot_round_trip_is_identical():
+@PATHS
+def test_snapshot_round_trip_is_identical(paths):
     rng = random.Random(3)
     for text in QUERIES:
         q = compile_query(text)
-        eng = ENGINES["greta"](q)
+        eng = ENGINES["greta"](q, paths=paths)
         rows = random_stream(rng, "ABCD", n=30, attrs={"x": (0, 5), "g": ["u", "v"]})
         batch = EventBatch.from_rows(rows).sorted()
         a = eng.new_state()

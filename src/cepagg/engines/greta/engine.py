@@ -136,6 +136,8 @@ class Greta(Engine):
         if self.sparse_plan is None or view.n == 0:
             return self.plan
         rel = view.n if self.types is None else int(self._of_types(view).sum())
+        if rel == 0:  # no event to judge by: the index, whose cost does not grow with the window
+            return self.plan
         span = int(view.ts[-1]) - int(view.ts[0]) + 1
         return self.sparse_plan if pl.prefers_scan(self.query, rel, span, partitions) else self.plan
 

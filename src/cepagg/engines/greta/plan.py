@@ -18,8 +18,8 @@ Each transition then gets its *aggregation path* (beyond the paper, see :mod:`.i
 ``total``   no edge predicate and no negation in the gap: the predecessor sum is a
             running total per state, O(1) per event and bucket
 ``index``   one comparison ``f(X) θ g(NEXT(X))``, θ in ``< <= > >= =``, each side an
-            expression of one event: a Fenwick tree over the ranks of ``f``, O(log n) (under
-            WITHIN alone, partitions with few events per window scan: :func:`prefers_scan`)
+            expression of one event: a Fenwick tree over the ranks of ``f``, O(log n) (with a
+            window in time, partitions with few events per window scan: :func:`prefers_scan`)
 ``scan``    anything else (other edge conditions, negation crossing the transition,
             several derivations, skip-till-next-match, contiguous): every stored
             predecessor is examined, as in the paper, with the condition compiled to a
@@ -279,7 +279,7 @@ def _single_run_equalities(q: Query, shared: dict[str, set[str]]) -> dict[str, l
 def compile_plan(q: Query, paths: str = "index") -> GretaPlan:
     """The plan of an accepted query (call :func:`refusal` first). ``paths``: "index" as
     described above; "no-index" scans where "index" would index (the engine's choice for
-    sparse partitions under WITHIN alone, :func:`prefers_scan`); "scan" gives every transition
+    sparse partitions under a window in time, :func:`prefers_scan`); "scan" gives every transition
     the scan path (to test the paths against each other)."""
     if paths not in ("index", "no-index", "scan"):
         raise ValueError(f"paths={paths!r}: expected 'index', 'no-index' or 'scan'")
@@ -342,8 +342,8 @@ def compile_plan(q: Query, paths: str = "index") -> GretaPlan:
 SPARSE = 150
 
 #: events per window and partition below which a sliding-window query scans (docs/benchmarks.md,
-#: ``--only slide_paths``: on Q1 the scan is faster at 158 events per window and company, the
-#: index at 316)
+#: ``--only slide_paths``: on Q1 the scan was faster at 158 events per window and company in two
+#: runs, the index at 526 in both, and each was ahead at 316 in one run)
 SPARSE_SLIDE = 200
 
 
@@ -365,9 +365,10 @@ def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
     Theta(events in window) on either path; below :data:`SPARSE` events per window the scan,
     with less work per bucket, is faster. With SLIDE an event costs the index O(log n) per
     bucket and the scan Theta(events in window): with few events per window and partition the
-    scan's plain loop still wins (below :data:`SPARSE_SLIDE`), and it visits at most a window's
-    events, so a stream that grows denser later costs at most that factor. Without a window in
-    time the index is the one that scales."""
+    scan's plain loop still wins (below :data:`SPARSE_SLIDE`). The choice stays: a stream that
+    grows much denser later pays the scan's cost, which grows with the events per window.
+    ``partitions`` counts partition keys, not sub-partitions. Without a window in time the index
+    is the one that scales."""
     if not may_prefer_scan(q):
         return False
     per_window = events / max(1, partitions) * q.within / max(1, span)  # the batch's rate
