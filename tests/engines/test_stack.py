@@ -23,6 +23,7 @@ def test_example1():
     "PATTERN SEQ(A, A, B) WHERE A.x > 1 RETURN COUNT(A) WITHIN 4",
     "PATTERN SEQ(A, B) WHERE [g] GROUP BY g RETURN g, COUNT(*) WITHIN 4",
     "PATTERN SEQ(A, !C, B) RETURN COUNT(*), SUM(A.x) WITHIN 5 EMIT ON CHANGE",
+    "PATTERN SEQ(A, B) WHERE [g] GROUP BY g RETURN g, COUNT(*) WITHIN 4 EMIT ON CHANGE",
     "PATTERN SEQ(A, B, C) RETURN COUNT(*)",
 ])
 def test_random_streams(query):
@@ -35,5 +36,7 @@ def test_random_streams(query):
 
 def test_refuses_what_it_does_not_do():
     for text in ("PATTERN SEQ(!N, A, B) RETURN COUNT(*) WITHIN 5", "PATTERN SEQ(A, B) RETURN COUNT(*) WITHIN 5 SLIDE 2",
-                 "PATTERN SEQ(A+, B) RETURN COUNT(*)", "PATTERN SEQ(A, B) WHERE A.x = B.x RETURN COUNT(*)"):
+                 "PATTERN SEQ(A+, B) RETURN COUNT(*)", "PATTERN SEQ(A, B) WHERE A.x = B.x RETURN COUNT(*)",
+                 # one value per partition: a group over several partitions would need their sum
+                 "PATTERN SEQ(A, B) WHERE [g] RETURN COUNT(*) WITHIN 5 EMIT ON CHANGE"):
         assert ENGINES["stack"].refusal(compile_query(text)) is not None

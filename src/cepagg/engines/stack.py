@@ -68,6 +68,10 @@ class Stack(Engine):
                 return "cross-event conditions are not part of the baseline"
         if any(g.var is not None for g in query.group_by) or query.equivalences:
             return "groups and equivalences on unqualified attributes only"
+        if query.mode == "emit" and set(query.partition_by) != {g.attr for g in query.group_by}:
+            # its EMIT ON CHANGE follows one partition's value; a group over several partitions
+            # would need their sum at every instant
+            return "EMIT ON CHANGE with partitions that are not the groups is not part of the baseline"
         return None
 
     def __init__(self, query: Query, **kw):

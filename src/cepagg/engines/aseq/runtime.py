@@ -178,10 +178,6 @@ class UnitRun:
             self._run(state, st, key, enc, a, b, K.NONE, rows)
         if self.kmode == K.RECORD:
             state.emit.add_instants(self, batch)
-        horizon = enc.max_ts
-        if horizon is not None and (self.kmode == K.RECORD or self.coarse_slide):
-            self._advance_all(state, horizon, rows)
-            rows += self._merged(state, horizon)
         self._gc(state, list(enc.keys), K.NONE)
         return rows
 
