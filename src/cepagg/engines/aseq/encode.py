@@ -44,7 +44,6 @@ class Encoded:
     cls_kind: np.ndarray
     keys: list[tuple]  # partition key of each run
     bounds: np.ndarray  # run r is events bounds[r]:bounds[r+1]
-    max_ts: int | None  # latest time in the batch (any event)
 
 
 def column(table: pa.Table, name: str) -> pa.Array:
@@ -185,8 +184,7 @@ class Encoder:
             bounds = np.zeros(1, np.int64)
             run_keys = []
         return Encoded(ts[sel], cls[sel], valI, vldI, valF, vldF, inst[sel], np.array(ptr, np.int64),
-                       np.array(nodes, np.int64), np.array(kinds, np.int64), run_keys, bounds,
-                       int(ts.max()) if n else None)
+                       np.array(nodes, np.int64), np.array(kinds, np.int64), run_keys, bounds)
 
     def values(self, table: pa.Table, sel: np.ndarray, python_values: bool):
         fam = self.fam

@@ -223,7 +223,7 @@ class UnitRun:
         z = np.zeros(0, np.int64)
         return Encoded(z, z, np.zeros((0, len(fam.kindI)), np.int64), np.zeros((0, len(fam.kindI)), np.uint8),
                        np.zeros((0, len(fam.kindF))), np.zeros((0, len(fam.kindF)), np.uint8), z,
-                       np.zeros(1, np.int64), z, z, [], np.zeros(1, np.int64), None)
+                       np.zeros(1, np.int64), z, z, [], np.zeros(1, np.int64))
 
     def _run(self, state: UnitState, st: PartState, key: tuple, enc: Encoded, a: int, b: int, flush: int,
              rows: list) -> None:
