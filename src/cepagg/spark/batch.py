@@ -239,6 +239,12 @@ def drive(batches, label, make_engine, emit) -> Iterator[pa.RecordBatch]:
             engine = make_engine(unit)
             state = engine.new_state()
         out += [(r, current) for r in engine.process(state, EventBatch(table))]
+        # a unit's events come in time order: everything before this batch's last time has
+        # been seen, so what waits on that (windows and EMIT ON CHANGE values merged over
+        # several partitions) is released now instead of piling up until the unit ends
+        last = pc.max(table.column("ts")).as_py() if table.num_rows else None
+        if last is not None:
+            out += [(r, current) for r in engine.advance(state, last - 1)]
         if len(out) >= 4096:
             yield emit(out)
             out = []
