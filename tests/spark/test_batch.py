@@ -117,8 +117,6 @@ def test_a_units_rows_come_out_as_its_batches_pass():
     """A unit's events arrive in time order, batch after batch: what waits on time (here EMIT
     ON CHANGE values merged over the partitions of a group) is released after each batch, not
     held, with the engine's bookkeeping, until the unit ends."""
-    import pyarrow as pa
-
     from cepagg.engines import ENGINES
     from cepagg.spark.batch import drive
 
