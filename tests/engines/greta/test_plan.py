@@ -34,6 +34,8 @@ def test_paths(text, path):
     ("WITHIN 10 s SLIDE 1 s", 1000, 2000, "scan"),   # 10 events per window: the scan's plain loop
     ("WITHIN 10 s SLIDE 1 s", 10, 2000, "index"),    # 1,000: the index's O(log n) per bucket
     ("WITHIN 10 s SLIDE 1 s", 10, 100, "index"),     # a batch shorter than the window: its rate
+    ("WITHIN 10 s", 1000, 5, "scan"),                # 5 events in 4 s: sparse
+    ("WITHIN 10 s SLIDE 1 s", 1000, 5, "index"),     # but under SLIDE only a whole window convinces
     ("", 1000, 2000, "index"),
 ])
 def test_first_batch_chooses_index_or_scan(window, gap_ms, n, path):
