@@ -46,6 +46,9 @@ class Engine(ABC):
     """Base class of engines. Subclasses set ``name`` and implement the four steps."""
 
     name: ClassVar[str] = "engine"
+    #: ``advance`` costs in proportion to what it releases, not to the state it holds: a caller
+    #: may call it after every batch (Spark's batch driver does)
+    cheap_advance: ClassVar[bool] = True
 
     def __init__(self, query: Query, *, partial: bool = False,
                  start_range: tuple[int, int] | None = None):
@@ -111,6 +114,8 @@ class Recomputing(Engine):
     the two-step baselines. ``advance`` re-evaluates and returns the rows that became final
     (closed SLIDE windows, EMIT instants up to the watermark); WITHIN-alone totals and matches
     come at ``finish``. Meant for tests and baselines, not for long streams."""
+
+    cheap_advance = False  # every call re-evaluates every stored event
 
     @abstractmethod
     def evaluate(self, events: list) -> list[tuple]:

@@ -196,8 +196,9 @@ def _emit(spec: Spec, rows: list[tuple]) -> pa.RecordBatch:
     return S.to_arrow(rows, _out_cols(spec))
 
 
-def _units(batches: Iterator[pa.RecordBatch], label) -> Iterator[tuple[object, pa.Table]]:
-    """Runs of consecutive rows with the same unit (a key, or a time slice) in sorted batches.
+def _units(batches: Iterator[pa.RecordBatch], label) -> Iterator[tuple[object, pa.Table, bool]]:
+    """Runs of consecutive rows with the same unit (a key, or a time slice) in sorted batches,
+    and whether the run ends its batch (the unit may go on in the next one).
 
     ``label(table)`` gives the columns that make the unit and the table without helper
     columns; a unit is the tuple of those columns' values.
@@ -211,7 +212,7 @@ def _units(batches: Iterator[pa.RecordBatch], label) -> Iterator[tuple[object, p
             else [()] * len(starts)
         ends = list(starts[1:]) + [rb.num_rows]
         for unit, start, end in zip(units, starts, ends):
-            yield unit, table.slice(start, end - start)
+            yield unit, table.slice(start, end - start), end == rb.num_rows
 
 
 def _run_starts(columns: list, n: int) -> np.ndarray:
@@ -231,7 +232,7 @@ def drive(batches, label, make_engine, emit) -> Iterator[pa.RecordBatch]:
     Arrow batch (every 4,096 rows and at the end)."""
     current = engine = state = None
     out: list[tuple] = []
-    for unit, table in _units(batches, label):
+    for unit, table, goes_on in _units(batches, label):
         if unit != current:
             if state is not None:
                 out += [(r, current) for r in engine.finish(state)]
@@ -241,10 +242,10 @@ def drive(batches, label, make_engine, emit) -> Iterator[pa.RecordBatch]:
         out += [(r, current) for r in engine.process(state, EventBatch(table))]
         # a unit's events come in time order: everything before this batch's last time has
         # been seen, so what waits on that (windows and EMIT ON CHANGE values merged over
-        # several partitions) is released now instead of piling up until the unit ends
-        last = pc.max(table.column("ts")).as_py() if table.num_rows else None
-        if last is not None:
-            out += [(r, current) for r in engine.advance(state, last - 1)]
+        # several partitions) is released now instead of piling up until the unit ends -- once
+        # per batch, where the unit may go on in the next (otherwise `finish` follows)
+        if goes_on and engine.cheap_advance and table.num_rows:
+            out += [(r, current) for r in engine.advance(state, pc.max(table.column("ts")).as_py() - 1)]
         if len(out) >= 4096:
             yield emit(out)
             out = []

@@ -33,7 +33,8 @@ def test_paths(text, path):
     ("WITHIN 10 s EMIT ON CHANGE", 1000, 2000, "scan"),
     ("WITHIN 10 s SLIDE 1 s", 1000, 2000, "scan"),   # 10 events per window: the scan's plain loop
     ("WITHIN 10 s SLIDE 1 s", 10, 2000, "index"),    # 1,000: the index's O(log n) per bucket
-    ("WITHIN 10 s SLIDE 1 s", 10, 100, "index"),     # a batch shorter than the window: its rate
+    ("WITHIN 10 s", 10, 100, "index"),               # 100 events in 1 s: 1,000 per window
+    ("WITHIN 10 s SLIDE 1 s", 10, 100, "index"),     # a batch shorter than the window
     ("WITHIN 10 s", 1000, 5, "scan"),                # 5 events in 4 s: sparse
     ("WITHIN 10 s SLIDE 1 s", 1000, 5, "index"),     # but under SLIDE only a whole window convinces
     ("", 1000, 2000, "index"),
@@ -108,3 +109,17 @@ def test_split_reports_previous_and_following():
     q = compile_query("RETURN COUNT(*) PATTERN (SEQ(A+, NOT SEQ(C, NOT E, D), B))+")
     text = compile_plan(q).describe()
     assert "previous A, following B" in text and "previous C, following D" in text
+
+
+def test_the_density_is_judged_by_the_querys_own_events():
+    """One Stock event among News events spanning windows says nothing of Stock's density."""
+    from cepagg.engines.greta.engine import Greta
+    from cepagg.events import EventBatch
+
+    q = compile_query("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 s SLIDE 1 s")
+    rows = [{"ts": i * 1000, "type": "News", "price": 1.0} for i in range(30)]
+    rows[3] = {"ts": 3000, "type": "Stock", "price": 2.0}
+    engine = Greta(q)
+    state = engine.new_state()
+    engine.process(state, EventBatch.from_rows(rows))
+    assert [t.path for t in state.layout.positive.plan.transitions] == ["index"]

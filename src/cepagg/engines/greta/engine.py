@@ -135,11 +135,11 @@ class Greta(Engine):
         rows; :func:`.plan.prefers_scan`)."""
         if self.sparse_plan is None or view.n == 0:
             return self.plan
-        rel = view.n if self.types is None else int(self._of_types(view).sum())
-        if rel == 0:  # no event to judge by: the index, whose cost does not grow with the window
+        ts = view.ts if self.types is None else view.ts[self._of_types(view)]
+        if len(ts) == 0:  # no event to judge by: the index, whose cost does not grow with the window
             return self.plan
-        span = int(view.ts[-1]) - int(view.ts[0]) + 1
-        return self.sparse_plan if pl.prefers_scan(self.query, rel, span, partitions) else self.plan
+        span = int(ts[-1]) - int(ts[0]) + 1  # of the query's events: others say nothing of its density
+        return self.sparse_plan if pl.prefers_scan(self.query, len(ts), span, partitions) else self.plan
 
     def _of_types(self, view) -> np.ndarray:
         """Which events of the batch have one of the query's types (``self.types`` is set)."""

@@ -342,8 +342,8 @@ def compile_plan(q: Query, paths: str = "index") -> GretaPlan:
 SPARSE = 150
 
 #: events per window and partition below which a sliding-window query scans (docs/benchmarks.md,
-#: ``--only slide_paths``: on Q1 the scan was faster at 158 events per window and company in two
-#: runs, the index at 526 in both, and each was ahead at 316 in one run)
+#: ``--only slide_paths``: in three runs on Q1 the scan was ahead at 16 and 53 events per window
+#: and company, the index at 526, and either at 158 and 316)
 SPARSE_SLIDE = 200
 
 
@@ -366,8 +366,8 @@ def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
     with less work per bucket, is faster. With SLIDE an event costs the index O(log n) per
     bucket and the scan Theta(events in window): with few events per window and partition the
     scan's plain loop still wins (below :data:`SPARSE_SLIDE`). The choice stays, and the risks
-    are not alike: the index is two to three times as slow where the scan wins, the scan fifty
-    times as slow at 10^4 events per window -- so a sliding-window query scans only on the
+    are not alike: the index is up to 2.6 times as slow where the scan wins (Q1), the scan fifty
+    times as slow at 10^4 events per window on one partition -- so a sliding-window query scans only on the
     evidence of a batch spanning a whole window (a short micro-batch of a stream keeps the
     index). ``partitions`` counts partition keys, not sub-partitions. Without a window in time
     the index is the one that scales."""
