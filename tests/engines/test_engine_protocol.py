@@ -46,10 +46,20 @@ def test_time_slices_merge_to_the_whole(text):
         for name, cls in _engines(q):
             whole = cls(q).run(batch)
             parts = []
+            ordered = batch.sorted()
+            ts = ordered.table.column("ts").to_pylist()
             for a, b in _slices(rows, 4):
+                # fed as Spark's batch driver feeds a slice: chunks in time order, each followed
+                # by an advance to just below its last event
                 eng = cls(q, partial=q.mode != "emit", start_range=(a, b))
                 state = eng.new_state()
-                parts += eng.process(state, batch.sorted()) + eng.finish(state)
+                cuts = sorted(rng.sample(range(1, len(ts)), rng.randint(0, 3))) + [len(ts)]
+                prev = 0
+                for c in cuts:
+                    parts += eng.process(state, ordered.slice(prev, c - prev))
+                    parts += eng.advance(state, ts[c - 1] - 1)
+                    prev = c
+                parts += eng.finish(state)
             merged = drop_unchanged(q, parts) if q.mode == "emit" else combine_rows(q, parts)
             got = type(whole)(whole.columns, merged, whole.kinds).sorted()
             assert not whole.diff(got), (name, text, rows, whole.diff(got))
