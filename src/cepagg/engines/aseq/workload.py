@@ -50,6 +50,8 @@ class Workload:
         chops: a sharing plan given by hand: query index -> chop positions (Chop-Connect).
     """
 
+    cheap_advance = True  # as aseq's (cepagg.engines.base.Engine.cheap_advance): Spark may call it per batch
+
     def __init__(self, queries: Sequence[Query], *, partial: bool = False,
                  start_range: tuple[int, int] | None = None, share: bool = True, stats=None,
                  chops: dict[int, Sequence[int]] | None = None):
