@@ -6,6 +6,7 @@ import pytest
 
 from cepagg.engines import ENGINES
 from cepagg.engines.greta.plan import compile_plan, refusal
+from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.plan import plan
 
@@ -27,6 +28,16 @@ def test_paths(text, path):
     assert [t.path for t in compile_plan(q).graphs[0].transitions] == path
 
 
+def _chosen_path(q, batch) -> list[str]:
+    """The paths of the positive graph's transitions the engine chose from its first batch."""
+    from cepagg.engines.greta.engine import Greta
+
+    engine = Greta(q)
+    state = engine.new_state()
+    engine.process(state, batch)
+    return [t.path for t in state.layout.positive.plan.transitions]
+
+
 @pytest.mark.parametrize("window, gap_ms, n, path", [
     ("WITHIN 10 s", 1000, 2000, "scan"),        # 10 events per window: the scan
     ("WITHIN 10 s", 10, 2000, "index"),         # 1,000 events per window: the index
@@ -44,16 +55,12 @@ def test_first_batch_chooses_index_or_scan(window, gap_ms, n, path):
     on both paths; the scan does less per bucket, so sparse partitions scan (plan.prefers_scan).
     With SLIDE the index scales, but at a few events per window the scan's plain loop wins."""
     from cepagg.engines.greta.engine import Greta
-    from cepagg.events import EventBatch
 
     q = compile_query(f"RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price {window}")
     assert [t.path for t in compile_plan(q).graphs[0].transitions] == ["index"]
     assert [t.path for t in compile_plan(q, paths="no-index").graphs[0].transitions] == ["scan"]
     batch = EventBatch.from_rows([{"ts": i * gap_ms, "type": "Stock", "price": float(i % 7)} for i in range(n)])
-    engine = Greta(q)
-    state = engine.new_state()
-    engine.process(state, batch)
-    assert [t.path for t in state.layout.positive.plan.transitions] == [path]
+    assert _chosen_path(q, batch) == [path]
     assert not ENGINES["reference"](q).run(batch.slice(0, 60)).diff(Greta(q).run(batch.slice(0, 60)))
     with pytest.raises(ValueError, match="paths"):
         compile_plan(q, paths="fast")
@@ -61,16 +68,20 @@ def test_first_batch_chooses_index_or_scan(window, gap_ms, n, path):
         Greta(q, paths="fast")
 
 
+SLIDE_QUERY = "RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 s SLIDE 1 s"
+
+
 def test_a_first_batch_without_the_querys_events_keeps_the_index():
     """Nothing to judge the density by: the index, whose cost does not grow with the window."""
-    from cepagg.engines.greta.engine import Greta
-    from cepagg.events import EventBatch
+    news = EventBatch.from_rows([{"ts": i * 1000, "type": "News", "price": 1.0} for i in range(50)])
+    assert _chosen_path(compile_query(SLIDE_QUERY), news) == ["index"]
 
-    q = compile_query("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 s SLIDE 1 s")
-    engine = Greta(q)
-    state = engine.new_state()
-    engine.process(state, EventBatch.from_rows([{"ts": i * 1000, "type": "News", "price": 1.0} for i in range(50)]))
-    assert [t.path for t in state.layout.positive.plan.transitions] == ["index"]
+
+def test_the_density_is_judged_by_the_querys_own_events():
+    """One Stock event among News events spanning windows says nothing of Stock's density."""
+    rows = [{"ts": i * 1000, "type": "News", "price": 1.0} for i in range(30)]
+    rows[3] = {"ts": 3000, "type": "Stock", "price": 2.0}
+    assert _chosen_path(compile_query(SLIDE_QUERY), EventBatch.from_rows(rows)) == ["index"]
 
 
 @pytest.mark.parametrize("text, reason", [
@@ -109,17 +120,3 @@ def test_split_reports_previous_and_following():
     q = compile_query("RETURN COUNT(*) PATTERN (SEQ(A+, NOT SEQ(C, NOT E, D), B))+")
     text = compile_plan(q).describe()
     assert "previous A, following B" in text and "previous C, following D" in text
-
-
-def test_the_density_is_judged_by_the_querys_own_events():
-    """One Stock event among News events spanning windows says nothing of Stock's density."""
-    from cepagg.engines.greta.engine import Greta
-    from cepagg.events import EventBatch
-
-    q = compile_query("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 s SLIDE 1 s")
-    rows = [{"ts": i * 1000, "type": "News", "price": 1.0} for i in range(30)]
-    rows[3] = {"ts": 3000, "type": "Stock", "price": 2.0}
-    engine = Greta(q)
-    state = engine.new_state()
-    engine.process(state, EventBatch.from_rows(rows))
-    assert [t.path for t in state.layout.positive.plan.transitions] == ["index"]

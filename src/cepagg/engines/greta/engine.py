@@ -133,7 +133,7 @@ class Greta(Engine):
         """The plan, chosen once, by the first batch: the index, or the scan for a query with a
         window in time whose partitions hold few events per window (every path gives the same
         rows; :func:`.plan.prefers_scan`)."""
-        if self.sparse_plan is None or view.n == 0:
+        if self.sparse_plan is None:
             return self.plan
         ts = view.ts if self.types is None else view.ts[self._of_types(view)]
         if len(ts) == 0:  # no event to judge by: the index, whose cost does not grow with the window

@@ -367,16 +367,17 @@ def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
     bucket and the scan Theta(events in window): with few events per window and partition the
     scan's plain loop still wins (below :data:`SPARSE_SLIDE`). The choice stays, and the risks
     are not alike: the index is up to 2.6 times as slow where the scan wins (Q1), the scan fifty
-    times as slow at 10^4 events per window on one partition -- so a sliding-window query scans only on the
-    evidence of a batch spanning a whole window (a short micro-batch of a stream keeps the
-    index). ``partitions`` counts partition keys, not sub-partitions. Without a window in time
+    times as slow at 10^4 events per window on one partition -- so a sliding-window query
+    scans only on the evidence of a batch spanning a whole window (a short micro-batch of a
+    stream keeps the index). ``partitions`` counts partition keys, not sub-partitions. Without a window in time
     the index is the one that scales."""
     if not may_prefer_scan(q):
         return False
-    if not per_start_buckets(q) and span < q.within:
+    sliding = not per_start_buckets(q)
+    if sliding and span < q.within:
         return False
     per_window = events / max(1, partitions) * q.within / max(1, span)  # the batch's rate
-    return per_window < (SPARSE if per_start_buckets(q) else SPARSE_SLIDE)
+    return per_window < (SPARSE_SLIDE if sliding else SPARSE)
 
 
 def _text(q: Query, e: ast.Expr) -> str:
