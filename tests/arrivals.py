@@ -12,7 +12,8 @@ from cepagg.order.stream import EventItem
 ORDER_CASES = [
     ("kslack", "RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, !C, B) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3"),
     ("conservative", "PATTERN SEQ(A, B, !C) WHERE [g] WITHIN 5"),
-    ("aggressive", "RETURN g, COUNT(*), MAX(A.x) PATTERN SEQ(A, !C, B) WHERE [g] GROUP BY g WITHIN 5 EMIT ON CHANGE"),
+    ("aggressive",
+     "RETURN g, COUNT(*), MAX(A.x) PATTERN SEQ(A, !C, B) WHERE [g] GROUP BY g WITHIN 5 EMIT ON CHANGE"),
     ("aggressive", "PATTERN SEQ(A, !C, B) WHERE [g] WITHIN 6"),
 ]
 
@@ -34,6 +35,6 @@ def arrival_rows(arr):
 def expected_of(text, rows):
     """The reference's result over the arrival's events (punctuations dropped)."""
     events = [r for r in rows if r["type"] != "__punct__"]
-    batch = EventBatch.from_rows([{k: v for k, v in r.items() if k not in ("_id", "punct_type")} for r in events],
-                                 ids=[r["_id"] for r in events])
+    plain = [{k: v for k, v in r.items() if k not in ("_id", "punct_type")} for r in events]
+    batch = EventBatch.from_rows(plain, ids=[r["_id"] for r in events])
     return ENGINES["reference"](compile_query(text)).run(batch)

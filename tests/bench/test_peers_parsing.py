@@ -12,10 +12,16 @@ import pytest
 from cepagg.bench.peers import core as core_script
 from cepagg.bench.peers import report
 from cepagg.bench.peers.environments import compile_cep, default_cache
-from cepagg.bench.peers.runner import (Outcome, ParseError, Runner, engine_ms, parse_result,
-                                       run_limited, with_rss)
-from cepagg.bench.peers.workloads import (DataSpec, Inexpressible, by_name, workloads,
-                                          write_data)
+from cepagg.bench.peers.runner import (
+    Outcome,
+    ParseError,
+    Runner,
+    engine_ms,
+    parse_result,
+    run_limited,
+    with_rss,
+)
+from cepagg.bench.peers.workloads import DataSpec, Inexpressible, by_name, workloads, write_data
 from cepagg.lang import compile_query
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -184,7 +190,7 @@ def _o(engine, window, count, secs, status="ok", **kw):
                    peak_rss_mb=100.0, events=1000, **kw)
 
 
-def test_report_ratios_agreement_goals(tmp_path):
+def test_report_ratios_agreement_thresholds(tmp_path):
     outs = [_o("cepagg", 20, 10, 0.01), _o("flink-cep", 20, 10, 2.0), _o("core", 20, 11, 0.5),
             _o("cepagg", 100, 2_000_000, 0.02), _o("flink-cep", 100, 2_000_000, 30.0),
             _o("core", 100, 2_000_000, 1.0),
@@ -193,7 +199,7 @@ def test_report_ratios_agreement_goals(tmp_path):
     assert {(c.peer, c.window_ms): round(c.speedup) for c in comps} == \
         {("flink-cep", 20): 200, ("core", 20): 50, ("flink-cep", 100): 1500, ("core", 100): 50}
     assert [(c.peer, c.peer_count) for c in report.disagreements(outs)] == [("core", 11)]
-    g = report.goals(outs)
+    g = report.thresholds(outs)
     assert [ok for _, ok, _ in g] == [True, True, True]
     md = report.markdown(outs, by_name("tiny"))
     assert "| 20 ms | 10 |" in md and "**≠ 11**" in md and "timeout" in md
@@ -248,9 +254,9 @@ def test_refine_bisects_between_the_last_window_finished_and_the_first_not():
     assert runner.ran == [("cepagg", 140), ("flink-cep", 140), ("cepagg", 170), ("flink-cep", 170),
                           ("cepagg", 150), ("flink-cep", 150)]
     assert [o.status for o in new if o.engine == "flink-cep"] == ["ok", "timeout", "timeout"]
-    # the goal's point moves to the refined window, with cepagg measured there
-    goal = [g for g in report.goals(seen + new) if "largest" in g[0]]
-    assert "(140 ms)" in goal[0][0]
+    # the ratio at the peer's limit moves to the refined window, with cepagg measured there
+    at_limit = [g for g in report.thresholds(seen + new) if "largest" in g[0]]
+    assert "(140 ms)" in at_limit[0][0]
     # nothing to refine: the peer never timed out, or never finished
     assert list(_refine(runner, wl, st, False, "flink-cep", seen[:3], steps=3)) == []
     assert nice_window(149.9) == 150 and nice_window(7.4) == 7

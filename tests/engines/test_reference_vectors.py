@@ -7,6 +7,7 @@ at time 1 and a B event at time 2 (the papers' convention).
 from __future__ import annotations
 
 import pytest
+
 from helpers import events, matches, ms, run, stream
 
 FIG4 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"  # GRETA Figure 4
@@ -290,15 +291,16 @@ RCEP_Q1 = ("PATTERN SEQ(a, b+, c) WHERE a.price < b.price AND b.price < NEXT(b.p
 def test_rcep_vector_a1_untyped_and_typed():
     rows = events([("T", 1, 10.0), ("T", 2, 11.0), ("T", 3, 12.0), ("T", 4, 13.0), ("T", 5, 11.5)], ["price"])
     assert run(RCEP_Q1 + " AGG COUNT", rows).rows == [(7,)]
-    typed = events([("A", 1, 10.0), ("A", 2, 11.0), ("B", 3, 12.0), ("B", 4, 13.0), ("C", 5, 11.5)], ["price"])
+    typed = events([("A", 1, 10.0), ("A", 2, 11.0), ("B", 3, 12.0), ("B", 4, 13.0), ("C", 5, 11.5)],
+                   ["price"])
     q = ("PATTERN SEQ(A a, B b+, C c) WHERE a.price < b.price AND b.price < NEXT(b.price) "
          "AND c.price < FIRST(b.price) WITHIN 30 AGG COUNT")
     assert run(q, typed).rows == [(6,)]
 
 
 def test_rcep_vector_a2_next_first_and_eviction():
-    rows = events([("T", t, p) for t, p in [(1, 10.0), (2, 12.0), (3, 11.0), (4, 13.0), (5, 10.5), (40, 9.0)]],
-                  ["price"])
+    ticks = [(1, 10.0), (2, 12.0), (3, 11.0), (4, 13.0), (5, 10.5), (40, 9.0)]
+    rows = events([("T", t, p) for t, p in ticks], ["price"])
     assert run(RCEP_Q1 + " AGG COUNT", rows).rows == [(8,)]
 
 
@@ -314,7 +316,8 @@ CONDENSED_Q1 = ("PATTERN t1; t2; t3 WHERE t1.name = t3.name AND t2.name = 'Googl
 
 def test_condensed_vector_b3():
     rows = events([("Tick", 1, "IBM", 6), ("Tick", 2, "Sun", 7), ("Tick", 3, "IBM", 6), ("Tick", 4, "IBM", 4),
-                   ("Tick", 5, "Google", 4), ("Tick", 7, "Google", 4), ("Tick", 8, "IBM", 3)], ["name", "price"])
+                   ("Tick", 5, "Google", 4), ("Tick", 7, "Google", 4), ("Tick", 8, "IBM", 3)],
+                  ["name", "price"])
     got = {frozenset(m) for m in matches(CONDENSED_Q1, rows)}
     assert got == {ms("tick1", "tick5", "tick8"), ms("tick1", "tick7", "tick8"),
                    ms("tick3", "tick5", "tick8"), ms("tick3", "tick7", "tick8")}

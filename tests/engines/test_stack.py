@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from generators import cases, compare, random_stream, seeded
-from helpers import events, run
 
 from cepagg.engines import ENGINES
 from cepagg.lang import compile_query
+from generators import cases, compare, random_stream, seeded
+from helpers import events, run
 
 
 def test_example1():
@@ -35,7 +35,8 @@ def test_random_streams(query):
 
 
 def test_refuses_what_it_does_not_do():
-    for text in ("PATTERN SEQ(!N, A, B) RETURN COUNT(*) WITHIN 5", "PATTERN SEQ(A, B) RETURN COUNT(*) WITHIN 5 SLIDE 2",
+    for text in ("PATTERN SEQ(!N, A, B) RETURN COUNT(*) WITHIN 5",
+                 "PATTERN SEQ(A, B) RETURN COUNT(*) WITHIN 5 SLIDE 2",
                  "PATTERN SEQ(A+, B) RETURN COUNT(*)", "PATTERN SEQ(A, B) WHERE A.x = B.x RETURN COUNT(*)",
                  # one value per partition: a group over several partitions would need their sum
                  "PATTERN SEQ(A, B) WHERE [g] RETURN COUNT(*) WITHIN 5 EMIT ON CHANGE"):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import random
 
-from generators import cases, random_stream
-
 from cepagg.engines import ENGINES
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from generators import cases, random_stream
 
 QUERIES = [
     "RETURN COUNT(*), SUM(A.x), MAX(B.x) PATTERN SEQ(A+, B) WHERE A.x < NEXT(A).x WITHIN 6",

@@ -7,8 +7,8 @@ never from timed unit tests.
 
 from __future__ import annotations
 
-import argparse
 import importlib
+import importlib.util
 
 #: name -> module, for the benchmarks present.
 BENCHMARKS = {
@@ -33,10 +33,8 @@ def add_parser(sub) -> None:
     bench_sub = p.add_subparsers(dest="bench", required=True)
     for name, module in available().items():
         mod = importlib.import_module(module)
-        bp = bench_sub.add_parser(name, help=(mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else None)
+        summary = (mod.__doc__ or "").strip().splitlines()
+        bp = bench_sub.add_parser(name, help=summary[0] if summary else None)
         if hasattr(mod, "add_arguments"):
             mod.add_arguments(bp)
         bp.set_defaults(func=mod.main)
-
-
-import importlib.util  # noqa: E402

@@ -38,7 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--events", type=int, default=600, help="events per stream (default 600)")
     p.add_argument("--keys", type=int, default=6, help="partition keys (default 6)")
     p.add_argument("--fractions", default="0,0.1,0.3,0.5", help="disorder fractions (exponential delays)")
-    p.add_argument("--delays", default="uniform,exp,pareto", help="delay distributions compared at --at-fraction")
+    p.add_argument("--delays", default="uniform,exp,pareto",
+                   help="delay distributions compared at --at-fraction")
     p.add_argument("--at-fraction", type=float, default=0.3)
     p.add_argument("--scale", type=float, default=10, help="delay scale in time units (default 10)")
     p.add_argument("--cap", type=int, default=300, help="largest delay (default 300)")
@@ -59,7 +60,8 @@ def stream(rng: random.Random, n: int, keys: int) -> list[dict]:
     ts, rows = 0, []
     for _ in range(n):
         ts += rng.randint(0, 3)
-        rows.append({"type": rng.choice("AABBC"), "ts": ts, "x": rng.randint(0, 9), "g": f"k{rng.randrange(keys)}"})
+        rows.append({"type": rng.choice("AABBC"), "ts": ts, "x": rng.randint(0, 9),
+                     "g": f"k{rng.randrange(keys)}"})
     return rows
 
 
@@ -202,8 +204,8 @@ def main(args: argparse.Namespace) -> int:
     fractions = [float(x) for x in args.fractions.split(",") if x]
     delays = [x for x in args.delays.split(",") if x]
     rates = [float(x) for x in args.rates.split(",") if x]
-    settings = [("exp", f) for f in fractions] + [(d, args.at_fraction) for d in delays
-                                                  if (d, args.at_fraction) not in [("exp", f) for f in fractions]]
+    settings = [("exp", f) for f in fractions]
+    settings += [(d, args.at_fraction) for d in delays if (d, args.at_fraction) not in settings]
     results = []
     print(f"cepagg bench disorder: {args.events} events, {args.keys} keys, delay scale {args.scale}, "
           f"cap {args.cap}, engine {args.engine}, tick {args.tick}, seed {args.seed}", file=sys.stderr)
@@ -234,22 +236,24 @@ def main(args: argparse.Namespace) -> int:
 
 def _line(m: dict) -> str:
     ok, total = m["first_no_later"]
-    return (f"{m['query']:5} {m['delay']:7} {m['fraction']:.2f} {m['strategy']:24} lat {m['latency_mean']:7.1f} "
-            f"p95 {m['latency_p95']:6} first {m['first_latency_mean']:7.1f} buf {m['buffered_max']:4} "
+    return (f"{m['query']:5} {m['delay']:7} {m['fraction']:.2f} {m['strategy']:24} "
+            f"lat {m['latency_mean']:7.1f} p95 {m['latency_p95']:6} first {m['first_latency_mean']:7.1f} "
+            f"buf {m['buffered_max']:4} "
             f"ev/s {m['events_per_s']:6.0f} rev {m['revisions']:4} prec {m['precision']:.3f} "
             f"rec {m['recall']:.3f} conv {m['converged']} late {m['late']} first<=in-order {ok}/{total}")
 
 
 def markdown(results: list[dict]) -> str:
-    head = ("| query | delays | disorder | strategy | latency mean | p95 | first-output latency | buffered max | "
-            "units max | events/s | revisions | early precision | early recall | converged | late | "
-            "first ≤ in-order |")
-    lines = [head, "|" + "---|" * head.count("|")[:-1] if False else "|" + "---|" * (head.count("|") - 1)]
+    head = ("| query | delays | disorder | strategy | latency mean | p95 | first-output latency | "
+            "buffered max | units max | events/s | revisions | early precision | early recall | converged | "
+            "late | first ≤ in-order |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for m in results:
         ok, total = m["first_no_later"]
         lines.append(
-            f"| {m['query']} | {m['delay']} | {m['fraction']:.0%} | {m['strategy']} | {_f(m['latency_mean'])} | "
-            f"{_f(m['latency_p95'])} | {_f(m['first_latency_mean'])} | {m['buffered_max']} | {m['units_max']} | "
+            f"| {m['query']} | {m['delay']} | {m['fraction']:.0%} | {m['strategy']} | "
+            f"{_f(m['latency_mean'])} | {_f(m['latency_p95'])} | {_f(m['first_latency_mean'])} | "
+            f"{m['buffered_max']} | {m['units_max']} | "
             f"{m['events_per_s']:.0f} | {m['revisions']} | {_f(m['precision'], 3)} | {_f(m['recall'], 3)} | "
             f"{'yes' if m['converged'] else 'NO'} | {m['late']} | {f'{ok}/{total}' if total else '–'} |")
     return "\n".join(lines)
@@ -267,7 +271,8 @@ def plots(results: list[dict], where: Path) -> list[Path]:
 
     where.mkdir(parents=True, exist_ok=True)
     paths = []
-    panels = [("latency_mean", "result latency, mean (time units)"), ("buffered_max", "buffered events (max)"),
+    panels = [("latency_mean", "result latency, mean (time units)"),
+              ("buffered_max", "buffered events (max)"),
               ("revisions", "revisions emitted"), ("precision", "precision of early outputs"),
               ("recall", "recall of early outputs"), ("events_per_s", "events/s (reference engine)")]
     for qname in sorted({m["query"] for m in results}):
@@ -291,19 +296,22 @@ def plots(results: list[dict], where: Path) -> list[Path]:
         plt.close(fig)
         paths.append(path)
 
-        fraction = max((m["fraction"] for m in results if m["query"] == qname and m["delay"] != "exp"), default=None)
+        fraction = max((m["fraction"] for m in results if m["query"] == qname and m["delay"] != "exp"),
+                       default=None)
         cut = [m for m in results if m["query"] == qname and m["fraction"] == fraction]
         delays = list(dict.fromkeys(m["delay"] for m in cut))
         if len(delays) < 2:
             continue
         fig, axes = plt.subplots(1, 2, figsize=(14, 4.5))
         width = 0.8 / len(delays)
-        for ax, (metric, title) in zip(axes, [("latency_mean", "result latency, mean"), ("precision", "precision of early outputs")]):
+        bars = [("latency_mean", "result latency, mean"), ("precision", "precision of early outputs")]
+        for ax, (metric, title) in zip(axes, bars):
             for j, d in enumerate(delays):
-                vals = [next((m[metric] for m in cut if m["delay"] == d and m["label"] == label), float("nan"))
-                        for label in labels]
+                vals = [next((m[metric] for m in cut if m["delay"] == d and m["label"] == label),
+                             float("nan")) for label in labels]
                 ax.bar([i + j * width for i in range(len(labels))], vals, width, label=d)
-            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels, rotation=30, ha="right", fontsize=8)
+            ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels, rotation=30,
+                          ha="right", fontsize=8)
             ax.set_title(f"{title} at {fraction:.0%} disorder", fontsize=10)
             ax.grid(alpha=0.3, axis="y")
         axes[0].legend(title="delays")
@@ -368,23 +376,25 @@ def spark_lag(args: argparse.Namespace) -> int:
         return spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(f"{base}/in")
 
     def result(df):
-        return Result(q.output_columns, [tuple(int(v) if isinstance(v, Decimal) else v for v in r) for r in df.collect()])
+        return Result(q.output_columns,
+                      [tuple(int(v) if isinstance(v, Decimal) else v for v in r) for r in df.collect()])
 
     small = 5
     runs = [
         (f"Spark watermark, delay {small} (global clock)", "wm", lambda d: start(
             source(), text, out=f"{d}/out", checkpoint=f"{d}/chk", delay=f"{small} milliseconds", buckets=4)),
         (f"Spark watermark, delay {args.slow_lag + small} (global clock)", "wm", lambda d: start(
-            source(), text, out=f"{d}/out", checkpoint=f"{d}/chk", delay=f"{args.slow_lag + small} milliseconds",
-            buckets=4)),
+            source(), text, out=f"{d}/out", checkpoint=f"{d}/chk",
+            delay=f"{args.slow_lag + small} milliseconds", buckets=4)),
         (f"layer kslack K={small}, per-key clocks", "layer", lambda d: start_ordered(
-            source(), text, OrderConfig("kslack", slack=small), out=f"{d}/out", checkpoint=f"{d}/chk", buckets=4)),
+            source(), text, OrderConfig("kslack", slack=small), out=f"{d}/out", checkpoint=f"{d}/chk",
+            buckets=4)),
         (f"layer aggressive L={small}, per-key clocks", "layer", lambda d: start_ordered(
             source(), text, OrderConfig("aggressive", lateness=small), out=f"{d}/out", checkpoint=f"{d}/chk",
             buckets=4)),
     ]
-    print(f"cepagg bench disorder --spark: {len(rows)} events, {args.keys} keys, key k0 {args.slow_lag} behind, "
-          f"{size} events per micro-batch, query {text}", file=sys.stderr)
+    print(f"cepagg bench disorder --spark: {len(rows)} events, {args.keys} keys, "
+          f"key k0 {args.slow_lag} behind, {size} events per micro-batch, query {text}", file=sys.stderr)
     print("| run | events | wall s | events/s | late (dropped or counted) | equals reference |")
     print("|---|---|---|---|---|---|")
     for k, (name, kind, go) in enumerate(runs):
@@ -400,7 +410,7 @@ def spark_lag(args: argparse.Namespace) -> int:
             lost = late_count(spark, f"{d}/chk")[0]
             got = result(read_latest(spark, f"{d}/out", text))
         same = not same_result(q, expected, got)
-        print(f"| {name} | {len(rows)} | {wall:.1f} | {len(rows) / wall:.0f} | {lost} | {'yes' if same else 'NO'} |",
-              flush=True)
+        print(f"| {name} | {len(rows)} | {wall:.1f} | {len(rows) / wall:.0f} | {lost} | "
+              f"{'yes' if same else 'NO'} |", flush=True)
     shutil.rmtree(base, ignore_errors=True)
     return 0

@@ -54,7 +54,8 @@ def generate(n_events: int = 1000, companies: int = 4, sectors: int = 2, tick_ms
     walk -= np.repeat(offset, np.diff(np.append(firsts, n_events)))
     price = np.empty(n_events)
     if reversion:
-        price[order] = np.round(np.maximum(1.0, _reverting(steps[order], company[order], start, reversion)), 2)
+        walk = _reverting(steps[order], company[order], start, reversion)
+        price[order] = np.round(np.maximum(1.0, walk), 2)
     else:
         price[order] = np.round(np.maximum(1.0, start[company[order]] + walk), 2)
     names = pa.array([f"C{c}" for c in range(companies)], pa.string())

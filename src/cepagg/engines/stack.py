@@ -203,7 +203,8 @@ class Stack(Engine):
             if a.is_count_star:
                 out.append(1)
                 continue
-            vals = [v.get(a.attr) if a.attr else True for (atom, (t, v)) in zip(self.pos, chosen) if atom.var in a.vars]
+            vals = [v.get(a.attr) if a.attr else True
+                    for (atom, (t, v)) in zip(self.pos, chosen) if atom.var in a.vars]
             if a.func == "COUNT":
                 out.append(len(vals))
                 continue

@@ -29,7 +29,8 @@ from ..lang.expr import holds
 from ..lang.model import Query
 from . import aggregates as agg
 from .base import Recomputing
-from .greta.plan import compile_plan, refusal as greta_refusal
+from .greta.plan import compile_plan
+from .greta.plan import refusal as greta_refusal
 
 
 class TwoStep(Recomputing):

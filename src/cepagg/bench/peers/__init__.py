@@ -6,7 +6,7 @@ selection strategy, keyed/keyless and growing window runs cepagg and each peer t
 the query as a subprocess with a time limit, checks that the counts agree, and writes tables,
 ratios and plots (``report``). A peer stops at the first window it does not finish in time;
 for Flink CEP (``--refine-peers``) a few bisection steps (``--refine``) then narrow down the
-largest window it finishes, the point of the 1,000x goal.
+largest window it finishes, where cepagg's ratio to it is taken.
 
 Outputs in ``--out`` (default ``out/peers``): ``results.jsonl`` (one record per run),
 ``report.md``, ``peers-<workload>.png``. ``--docs`` also runs the semantic probes
@@ -62,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="after a peer of --refine-peers times out, this many bisection steps between "
                         "the largest window it finished and the one it did not (default 3)")
     p.add_argument("--refine-peers", default="flink-cep",
-                   help="comma-separated peers whose limit is refined (default flink-cep, the goals' peer)")
+                   help="comma-separated peers whose limit is refined (default flink-cep)")
     p.add_argument("--flink-parallelism", type=int, default=1)
     p.add_argument("--java-heap", default="4g", help="-Xmx of the Flink CEP JVM")
 
@@ -97,8 +97,9 @@ def main(args: argparse.Namespace) -> int:
     if args.report_only and meta_file.exists():
         meta = json.loads(meta_file.read_text())
     else:
-        meta = {"command": "cepagg bench peers " + " ".join(sys.argv[3:]) if sys.argv[1:3] == ["bench", "peers"]
-                else " ".join(sys.argv), "scale": args.scale, "time limit": f"{args.timeout:.0f} s",
+        command = (" ".join(["cepagg bench peers", *sys.argv[3:]]) if sys.argv[1:3] == ["bench", "peers"]
+                   else " ".join(sys.argv))
+        meta = {"command": command, "scale": args.scale, "time limit": f"{args.timeout:.0f} s",
                 "machine": f"{platform.machine()}, {_cpus()} cores, Python {platform.python_version()}",
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     timeout = float(str(meta.get("time limit", f"{args.timeout}")).split()[0])
@@ -133,7 +134,8 @@ def main(args: argparse.Namespace) -> int:
                         stopped: dict[str, str] = {}
                         for w in sorted(windows):
                             for e in engines:
-                                base = dict(engine=e, workload=name, strategy=strategy, keyed=keyed, window_ms=w)
+                                base = dict(engine=e, workload=name, strategy=strategy, keyed=keyed,
+                                            window_ms=w)
                                 if e == "cepagg-spark" and spark_why:
                                     o = Outcome(**base, status="unavailable", detail=spark_why)
                                 elif e == "cepagg-spark" and not args.windows and (
@@ -195,17 +197,18 @@ def nice_window(ms: float) -> int:
 def _refine(runner: Runner, wl, strategy: str, keyed: bool, peer: str, outcomes: list[Outcome],
             steps: int) -> Iterator[Outcome]:
     """Narrow down where ``peer`` stops finishing in one series: the scale's windows grow by
-    2-2.5x, and "the largest window the peer finishes" (a goal's point) is only as close to its
-    time limit as that step. Bisects (geometrically) between the largest window it finished and
-    the smallest it timed out at, running cepagg at each new window too, for the ratio."""
+    2-2.5x, and "the largest window the peer finishes" (where a headline ratio is taken) is only
+    as close to its time limit as that step. Bisects (geometrically) between the largest window it
+    finished and the smallest it timed out at, running cepagg at each new window too, for the
+    ratio."""
     mine = [o for o in outcomes if (o.workload, o.strategy, o.keyed) == (wl.name, strategy, keyed)]
     done = [o.window_ms for o in mine if o.engine == peer and o.status == "ok"]
     failed = [o.window_ms for o in mine if o.engine == peer and o.status == "timeout"]
     if not done or not failed:
         return
     lo, hi = max(done), min(failed)
-    cepagg_stop = min((o.window_ms for o in mine if o.engine == "cepagg" and o.status in ("timeout", "error")),
-                      default=None)
+    cepagg_stop = min((o.window_ms for o in mine
+                       if o.engine == "cepagg" and o.status in ("timeout", "error")), default=None)
     for _ in range(steps):
         w = nice_window((lo * hi) ** 0.5)
         if not lo < w < hi:
@@ -248,8 +251,8 @@ def _probes(args, engines, out) -> int:
 def _report(outcomes, wls, out, meta, timeout) -> str:
     plots = report.plot(outcomes, wls, out, timeout)
     parts = ["### Results", "", report.markdown(outcomes, wls, meta), "### Same answers", "",
-             report.agreement_markdown(outcomes), "", "### Goals", "", report.goals_markdown(outcomes), "",
-             "### Plots", ""]
+             report.agreement_markdown(outcomes), "", "### Ratio thresholds", "",
+             report.thresholds_markdown(outcomes), "", "### Plots", ""]
     for p in plots:
         parts.append(f"![{p.stem}]({p.name})")
         parts.append("")

@@ -2,7 +2,8 @@
 
 Usage (the runner builds this command; the script imports nothing from cepagg)::
 
-    <flink venv>/bin/python flink_sql.py --csv FILE --sql "SELECT COUNT(*) AS n FROM events MATCH_RECOGNIZE (...)"
+    <flink venv>/bin/python flink_sql.py --csv FILE \
+        --sql "SELECT COUNT(*) AS n FROM events MATCH_RECOGNIZE (...)"
 
 The CSV ``ts,type,key,price`` is registered as the table ``events`` with an event-time column
 ``rt = TO_TIMESTAMP_LTZ(ts, 3)`` and the watermark ``rt`` (timestamps ascend), through the

@@ -1,4 +1,4 @@
-"""Tables, ratios, agreement, goals and plots from the outcomes of one run.
+"""Tables, ratios, agreement, ratio thresholds and plots from the outcomes of one run.
 
 Everything here works on :class:`~cepagg.bench.peers.runner.Outcome` records (also read back
 from ``results.jsonl``), so a report can be rebuilt without running anything
@@ -20,7 +20,8 @@ START, END = "<!-- peers:results:start -->", "<!-- peers:results:end -->"
 
 
 def load(path: Path) -> list[Outcome]:
-    return [Outcome.from_dict(json.loads(line)) for line in Path(path).read_text().splitlines() if line.strip()]
+    lines = Path(path).read_text().splitlines()
+    return [Outcome.from_dict(json.loads(line)) for line in lines if line.strip()]
 
 
 def key(o: Outcome) -> tuple:
@@ -201,17 +202,18 @@ def markdown(outcomes: list[Outcome], workloads: dict[str, Workload], meta: dict
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------------ goals
+# ------------------------------------------------------------------------ thresholds
 
-def goals(outcomes: list[Outcome]) -> list[tuple[str, bool | None, str]]:
-    """(goal, met / missed / None = not measurable, evidence)."""
+def thresholds(outcomes: list[Outcome]) -> list[tuple[str, bool | None, str]]:
+    """The headline ratios against a threshold each: (ratio and threshold, reached / not /
+    None = not measurable, measured value)."""
     res = []
     comps = comparisons(outcomes)
     by_group: dict[tuple, list[Comparison]] = defaultdict(list)
     for c in comps:
         by_group[(c.workload, c.strategy, c.keyed, c.peer)].append(c)
     # Flink CEP: >= 100x at the smallest window, >= 1000x at the largest window Flink finishes.
-    # The speed goals are about the default strategy, skip-till-any-match, where the number of
+    # The thresholds are about the default strategy, skip-till-any-match, where the number of
     # matches grows fastest; the other strategies are there for the answers.
     flink_groups = sorted({(o.workload, o.strategy, o.keyed) for o in outcomes if o.engine == "flink-cep"
                            and o.status == "ok" and o.strategy == "skip-till-any-match"})
@@ -235,17 +237,18 @@ def goals(outcomes: list[Outcome]) -> list[tuple[str, bool | None, str]]:
         worst = min(big, key=lambda c: c.speedup)
         res.append((f"≥10× vs CORE where it enumerates >10⁶ matches ({len(big)} points)",
                     worst.speedup >= 10, f"lowest {fmt_x(worst.speedup)} at {worst.workload}/"
-                    f"{STRATEGY_SHORT[worst.strategy]}/{'key' if worst.keyed else 'nokey'}/{worst.window_ms} ms"))
+                    f"{STRATEGY_SHORT[worst.strategy]}/{'key' if worst.keyed else 'nokey'}/"
+                    f"{worst.window_ms} ms"))
     else:
         res.append(("≥10× vs CORE where it enumerates >10⁶ matches", None,
                     "no point where both finished with more than 10⁶ matches"))
     return res
 
 
-def goals_markdown(outcomes: list[Outcome]) -> str:
-    lines = ["| goal | result | evidence |", "|---|---|---|"]
-    for g, ok, ev in goals(outcomes):
-        lines.append(f"| {g} | {'met' if ok else 'missed' if ok is False else 'not measured'} | {ev} |")
+def thresholds_markdown(outcomes: list[Outcome]) -> str:
+    lines = ["| ratio | reached | measured |", "|---|---|---|"]
+    for g, ok, ev in thresholds(outcomes):
+        lines.append(f"| {g} | {'yes' if ok else 'no' if ok is False else 'not measured'} | {ev} |")
     return "\n".join(lines)
 
 

@@ -207,24 +207,6 @@ def key_vec(view: BatchView, expr: ast.Expr) -> Vec:
     return value(expr, view.lookup, view.n)
 
 
-def ranks_for(coords: np.ndarray, keys: Vec, rows: np.ndarray) -> np.ndarray:
-    """Exact rank of each key in ``coords`` (which holds every valid key)."""
-    out = np.full(len(rows), -1, dtype=np.int64)
-    ok = keys.valid[rows]
-    if ok.any():
-        out[ok] = np.searchsorted(coords, comparable(keys, rows[ok]))
-    return out
-
-
-def comparable(v: Vec, rows: np.ndarray) -> np.ndarray:
-    vals = v.values[rows]
-    if v.kind == "string":
-        return vals.astype(str)
-    if v.kind == "bool":
-        return vals.astype(np.int64)
-    return vals
-
-
 def agg_columns(view: BatchView, layout: Layout) -> tuple[np.ndarray, ...]:
     """Aggregated attributes: (int values, float values, order codes, validity)."""
     A = len(layout.attr_slots)

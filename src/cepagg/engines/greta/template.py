@@ -91,10 +91,6 @@ class Template:
     start: dict[int, frozenset[int]]
     end: dict[int, frozenset[int]]
 
-    def pred_types(self, state: int) -> list[int]:
-        """The paper's ``P.predTypes(E)``: states that may precede ``state``."""
-        return sorted({t.src for t in self.transitions if t.dst == state})
-
     def into(self, state: int) -> list[Transition]:
         return [t for t in self.transitions if t.dst == state]
 

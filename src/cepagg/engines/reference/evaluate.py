@@ -12,8 +12,8 @@ from fractions import Fraction
 from typing import Any, Iterator, Sequence
 
 from ...events import Event
-from ...lang.model import Aggregate, Query, StreamFilter
-from .matches import NEG_INF, POS_INF, Binding, M, Matcher, atoms_of, events_of
+from ...lang.model import Aggregate, Query
+from .matches import NEG_INF, POS_INF, Binding, M, Matcher, events_of
 from .strategy import Adjacency
 
 

@@ -25,7 +25,18 @@ from ...events import Event
 from ...lang import ast
 from ...lang.expr import holds
 from ...lang.model import (
-    AndP, Atom, BoolOrP, Condition, ExistsP, KleeneP, NotP, OrP, PNode, Query, SeqP, WindowP,
+    AndP,
+    Atom,
+    BoolOrP,
+    Condition,
+    ExistsP,
+    KleeneP,
+    NotP,
+    OrP,
+    PNode,
+    Query,
+    SeqP,
+    WindowP,
     is_positive_item,
 )
 

@@ -13,9 +13,9 @@ the pattern (its atoms) and which position may follow which (Glushkov's follow s
 from __future__ import annotations
 
 from ...events import Event
-from ...lang.expr import holds
 from ...lang import ast
-from ...lang.model import AndP, Atom, KleeneP, NotP, OrP, PNode, Query, SeqP, WindowP, is_positive_item
+from ...lang.expr import holds
+from ...lang.model import Atom, KleeneP, OrP, PNode, Query, SeqP, WindowP, is_positive_item
 from .matches import M, Matcher, atoms_of
 
 
