@@ -1,7 +1,9 @@
-"""The test vectors of the notes (../shared/notes), reproduced by the reference evaluator.
+"""Worked examples of the papers, and vectors checked by brute force, reproduced by the reference
+evaluator.
 
-Each test names the note and section it comes from. Streams written ``a1 b2`` mean an A event
-at time 1 and a B event at time 2 (the papers' convention).
+Each group names its paper; each test its example or figure, or says that the vector was
+constructed and checked by brute force (labels such as TV7 only name the vectors). Streams
+written ``a1 b2`` mean an A event at time 1 and a B event at time 2 (the papers' convention).
 """
 
 from __future__ import annotations
@@ -11,25 +13,26 @@ import pytest
 from helpers import events, matches, ms, run, stream
 
 FIG4 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"  # GRETA Figure 4
-FIG4_X = dict(x=[5, 10, None, 2, None, 7, None, None, 1, 4, 3])  # notes/greta.md §5.4
+FIG4_X = dict(x=[5, 10, None, 2, None, 7, None, None, 1, 4, 3])  # synthetic values on GRETA's Figure 4
 
 
 # ---------------------------------------------------------------------------------------------
-# GRETA (notes/greta.md §5)
+# GRETA (Poppe et al., "GRETA: Graph-based Real-time Event Trend Aggregation", PVLDB 11(1), 2017)
 
 
 @pytest.mark.parametrize("pattern, expected", [
-    ("A+", 15),                  # §5.1 (a)
-    ("SEQ(A+, B)", 23),          # §5.1 (b)
-    ("(SEQ(A+, B))+", 43),       # §5.1 (c), the paper's 43
-    ("(SEQ(A+, NOT SEQ(C, NOT E, D), B))+", 13),  # §5.2 nested negation
+    ("A+", 15),                  # Figure 4(a)
+    ("SEQ(A+, B)", 23),          # Figure 4(b)
+    ("(SEQ(A+, B))+", 43),       # Figure 4(c), the paper's 43
+    ("(SEQ(A+, NOT SEQ(C, NOT E, D), B))+", 13),  # Figure 4(d), nested negation
 ])
 def test_greta_figure4_counts(pattern, expected):
     assert run(f"RETURN COUNT(*) PATTERN {pattern}", stream(FIG4)).rows == [(expected,)]
 
 
 def test_greta_sliding_windows_figure6():
-    # §5.3: 10 s windows sliding by 3 s; our windows are [k*3, k*3+10): 43 at 0, 13 at 3, 1 at 6
+    # Example 4 / Figure 6: 10 s windows sliding by 3 s; our windows are [k*3, k*3+10):
+    # 43 at 0, 13 at 3, 1 at 6
     res = run("RETURN COUNT(*) PATTERN (SEQ(A+, B))+ WITHIN 10 SLIDE 3", stream(FIG4))
     by_start = {r[0]: r[2] for r in res.rows}
     assert by_start[0] == 43 and by_start[3] == 13 and by_start[6] == 1
@@ -41,7 +44,7 @@ def test_greta_sliding_windows_figure6():
     ("(SEQ(A+, B))+", (43, 100, 454, 4.54, 2, 7, 66, 256, 1, 10)),
 ])
 def test_greta_aggregates_table(pattern, expected):
-    # §5.4: attribute x on the Figure 4 stream
+    # attribute x on the Figure 4 stream (synthetic values, checked by brute force)
     q = (f"RETURN COUNT(*), COUNT(A), SUM(A.x), AVG(A.x), MIN(A.x), MAX(A.x), "
          f"COUNT(B), SUM(B.x), MIN(B.x), MAX(B.x) PATTERN {pattern}")
     (row,) = run(q, stream(FIG4, **FIG4_X)).rows
@@ -62,7 +65,7 @@ PRICES = [10, 2, 9, 8, 7, 1, 6, 5, 4, 3]
 
 
 def test_greta_price_stream_275():
-    # §5.5: down-trends under skip-till-any-match
+    # the price stream of Section 2: down-trends under skip-till-any-match
     rows = events([("Stock", i + 1, p) for i, p in enumerate(PRICES)], ["price"])
     q = ("RETURN COUNT(*), COUNT(S), SUM(S.price), AVG(S.price), MIN(S.price), MAX(S.price) "
          "PATTERN Stock S+ WHERE S.price > NEXT(S).price")
@@ -76,7 +79,7 @@ def test_greta_blowup_1023():
 
 
 def test_greta_q2_like_11_70():
-    # §5.7
+    # a Q2-like SEQ with Kleene and SUM, checked by brute force
     rows = events([("Start", 1, None, None), ("Measurement", 2, 10, 5), ("Measurement", 3, 20, 3),
                    ("Measurement", 4, 15, 4), ("Measurement", 5, 30, 2), ("End", 6, None, None)],
                   ["load", "cpu"])
@@ -86,7 +89,7 @@ def test_greta_q2_like_11_70():
 
 
 def test_greta_grouping_5():
-    # §5.6: partitions (company, sector), output per sector
+    # Q1-like grouping, checked by brute force: partitions (company, sector), output per sector
     rows = events([("Stock", 1, "X", "T", 10), ("Stock", 2, "Y", "T", 5), ("Stock", 3, "X", "T", 9),
                    ("Stock", 4, "Y", "T", 6)], ["company", "sector", "price"])
     q = ("RETURN sector, COUNT(*) PATTERN Stock S+ WHERE [company, sector] AND S.price > NEXT(S).price "
@@ -97,11 +100,12 @@ def test_greta_grouping_5():
 
 
 # ---------------------------------------------------------------------------------------------
-# A-Seq (notes/aseq.md §5)
+# A-Seq (Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+# Sequence Patterns", SIGMOD 2014)
 
 
 def test_aseq_example1_emit_on_change():
-    # §5.1: outputs 1, 2, then 0 when a1 expires at 6 (window 5 s, times in seconds)
+    # Example 1 / Fig. 1: outputs 1, 2, then 0 when a1 expires at 6 (window 5 s, times in seconds)
     q = "PATTERN SEQ(TypeUsername a, TypePassword b, ClickSubmit c) WITHIN 5s EMIT ON CHANGE RETURN COUNT(*)"
     rows = events([("TypeUsername", 1), ("TypePassword", 2), ("ClickSubmit", 3), ("ClickSubmit", 4),
                    ("TypePassword", 6)])
@@ -113,28 +117,29 @@ def test_aseq_figure2_four():
 
 
 def test_aseq_example3_sem():
-    # §5.4 [reconstructed]: W = 7, outputs 2 at d1, 0 at c3 (a1 expired), 1 at d2
+    # Example 3 / Fig. 6 (stream reconstructed from the figure): W = 7, outputs 2 at d1, 0 at c3
+    # (a1 expired), 1 at d2
     q = "PATTERN SEQ(A, B, C, D) WITHIN 7 EMIT ON CHANGE RETURN COUNT(*)"
     s = stream("a1 b2 c3 a4 c5 b6 d7 c8 a9 d10")
     assert run(q, s).rows == [(7, 2), (8, 0), (10, 1)]
 
 
 def test_aseq_example4_negation():
-    # §5.5: (A, B, !C, D) counts (a1,b2,d1) and (a2,b2,d1) only
+    # Example 4 / Fig. 7: (A, B, !C, D) counts (a1,b2,d1) and (a2,b2,d1) only
     q = "PATTERN SEQ(A, B, !C, D) AGG COUNT"
     assert run(q, stream("a1 b2 c3 a4 b5 d6")).rows == [(2,)]
     assert run(q, stream("a1 a2 b3 c4 b5 d6")).rows == [(2,)]
 
 
 def test_aseq_sum_max_counterexample():
-    # §4.7: the paper's SUM/MAX sketch gives 111 and 100; the answer is 12 and 10
+    # Section 5: the paper's SUM/MAX sketch gives 111 and 100; the answer is 12 and 10
     s = stream("a1 b2 c3 d4 c5 d6 c7", weight=[None, None, 1, None, 10, None, 100])
     q = "PATTERN SEQ(A, B, C, D) RETURN COUNT(*), SUM(C.weight), MAX(C.weight), AVG(C.weight)"
     assert run(q, s).rows == [(3, 12, 10, 4.0)]
 
 
 def test_aseq_hpc_partitions():
-    # §5.6 own vector: (A, B) partitioned by id
+    # Hashed Prefix Counter (Section 3.4), checked by brute force: (A, B) partitioned by id
     s = stream("a1 a2 b3 b4 b5", id=[1, 2, 1, 2, 1])
     assert run("PATTERN SEQ(A, B) WHERE [id] AGG COUNT", s).rows == [(3,)]
     assert run("PATTERN SEQ(A, B) GROUP BY id RETURN id, COUNT(*)", s).rows == [(1, 2), (2, 1)]
@@ -142,13 +147,14 @@ def test_aseq_hpc_partitions():
 
 
 def test_aseq_example8_snapshot():
-    # §5.8 [reconstructed]: W = 9, a1 expired at 10, one match (a2,b2,c2,d2,e1)
+    # Example 8 / Fig. 10 (stream reconstructed from the figure): W = 9, a1 expired at 10, one
+    # match (a2,b2,c2,d2,e1)
     q = "PATTERN SEQ(A, B, C, D, E) WITHIN 9 EMIT ON CHANGE RETURN COUNT(*)"
     assert run(q, stream("a1 b2 c3 a4 d5 b6 c7 a8 d9 e10")).rows == [(10, 1)]
 
 
 def test_aseq_example9_multiconnect():
-    # §5.9 own vector: W = 20, 16 at g@13, 0 at g@22
+    # multi-connect as in Example 9 / Fig. 11, checked by brute force: W = 20, 16 at g@13, 0 at g@22
     q = "PATTERN SEQ(A, B, C, D, E, F, G) WITHIN 20 EMIT ON CHANGE RETURN COUNT(*)"
     s = stream("a1 a2 b3 c4 d5 b6 c7 d8 e9 e10 f12 g13 a14 g22")
     # No event arrives at 21 (when a1 leaves the window), so the drop is seen at 22.
@@ -156,7 +162,7 @@ def test_aseq_example9_multiconnect():
 
 
 def test_aseq_negation_never_increases_count():
-    # §5.10: q2 (with !QQQ) returns at most q1's count
+    # Section 6's query pair: q2 (with !QQQ) returns at most q1's count
     s = events([("DELL", 1), ("IPIX", 2), ("QQQ", 3), ("AMAT", 4), ("IPIX", 5), ("AMAT", 6)])
     q1 = run("PATTERN SEQ(DELL, IPIX, AMAT) AGG COUNT", s).rows[0][0]
     q2 = run("PATTERN SEQ(DELL, IPIX, !QQQ, AMAT) AGG COUNT", s).rows[0][0]
@@ -164,7 +170,8 @@ def test_aseq_negation_never_increases_count():
 
 
 # ---------------------------------------------------------------------------------------------
-# NEEL (notes/liu-neel.md §8)
+# NEEL (Mo Liu, "Extending Event Sequence Processing: New Models and Optimization Techniques",
+# PhD dissertation, WPI, 2012, Ch. 5): its examples and vectors checked by brute force
 
 Q1 = "SEQ(Recycle r, Washing w, ! SEQ(Sharpening s, Disinfection d, Checking c), Operating o)"
 NEEL_TYPES = {"r": "Recycle", "w": "Washing", "s": "Sharpening", "d": "Disinfection", "c": "Checking",
@@ -261,7 +268,8 @@ def test_neel_tv4_or_with_window():
 
 
 # ---------------------------------------------------------------------------------------------
-# Out-of-order chapter, in-order final result sets (notes/liu-ooo-ecube.md §5)
+# The same dissertation's out-of-order chapter (Ch. 3): the final result sets in time order of its
+# examples (streams reconstructed, the figures are missing) and of vectors checked by brute force
 
 
 @pytest.mark.parametrize("name, query, history, expected", [
@@ -282,7 +290,10 @@ def test_out_of_order_final_sets(name, query, history, expected):
 
 
 # ---------------------------------------------------------------------------------------------
-# RCEP (notes/rcep.md §4) and condensed composition (notes/condensed.md §4)
+# RCEP (Kammoun et al., "All that Incremental is not Efficient: Towards Recomputation Based
+# Complex Event Processing for Expensive Queries", EDBT 2018) and condensed composition (Li, Wang,
+# Feng, Xue, "Accelerating Sequence Event Detection through Condensed Composition"): their
+# examples and vectors checked by brute force
 
 RCEP_Q1 = ("PATTERN SEQ(a, b+, c) WHERE a.price < b.price AND b.price < NEXT(b.price) "
            "AND c.price < FIRST(b.price) WITHIN 30")

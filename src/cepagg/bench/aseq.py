@@ -17,7 +17,8 @@ events per window; events per window 10^2..10^5; negation on/off; 1..10 queries 
 prefix, with and without sharing. A plain numpy pass over the same columns is reported as the
 floor. ``--full`` runs every length at every window size.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §6 (experiments: Figs. 12-16); notes/aseq.md §6.
+Reference: the experiments of A-Seq (Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics:
+Online Aggregation of Stream Sequence Patterns", SIGMOD 2014), Section 6, Figs. 12-16.
 """
 
 from __future__ import annotations
@@ -382,4 +383,4 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(main(ns.parse_args()))
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §6 (Figs. 12-16: length, window, negation, sharing).
+# Reference: A-Seq (SIGMOD 2014) Section 6, Figs. 12-16: length, window, negation, sharing.

@@ -72,7 +72,8 @@ def _dataset(name: str, n: int, per_window: int, **kw):
     if name in ("stock", "stock-stationary"):
         from ..datasets.stock import generate
 
-        if name == "stock":  # the paper's NYSE trace: 19 companies in 10 sectors (notes/greta.md §6)
+        # "stock": the shape of GRETA's NYSE trace (PVLDB 2017, Section 10): 19 companies in 10 sectors
+        if name == "stock":
             w, companies, reversion = 600_000, kw.get("companies", 19), 0.0
         else:  # a window long enough for 10^6 events on a millisecond clock, and prices that do
             # not drift with the stream's length (a mean-reverting walk), so sizes compare

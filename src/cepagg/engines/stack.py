@@ -16,7 +16,9 @@ negation between positive events, WITHIN alone or EMIT ON CHANGE, partitions by 
 equivalence/GROUP BY attributes, local conditions. ``peak_objects`` counts stored events,
 pointers and kept matches (the paper's memory metric).
 
-Reference: seeds/000_a810ddb1f10442b7.txt §2.2 (Fig. 1, Example 1), Eq. 3; notes/aseq.md §4.0.
+Reference: the stack-based two-step baseline (SASE) as A-Seq describes it: Qi, Cao, Ray,
+Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream Sequence Patterns",
+SIGMOD 2014, Section 2.2 (Fig. 1, Example 1) and Eq. 3 (its cost).
 """
 
 from __future__ import annotations
@@ -274,5 +276,5 @@ def _plain(cells: tuple) -> tuple:
     return tuple(float(c) if isinstance(c, Fraction) else c for c in cells)
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §2.2 (stack-based two-step, Fig. 1, Example 1),
-# Eq. 3 (cost); notes/aseq.md §4.0.
+# Reference: A-Seq (SIGMOD 2014) Section 2.2 (stack-based two-step, Fig. 1, Example 1), Eq. 3
+# (cost).

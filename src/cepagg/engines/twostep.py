@@ -191,5 +191,6 @@ class TwoStep(Recomputing):
 
 __all__ = ["TwoStep"]
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 10 "Methodology": SASE pushes each
+# Reference: Poppe et al., "GRETA: Graph-based Real-time Event Trend Aggregation", PVLDB 11(1),
+# 2017, Section 10 "Methodology": SASE pushes each
 # event on a stack with pointers to its predecessors and builds all trends by DFS per window.

@@ -235,5 +235,6 @@ def agg_columns(view: BatchView, layout: Layout) -> tuple[np.ndarray, ...]:
     return aint, aflt, amm, aval
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 3, "the GRETA runtime first filters
+# Reference: Poppe et al., "GRETA: Graph-based Real-time Event Trend Aggregation", PVLDB 11(1),
+# 2017, Section 3: "the GRETA runtime first filters
 # and partitions the stream based on the vertex predicates and grouping attributes".

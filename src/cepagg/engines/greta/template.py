@@ -202,5 +202,6 @@ def build(pattern: PNode) -> Template:
     return Template(tuple(b.states), transitions, start, end)
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt), Section 4.1 "GRETA Template", Algorithm 1;
+# Reference: Poppe et al., "GRETA: Graph-based Real-time Event Trend Aggregation", PVLDB 11(1),
+# 2017, Section 4.1 "GRETA Template", Algorithm 1;
 # Section 2 Definition 1 (adjacency); negation scopes from docs/semantics.md §4.

@@ -1,6 +1,6 @@
 """The reference evaluator: enumerate every match by the written semantics, then aggregate.
 
-It is the oracle every other engine is tested against and the "two-step" baseline the seeds
+It is the oracle every other engine is tested against and the "two-step" baseline the papers
 compare with. It accepts every valid query. It keeps all events until the end of the input
 and re-evaluates them when time advances, so it is meant for tests and small inputs, not for
 streams.
