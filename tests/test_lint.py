@@ -14,7 +14,7 @@ def test_ruff_check_is_clean():
     from ruff.__main__ import find_ruff_bin
 
     done = subprocess.run(
-        [find_ruff_bin(), "check", "--no-cache", "src", "tests"],
+        [find_ruff_bin(), "check", "--no-cache", "--output-format", "concise", "src", "tests"],
         cwd=ROOT, capture_output=True, text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
