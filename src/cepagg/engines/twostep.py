@@ -1,6 +1,6 @@
 """A SASE-like two-step baseline: build every trend, then aggregate (GRETA §10's baseline).
 
-The seeds' two-step systems store each event with pointers to its possible predecessors
+The two-step systems the papers compare with store each event with pointers to its possible predecessors
 (SASE's stacks), and when a window closes enumerate every trend by a depth-first search over
 the pointers, then aggregate the trends. Their cost grows with the number of trends -- 2**n
 in the worst case -- which is what GRETA removes. This engine is that approach, written

@@ -1,7 +1,7 @@
 """The reference evaluator's top level: partitions, the three result modes, aggregates.
 
 It enumerates every match (:mod:`.matches`), then aggregates them: the "two-step" approach the
-seeds compare against, and the definition every other engine is tested against.
+papers compare against, and the definition every other engine is tested against.
 """
 
 from __future__ import annotations
