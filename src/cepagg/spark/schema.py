@@ -80,7 +80,7 @@ def partial_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
     for i, (a, (name, ddl)) in enumerate(zip(query.aggregates, _agg_ddl(query, kinds))):
         if a.func in ("SUM", "AVG"):
             exact = kinds.get(a.attr) == "int" or a.attr == "ts"
-            cols += [(f"__sum{i}", EXACT if exact else "double"), (f"__n{i}", "bigint")]
+            cols += [(f"__sum{i}", EXACT if exact else "double"), (f"__n{i}", EXACT)]
         else:
             cols.append((f"__agg{i}", ddl))
     return cols
