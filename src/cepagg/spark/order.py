@@ -2,8 +2,9 @@
 
 :func:`stream_ordered` runs :class:`cepagg.order.layer.Layer` inside
 ``transformWithStateInPandas``, one layer state per hash bucket of the *lane* key (the
-unqualified GROUP BY attributes for aggregates, the partition key for matches), pickled in a
-ValueState like :mod:`cepagg.spark.streaming` does with engine states.
+unqualified GROUP BY attributes for aggregates, the partition key for matches), kept in a
+ValueState as :meth:`Layer.snapshot` writes it (engine states through the engine's versioned
+snapshot, as :mod:`cepagg.spark.streaming` keeps them).
 
 Time is the layer's, not Spark's: ``timeMode="None"`` and no Spark watermark, so Spark never
 drops an event. Each lane keeps its own clock (``clock="key"``): a slow key's events are in time
@@ -30,7 +31,6 @@ and window (retracted keys dropped), for matches the highest revision per match 
 from __future__ import annotations
 
 import json
-import pickle
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
@@ -42,11 +42,13 @@ from ..events import ID
 from ..lang import compile_query
 from ..lang.model import Query
 from ..order import OrderConfig
+from ..order.layer import stored_state
 from ..order.output import EXTRA_COLUMNS
 from ..order.stream import PUNCT_ATTR, PUNCT_TYPE, Punctuation
 from . import schema as S
 from .sources import END_TYPE
 from .streaming import event_columns, event_names, operator_input, progress_reports, run_until, with_trigger
+from .tasks import compiled
 
 OP_BUCKET = "cepagg_bucket"
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
@@ -63,12 +65,7 @@ class OrderSpec:
     buckets: int
 
     def query(self) -> Query:
-        return _compiled(self.text, self.time_unit, self.kinds)
-
-
-@lru_cache(maxsize=16)
-def _compiled(text: str, time_unit: str, kinds: tuple) -> Query:
-    return compile_query(text, time_unit=time_unit, schema=dict(kinds))
+        return compiled(self.text, self.time_unit, self.kinds)
 
 
 def event_schema(spec: OrderSpec) -> pa.Schema:
@@ -111,7 +108,7 @@ def _processor_class():
             spec, layer = self.spec, _layer(self.spec)
             schema = event_schema(spec)
             if self.blob.exists():
-                st = pickle.loads(self.blob.get()[0])
+                st = layer.restore(self.blob.get()[0])
             else:
                 st = layer.new_state()
                 st.next_match, st.match_step = int(key[0]) + 1, spec.buckets  # unique across buckets
@@ -141,7 +138,7 @@ def _processor_class():
                 late += st.late.drain()
                 if ended:
                     out += layer.finish(st, at)
-            self.blob.update((pickle.dumps(st, protocol=5),))
+            self.blob.update((layer.snapshot(st),))
             if out or late:
                 yield self._frame(out, late)
 
@@ -241,7 +238,7 @@ def late_count(spark, checkpoint: str) -> tuple[int, list[dict]]:
     state = spark.read.format("statestore").option("stateVarName", "blob").load(checkpoint)
     count, samples = 0, []
     for row in state.select("value.b").collect():
-        st = pickle.loads(row[0])
+        st = stored_state(row[0])
         count += st.late.count
         samples += st.late.samples
     return count, samples
