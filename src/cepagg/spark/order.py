@@ -47,7 +47,9 @@ from ..order.output import EXTRA_COLUMNS
 from ..order.stream import PUNCT_ATTR, PUNCT_TYPE, Punctuation
 from . import schema as S
 from .sources import END_TYPE
-from .streaming import event_columns, event_names, operator_input, progress_reports, run_until, with_trigger
+from .progress import count_rows_out
+from .streaming import (event_columns, event_names, file_options, operator_input, progress_reports, run_until,
+                        with_trigger)
 from .tasks import compiled
 
 OP_BUCKET = "cepagg_bucket"
@@ -194,11 +196,15 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
 
 def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, checkpoint: str | None = None,
                   format: str = "parquet", late_out: str | None = None, available_now: bool = True,
-                  processing_time: str | None = None, **options):
-    """Run :func:`stream_ordered` into files (see the module docstring); returns the query."""
+                  processing_time: str | None = None, count_out: bool = False, **options):
+    """Run :func:`stream_ordered` into files (see the module docstring); returns the query.
+    ``count_out``: count each micro-batch's output rows for its progress line
+    (:class:`cepagg.spark.progress.BatchLines`)."""
     from pyspark.sql import functions as F
 
     result, _ = stream_ordered(df, query, config, **options)
+    if count_out:
+        result = count_rows_out(result)
     late_path = late_out or f"{out}/_late"
 
     def sink(batch_df, batch_id: int) -> None:
@@ -207,7 +213,7 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, chec
             return
         batch_df = batch_df.persist()
         rows = batch_df.filter(F.col("kind") != "late").drop("late")
-        rows.write.mode("overwrite").format(format).save(f"{out}/batch={batch_id}")
+        rows.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
         late = batch_df.filter(F.col("kind") == "late").select("at", "late")
         if not late.isEmpty():
             late.write.mode("overwrite").format("json").save(f"{late_path}/batch={batch_id}")
@@ -217,11 +223,14 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, chec
     return with_trigger(writer, checkpoint, available_now, processing_time).start()
 
 
-def run_ordered_to_end(df, query: str | Query, config: OrderConfig, *, timeout: float = 3600.0, **options):
+def run_ordered_to_end(df, query: str | Query, config: OrderConfig, *, timeout: float = 3600.0,
+                       progress=None, **options):
     """Run over a finite ``cepagg`` source (``finite=true``) until the batch holding its last
-    offset (the end-of-stream event) has been processed, then stop."""
-    q = start_ordered(df, query, config, available_now=False, processing_time="0 seconds", **options)
-    return run_until(q, _consumed, timeout)
+    offset (the end-of-stream event) has been processed, then stop. ``progress``: see
+    :func:`cepagg.spark.streaming.run_until`."""
+    q = start_ordered(df, query, config, available_now=False, processing_time="0 seconds",
+                      count_out=progress is not None, **options)
+    return run_until(q, _consumed, timeout, progress)
 
 
 def _consumed(q) -> bool:

@@ -312,8 +312,11 @@ def progress_reports(q) -> list[dict]:
     return [p if isinstance(p, dict) else json.loads(p.json) for p in q.recentProgress or []]
 
 
-def run_until(q, done, timeout: float):
-    """Wait until ``done(q)`` (re-raising the query's failure), then stop ``q``."""
+def run_until(q, done, timeout: float, progress=None):
+    """Wait until ``done(q)`` (re-raising the query's failure), then stop ``q``.
+
+    ``progress(q)``, when given, is called while waiting and once more at the end (e.g.
+    :class:`cepagg.spark.progress.BatchLines`)."""
     import time as _time
 
     deadline = _time.monotonic() + timeout
@@ -321,6 +324,8 @@ def run_until(q, done, timeout: float):
         while _time.monotonic() < deadline:
             if q.exception() is not None:
                 raise q.exception()
+            if progress is not None:
+                progress(q)
             if done(q):
                 break
             _time.sleep(0.2)
@@ -328,7 +333,20 @@ def run_until(q, done, timeout: float):
             raise TimeoutError(f"the stream did not end within {timeout:.0f} s")
     finally:
         q.stop()
+        if progress is not None:
+            progress(q)
     return q
+
+
+def follow(queries, progress=None) -> None:
+    """Wait for running queries to end (they run until stopped, or fail); ``progress`` as for
+    :func:`run_until`, one per query."""
+    for q in queries:
+        while not q.awaitTermination(0.5):
+            if progress is not None:
+                progress(q)
+        if progress is not None:
+            progress(q)
 
 
 def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
@@ -374,10 +392,11 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
 
 def start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
           checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
-          **options):
-    """Run :func:`stream` into a sink and return the StreamingQuery (see also :func:`run_to_end`)."""
+          count_out: bool = False, **options):
+    """Run :func:`stream` into a sink and return the StreamingQuery (see also :func:`run_to_end`;
+    ``count_out``: see :func:`_start`)."""
     return _start(df, query, out=out, format=format, checkpoint=checkpoint, available_now=available_now,
-                  processing_time=processing_time, **options)
+                  processing_time=processing_time, count_out=count_out, **options)
 
 
 def workload_jobs(workload: str, out: str, checkpoint: str | None) -> list[tuple[str, str, str, str | None]]:
@@ -400,16 +419,17 @@ def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None
             for name, text, path, chk in workload_jobs(workload, out, checkpoint)}
 
 
-def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, **options):
+def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, progress=None, **options):
     """Run a stream whose source ends with the end-of-stream event (``format("cepagg")`` with
     ``finite=true``) until that event has closed every window, then stop it.
 
     Micro-batches follow one another without pause (the source's ``maxEventsPerBatch`` or
     ``rate`` cuts them); the run stops after the batch in which the watermark passed the end,
-    which is the batch that flushed the last windows.
+    which is the batch that flushed the last windows. ``progress``: see :func:`run_until`.
     """
-    q = _start(df, query, available_now=False, processing_time="0 seconds", **options)
-    return run_until(q, _flushed, timeout)
+    q = _start(df, query, available_now=False, processing_time="0 seconds",
+               count_out=progress is not None, **options)
+    return run_until(q, _flushed, timeout, progress)
 
 
 def _flushed(q) -> bool:
@@ -424,27 +444,38 @@ def _flushed(q) -> bool:
     return False
 
 
+def file_options(format: str) -> dict[str, str]:
+    """Writer options of a file format as users read it: CSV files start with a header."""
+    return {"header": "true"} if format == "csv" else {}
+
+
 def _start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
            checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
-           **options):
+           count_out: bool = False, **options):
     """Run :func:`stream` into a sink and return the StreamingQuery.
 
     Append-mode results go to Spark's file sink (exactly once through its commit log) or the
     console. Update-mode results (WITHIN-alone totals) are written per micro-batch into
     ``out/batch=<id>`` with overwrite, so a re-run batch replaces its own output: together with
     the checkpoint this is exactly once. :func:`read_latest` gives the current value per group.
+    ``count_out``: count the output rows of every micro-batch for its progress line
+    (:class:`cepagg.spark.progress.BatchLines`).
     """
     result, mode = stream(df, query, **options)
+    if count_out:
+        from .progress import count_rows_out
+
+        result = count_rows_out(result)
     writer = with_trigger(result.writeStream, checkpoint, available_now, processing_time)
     if format == "console":
         return writer.outputMode(mode).format("console").option("truncate", "false").start()
     if out is None:
         raise ValueError("give out=PATH for a file sink")
     if mode == "Append":
-        return writer.outputMode("append").format(format).option("path", out).start()
+        return writer.outputMode("append").format(format).options(**file_options(format)).option("path", out).start()
 
     def upsert(batch_df, batch_id: int) -> None:
-        batch_df.write.mode("overwrite").format(format).save(f"{out}/batch={batch_id}")
+        batch_df.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
 
     return writer.outputMode("update").foreachBatch(upsert).start()
 
