@@ -50,6 +50,7 @@ def test_the_plan_carries_split_and_buckets_and_explains_them():
     p = plan(compile_query("RETURN h, COUNT(*) PATTERN SEQ(A, B) WHERE [g, h] GROUP BY h WITHIN 5"))
     assert p.split == split_of(p.query) and p.bucket_keys == ("h",)
     assert f"on Spark: {p.split.why}" in p.explain()
+    assert "streaming: state in buckets hashed on h, each the aseq engine's versioned snapshot" in p.explain()
 
 
 def test_shared_queries_form_one_job_per_split():

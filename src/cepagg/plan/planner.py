@@ -73,6 +73,9 @@ class Plan:
 
             lines += explain_lines(q)
         lines.append(f"on Spark: {self.split.why}")
+        buckets = ", ".join(self.bucket_keys)
+        lines.append("streaming: " + (f"state in buckets hashed on {buckets}" if buckets else "state in one bucket")
+                     + f", each the {self.engine} engine's versioned snapshot")
         return "\n".join(lines)
 
 
@@ -107,9 +110,7 @@ class WorkloadPlan:
     shared: list[int]  # indices run in the shared aseq workload
 
     def build_shared(self):
-        from ..engines.aseq.workload import Workload
-
-        return Workload([self.plans[i].query for i in self.shared]) if self.shared else None
+        return shared_evaluator([self.plans[i].query for i in self.shared]) if self.shared else None
 
     def shared_jobs(self) -> list[tuple[Split, list[int]]]:
         """The shared queries grouped into jobs that can see the same partitions: one job per
@@ -151,6 +152,14 @@ class WorkloadPlan:
             if results[i] is None:
                 results[i] = p.build().run(batch)
         return results
+
+
+def shared_evaluator(queries: list[Query], **options):
+    """The evaluator of queries that share one aseq plan (rows tagged by query index);
+    ``options`` are the protocol's (``partial``, ``start_range``)."""
+    from ..engines.aseq.workload import Workload
+
+    return Workload(queries, **options)
 
 
 def plan_workload(queries: list[Query], names: list[str] | None = None, engine: str = "auto") -> WorkloadPlan:

@@ -20,11 +20,11 @@ from typing import Iterator, Sequence
 
 import pyarrow as pa
 
-from ..engines.aseq.workload import Workload
 from ..events import ID
 from ..lang.model import Query
 from ..lang.workload import compile_workload
-from ..plan import plan_workload
+from ..engines.base import Evaluator
+from ..plan import plan_workload, shared_evaluator
 from . import schema as S
 from .batch import arrange, narrow, prepare_events, run
 from .merge import in_order, merge_results
@@ -37,16 +37,18 @@ class WorkloadSpec:
 
     specs: tuple[Spec, ...]  # one per query, all with the same split, keys, partial, slices
 
-    def workload(self, start_range=None) -> Workload:
+    def workload(self, start_range=None) -> Evaluator:
         first = self.specs[0]
         return _workload(tuple(s.text for s in self.specs), first.time_unit, first.kinds, first.partial,
                          start_range)
 
 
 @lru_cache(maxsize=64)
-def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: bool, start_range) -> Workload:
-    """One Workload per worker process and slice range (building the sharing plan is not free)."""
-    return Workload([compiled(t, time_unit, kinds) for t in texts], partial=partial, start_range=start_range)
+def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: bool, start_range) -> Evaluator:
+    """One shared evaluator per worker process and slice range (building the sharing plan is
+    not free)."""
+    return shared_evaluator([compiled(t, time_unit, kinds) for t in texts], partial=partial,
+                            start_range=start_range)
 
 
 def _columns(wspec: WorkloadSpec) -> list[tuple[str, str]]:
