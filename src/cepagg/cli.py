@@ -270,8 +270,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
             running.append((q, progress))
         else:
             run_to_end(df, body, progress=progress, **options)
-    for q, progress in running:
-        follow([q], progress)
+    follow(running)
     for name, body, out, checkpoint in jobs:
         count, samples = late_events(spark, checkpoint) if checkpoint else (0, [])
         if count:
@@ -304,8 +303,8 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
                        time_unit=args.time_unit, engine=args.engine,
                        on_late="fail" if args.on_late == "fail" else "count")
         if args.follow:
-            follow([start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options)],
-                   BatchLines(args.time_unit))
+            follow([(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
+                     BatchLines(args.time_unit))])
         else:
             run_to_end(df, text, progress=BatchLines(args.time_unit), **options)
         print(f"cepagg: results in {args.out} (K-slack on Spark's watermark, delay {delay})", file=sys.stderr)
@@ -317,8 +316,8 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, late_out=args.late_out,
                    time_unit=args.time_unit, engine=args.engine)
     if args.follow:
-        follow([start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
-                              **options)], BatchLines(args.time_unit))
+        follow([(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
+                               **options), BatchLines(args.time_unit))])
     else:
         run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit), **options)
     if args.checkpoint:

@@ -61,3 +61,31 @@ def test_each_batch_is_reported_once(capsys):
     lines(Query())
     assert capsys.readouterr().err.splitlines() == ["cepagg: pairs: batch 0: 2 events in",
                                                     "cepagg: pairs: batch 1: 0 events in"]
+
+
+class _Running:
+    """A query that is active for ``polls`` looks at it, then ends (with ``error``, if given)."""
+
+    def __init__(self, polls: int, error: Exception | None = None):
+        self.polls, self.error = polls, error
+
+    @property
+    def isActive(self):
+        self.polls -= 1
+        return self.polls > 0
+
+    def exception(self):
+        return self.error
+
+
+def test_follow_reports_every_running_query_until_all_end():
+    import pytest
+
+    from cepagg.spark.streaming import follow
+
+    seen = []
+    long, short = _Running(3), _Running(1)
+    follow([(long, lambda q: seen.append("long")), (short, lambda q: seen.append("short"))])
+    assert seen[:2] == ["long", "short"] and seen.count("long") == 3  # the first query does not hold up the second
+    with pytest.raises(RuntimeError, match="boom"):
+        follow([(_Running(1, RuntimeError("boom")), None)])

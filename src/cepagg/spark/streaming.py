@@ -338,15 +338,22 @@ def run_until(q, done, timeout: float, progress=None):
     return q
 
 
-def follow(queries, progress=None) -> None:
-    """Wait for running queries to end (they run until stopped, or fail); ``progress`` as for
-    :func:`run_until`, one per query."""
-    for q in queries:
-        while not q.awaitTermination(0.5):
+def follow(running) -> None:
+    """Wait until every query of ``running``, pairs ``(query, progress)``, has ended (they run
+    until stopped, or fail: the first failure is raised); ``progress(query)`` is called for
+    each while they run, as :func:`run_until` does (None: no progress)."""
+    import time as _time
+
+    active = list(running)
+    while active:
+        for q, progress in list(active):
             if progress is not None:
                 progress(q)
-        if progress is not None:
-            progress(q)
+            if not q.isActive:
+                active.remove((q, progress))
+                if q.exception() is not None:
+                    raise q.exception()
+        _time.sleep(0.5)
 
 
 def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
