@@ -230,13 +230,16 @@ def _plain(v):
 
 def cmd_stream(args: argparse.Namespace) -> int:
     from .lang.workload import is_workload
+    from .spark.console import quiet_worker_lines
+    from .spark.progress import BatchLines
     from .spark.sources import register
-    from .spark.streaming import late_events, run_to_end, start, workload_jobs
+    from .spark.streaming import follow, late_events, run_to_end, start, workload_jobs
 
     text = _query_text(args)
     if is_workload(text) and args.order:
         raise SystemExit("cepagg stream: --order takes one query, not a workload file")
-    spark = spark_session(args)
+    with quiet_worker_lines(active=not args.verbose):
+        spark = spark_session(args)
     register(spark)
     reader = spark.readStream.format("cepagg").option("path", args.events)
     for key in ("format", "type_column", "time_column", "time_unit", "input_time_unit", "schema", "constant_type"):
@@ -261,12 +264,13 @@ def cmd_stream(args: argparse.Namespace) -> int:
     running = []
     for name, body, out, checkpoint in jobs:
         options.update(out=out, checkpoint=checkpoint)
+        progress = BatchLines(args.time_unit, name)
         if args.follow:
-            running.append(start(df, body, available_now=False, processing_time=args.trigger, **options))
+            q = start(df, body, available_now=False, processing_time=args.trigger, count_out=True, **options)
+            running.append((q, progress))
         else:
-            run_to_end(df, body, **options)
-    for q in running:
-        q.awaitTermination()
+            run_to_end(df, body, progress=progress, **options)
+    follow(running)
     for name, body, out, checkpoint in jobs:
         count, samples = late_events(spark, checkpoint) if checkpoint else (0, [])
         if count:
@@ -282,6 +286,8 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     from .order import OrderConfig
     from .order.cli import parse_span
     from .spark.order import late_count, run_ordered_to_end, start_ordered
+    from .spark.progress import BatchLines
+    from .spark.streaming import follow
 
     slack, lateness = parse_span(args.slack, args.time_unit), parse_span(args.lateness, args.time_unit)
     if args.punctuate not in (None, "in-file"):
@@ -297,9 +303,10 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
                        time_unit=args.time_unit, engine=args.engine,
                        on_late="fail" if args.on_late == "fail" else "count")
         if args.follow:
-            start(df, text, available_now=False, processing_time=args.trigger, **options).awaitTermination()
+            follow([(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
+                     BatchLines(args.time_unit))])
         else:
-            run_to_end(df, text, **options)
+            run_to_end(df, text, progress=BatchLines(args.time_unit), **options)
         print(f"cepagg: results in {args.out} (K-slack on Spark's watermark, delay {delay})", file=sys.stderr)
         return 0
     if args.clock == "global":
@@ -309,9 +316,10 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, late_out=args.late_out,
                    time_unit=args.time_unit, engine=args.engine)
     if args.follow:
-        start_ordered(df, text, config, available_now=False, processing_time=args.trigger, **options).awaitTermination()
+        follow([(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
+                               **options), BatchLines(args.time_unit))])
     else:
-        run_ordered_to_end(df, text, config, **options)
+        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit), **options)
     if args.checkpoint:
         count, samples = late_count(spark, args.checkpoint)
         if count:
@@ -366,6 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"])
     p.add_argument("--checkpoint", help="checkpoint directory (recovery after a crash)")
+    p.add_argument("--verbose", action="store_true",
+                   help="also show the lines pyspark's streaming Python workers print for themselves")
     _add_spark_args(p)
     from .order.cli import add_order_args
 

@@ -1,6 +1,8 @@
 """The engine protocol: options that split an evaluation, state snapshots.
 
-Every engine runs these (parametrised over ENGINES); the reference defines the expected values.
+Every engine runs these (parametrised over ENGINES), and so does the A-Seq workload, which
+implements the same protocol (:class:`cepagg.engines.base.Evaluator`) for several queries at
+once; the reference defines the expected values.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import random
 import pytest
 from generators import random_stream, seeded
 
-from cepagg.engines import ENGINES
+from cepagg.engines import ENGINES, Evaluator
+from cepagg.engines.aseq.workload import Workload
 from cepagg.engines.aggregates import combine_rows, drop_unchanged
 from cepagg.errors import UnsupportedQuery
 from cepagg.events import EventBatch
@@ -214,3 +217,96 @@ def test_greta_refuses_a_partition_going_back_in_time():
     eng.process(state, EventBatch.from_rows([{"type": "B", "ts": 5, "g": "u"}], ids=[1]))  # a tie: in order
     with pytest.raises(InputError, match=r"\('u',\) out of time order: time 4 after 5"):
         eng.process(state, EventBatch.from_rows([{"type": "B", "ts": 4, "g": "u"}], ids=[2]))
+
+
+def _untagged(tagged: list, k: int, n: int) -> list[tuple]:
+    """The rows of a workload's query ``k`` (of ``n``), without their tags."""
+    assert all(isinstance(qi, int) and 0 <= qi < n for qi, _ in tagged)
+    return [r for qi, r in tagged if qi == k]
+
+
+WORKLOAD = [
+    "RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B, C) WITHIN 6",  # shares its prefix with QUERIES[0]
+    "RETURN g, COUNT(*) PATTERN SEQ(A, C) WHERE [g] GROUP BY g WITHIN 4 SLIDE 3",
+]
+
+
+def _evaluators():
+    """One engine of every kind and a workload, each built as a driver builds it."""
+    q = compile_query(QUERIES[0])
+    out = [cls(q) for _, cls in _engines(q)]
+    out.append(Workload([compile_query(t) for t in [QUERIES[0]] + WORKLOAD]))
+    out.append(Workload([compile_query(t) for t in WORKLOAD], partial=True, start_range=(0, 4)))
+    return out
+
+
+def test_engines_and_workloads_are_evaluators():
+    evaluators = _evaluators()
+    assert {type(e).__name__ for e in evaluators} >= {"Reference", "Aseq", "Greta", "Workload"}
+    for ev in evaluators:
+        assert isinstance(ev, Evaluator), type(ev).__name__
+        assert isinstance(ev.cheap_advance, bool)
+
+
+def test_an_object_without_snapshots_is_no_evaluator():
+    class NoSnapshot:
+        cheap_advance, partial, start_range = True, False, None
+
+        def new_state(self): ...
+        def process(self, state, batch): ...
+        def advance(self, state, watermark): ...
+        def finish(self, state): ...
+        def run(self, batch): ...
+
+    assert not isinstance(NoSnapshot(), Evaluator)
+
+
+def test_workload_state_survives_a_snapshot_between_batches():
+    """The workload through the protocol as a driver uses it (process, snapshot, restore,
+    process, advance, finish) gives every query the rows its engine gives alone."""
+    rng = random.Random(5)
+    queries = [compile_query(t) for t in [QUERIES[0]] + WORKLOAD]
+    wl = Workload(queries)
+    for _ in range(5):
+        rows = random_stream(rng, "ABCD", n=16, attrs={"x": (0, 9), "g": ["u", "v"]})
+        batch = EventBatch.from_rows(rows).sorted()
+        ts = batch.table.column("ts").to_pylist()
+        state = wl.new_state()
+        tagged = wl.process(state, batch.slice(0, 8))
+        tagged += wl.advance(state, ts[7] - 1)
+        state = wl.restore(wl.snapshot(state))
+        tagged += wl.process(state, batch.slice(8))
+        tagged += wl.finish(state)
+        for k, q in enumerate(queries):
+            whole = ENGINES["reference"](q).run(batch)
+            got = type(whole)(whole.columns, _untagged(tagged, k, len(queries)), whole.kinds).sorted()
+            assert not whole.diff(got), (k, rows, whole.diff(got))
+
+
+def test_workload_time_slices_merge_to_the_whole():
+    """``partial`` and ``start_range`` mean for a workload what they mean for an engine."""
+    rng = random.Random(8)
+    queries = [compile_query(t) for t in [QUERIES[0]] + WORKLOAD]
+    for _ in range(5):
+        rows = random_stream(rng, "ABCD", n=14, attrs={"x": (0, 9), "g": ["u", "v"]})
+        batch = EventBatch.from_rows(rows).sorted()
+        tagged = []
+        for a, b in _slices(rows, 4):
+            wl = Workload(queries, partial=True, start_range=(a, b))
+            state = wl.new_state()
+            tagged += wl.process(state, batch) + wl.finish(state)
+        for k, q in enumerate(queries):
+            whole = ENGINES["reference"](q).run(batch)
+            merged = combine_rows(q, [r for qi, r in tagged if qi == k])
+            got = type(whole)(whole.columns, merged, whole.kinds).sorted()
+            assert not whole.diff(got), (k, rows, whole.diff(got))
+
+
+def test_a_workload_snapshot_is_not_an_engine_snapshot():
+    """Snapshots are versioned and named: a workload refuses an engine's state and back."""
+    q = compile_query(QUERIES[0])
+    eng, wl = ENGINES["aseq"](q), Workload([q])
+    with pytest.raises(ValueError):
+        wl.restore(eng.snapshot(eng.new_state()))
+    with pytest.raises(ValueError):
+        eng.restore(wl.snapshot(wl.new_state()))

@@ -1,4 +1,5 @@
-"""TV-OOO-4 (Algorithm 2) and TV-OOO-5 (Algorithm 1) of notes/liu-ooo-ecube.md §5, with
+"""Example 5 (Algorithm 2) and Example 4 (Algorithm 1) of Mo Liu's dissertation (WPI, 2012, ch. 3),
+as test vectors TV-OOO-4 and TV-OOO-5, with
 cepagg's strict window: an event at ts needs the earlier types in [ts - w + 1, ts - 1] and
 the later ones in [ts + 1, ts + w - 1]."""
 

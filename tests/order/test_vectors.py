@@ -1,4 +1,7 @@
-"""The out-of-order test vectors of notes/liu-ooo-ecube.md §5 (TV-OOO-1..6, TV-KSLACK-1).
+"""Out-of-order test vectors: TV-OOO-1..5 reconstruct Examples 2-8 of Mo Liu, "Extending Event
+Sequence Processing: New Models and Optimization Techniques", PhD dissertation, WPI, 2012,
+ch. 3 (its figures are missing, so the streams are rebuilt from the prose); TV-OOO-6 (a
+trailing negation, from the release rule of §3.6.1) and TV-KSLACK-1 are constructed.
 
 cepagg's semantics differ from the chapter where docs/semantics.md says so: windows are strict
 (``last - first < w``) and negation gaps are open, so the punctuation that releases a

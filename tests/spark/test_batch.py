@@ -13,8 +13,8 @@ from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
 from cepagg.runner import run as run_local
+from cepagg.plan import split_of
 from cepagg.spark import run
-from cepagg.spark.batch import plan_split
 
 pytestmark = pytest.mark.spark
 
@@ -73,7 +73,7 @@ def test_spark_equals_in_process(spark, text):
             assert _match_sets(cols, expected.rows) == _match_sets(cols, [g[:len(cols)] for g in got])
         else:
             diff = expected.diff(Result(expected.columns, got))
-            assert not diff, (text, plan_split(q), diff)
+            assert not diff, (text, split_of(q), diff)
 
 
 def test_time_slices_cover_long_streams(spark):
@@ -83,7 +83,7 @@ def test_time_slices_cover_long_streams(spark):
     text = "RETURN COUNT(*), SUM(A.x) PATTERN SEQ(A, !A, B) WITHIN 4"
     expected = run_local(text, EventBatch.from_rows(rows))
     df = spark.createDataFrame([(r["type"], r["ts"], r["x"]) for r in rows], "type string, ts long, x long")
-    assert plan_split(compile_query(text))[0] == "time"
+    assert split_of(compile_query(text)).kind == "time"
     assert _spark_rows(run(df, text, parallelism=4)) == expected.rows
 
 
@@ -118,7 +118,7 @@ def test_a_units_rows_come_out_as_its_batches_pass():
     ON CHANGE values merged over the partitions of a group) is released after each batch, not
     held, with the engine's bookkeeping, until the unit ends."""
     from cepagg.engines import ENGINES
-    from cepagg.spark.batch import drive
+    from cepagg.spark.tasks import drive
 
     q = compile_query("RETURN COUNT(*) PATTERN SEQ(A, B) WHERE [g] WITHIN 5 EMIT ON CHANGE")
     rows = random_stream(seeded("drive"), "AB", n=400, max_gap=2, attrs={"g": ["u", "v", "w"]})

@@ -2,9 +2,9 @@
 
 :mod:`cepagg.spark.order`'s processor gets, per micro-batch, one call per bucket with that
 bucket's rows (punctuations and the end-of-stream event in every bucket) and keeps the
-bucket's layer state pickled between calls. Here the calls are made directly: buckets in a
-shuffled order, the two keys in separate buckets either way round or in one bucket, the state
-pickled as the value state holds it. Hundreds of arrivals run in seconds, where the streaming test
+bucket's layer state stored between calls (:meth:`Layer.snapshot`). Here the calls are made
+directly: buckets in a shuffled order, the two keys in separate buckets either way round or in
+one bucket, the state copied as bytes as the value state holds it. Hundreds of arrivals run in seconds, where the streaming test
 (``test_order_streaming.py``) runs one arrival per case through Spark; the output is netted by
 :func:`cepagg.spark.streaming.read_latest`'s rule and compared with the reference.
 """
@@ -24,6 +24,7 @@ from cepagg.engines.aggregates import key_width
 from cepagg.lang import compile_query
 from cepagg.order import OrderConfig, same_result
 from cepagg.order.disorder import disorder
+from cepagg.order.layer import stored_state
 from cepagg.plan import plan
 from cepagg.result import Result
 from cepagg.spark.order import OrderSpec, _processor_class
@@ -80,7 +81,7 @@ def _run(spec: OrderSpec, rows: list[dict], route: dict, pieces: int, rng) -> tu
             frame = pd.DataFrame(per[b], columns=list(COLUMNS))
             for got in proc.handleInputRows((b,), iter([frame]), None):
                 out += [tuple(_plain(v) for v in r) for r in got.itertuples(index=False)]
-    states = [pickle.loads(v.value[0]) for v in values.values() if v.exists()]
+    states = [stored_state(v.value[0]) for v in values.values() if v.exists()]
     return out, states
 
 

@@ -87,18 +87,6 @@ def test_rows_later_than_the_delay_are_counted(spark, tmp_path):
     assert _rows(spark.read.parquet(str(tmp_path / "out"))) == [(0, 50, 1), (100, 150, 1)]
 
 
-def test_bucket_keys_never_split_a_group():
-    from cepagg.spark.streaming import bucket_keys
-
-    def keys(text):
-        return bucket_keys(compile_query(text))
-
-    assert keys("RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 5") == ["g"]
-    assert keys("RETURN h, COUNT(*) PATTERN SEQ(A, B) WHERE [g, h] GROUP BY h WITHIN 5") == ["h"]
-    assert keys("RETURN COUNT(*) PATTERN SEQ(A, B) WHERE [g] WITHIN 5") == []
-    assert keys("RETURN COUNT(*) PATTERN SEQ(A a, B b) GROUP BY a.g WITHIN 5") == []
-
-
 def test_ungrouped_query_over_partitions_reports_one_row(spark, tmp_path):
     rng = random.Random(4)
     rows = random_stream(rng, "AB", n=40, max_gap=2, attrs={"x": (0, 9), "g": ["u", "v", "w"]})

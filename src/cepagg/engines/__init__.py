@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .aseq.engine import Aseq
-from .base import Engine
+from .base import Engine, Evaluator
 from .greta import Greta
 from .reference import Reference
 from .stack import Stack
@@ -13,4 +13,4 @@ ENGINES: dict[str, type[Engine]] = {
     "reference": Reference, "aseq": Aseq, "greta": Greta, "twostep": TwoStep, "stack": Stack,
 }
 
-__all__ = ["Engine", "ENGINES", "Reference", "Aseq", "Greta", "TwoStep", "Stack"]
+__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "TwoStep", "Stack"]

@@ -12,6 +12,10 @@ picklable and versioned, so Spark can keep it in a state store:
 
 Rows are tuples in ``query.output_columns`` order. Engines know nothing about Spark.
 
+:class:`Evaluator` is this protocol as a type: what a driver may call. :class:`Engine`
+implements it for one query; the A-Seq workload (:class:`cepagg.engines.aseq.workload.Workload`)
+implements it for several, its rows tagged with the query's index.
+
 Two options let a caller split one evaluation into independent parts (Spark does):
 
 * ``partial=True`` (WITHIN alone and SLIDE): aggregate cells are partial
@@ -31,7 +35,7 @@ from __future__ import annotations
 import pickle
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..errors import UnsupportedQuery
 from ..events import EventBatch
@@ -40,6 +44,36 @@ from ..result import Result, output_kinds
 from .aggregates import combine_rows
 
 STATE_FORMAT = 1
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """What every driver (the in-process runner, Spark's batch, workload and streaming drivers,
+    the ordering layer) calls on an engine, or on a workload of queries evaluated together.
+
+    ``cheap_advance``: ``advance`` costs in proportion to what it releases, so a driver may call
+    it after every batch. ``partial``, ``start_range``: the options the evaluator was built with
+    (see the module docstring). ``run`` evaluates a whole batch: a
+    :class:`~cepagg.result.Result` for an engine, one per query for a workload.
+    """
+
+    cheap_advance: bool
+    partial: bool
+    start_range: tuple[int, int] | None
+
+    def new_state(self) -> Any: ...
+
+    def process(self, state: Any, batch: EventBatch) -> list: ...
+
+    def advance(self, state: Any, watermark: int) -> list: ...
+
+    def finish(self, state: Any) -> list: ...
+
+    def snapshot(self, state: Any) -> bytes: ...
+
+    def restore(self, data: bytes) -> Any: ...
+
+    def run(self, batch: EventBatch) -> Any: ...
 
 
 class Engine(ABC):

@@ -3,7 +3,8 @@
 Engines consume events in time order per partition (:mod:`cepagg.engines.base`). The layer
 takes an *arrival sequence* (:mod:`.stream`) and drives an engine through the protocol only
 (``process``, ``advance``, ``finish``, ``snapshot``/``restore``), with one of three strategies
-(notes/liu-ooo-ecube.md §2.4–2.6; their correctness levels are in docs/semantics.md §12):
+(ch. 3, §3.5-3.6 of Mo Liu, "Extending Event Sequence Processing: New Models and Optimization
+Techniques", PhD dissertation, WPI, 2012; their correctness levels are in docs/semantics.md §12):
 
 ``kslack`` (delayed correctness)
     Events wait in a buffer until the clock (largest time arrived: per lane, or over the
@@ -39,8 +40,9 @@ from __future__ import annotations
 
 import bisect
 import copy
+import pickle
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -54,6 +56,8 @@ from .shape import ALL, INF, NEG, Shape
 from .stream import Punctuation
 
 STRATEGIES = ("kslack", "conservative", "aggressive")
+#: version of the stored layer state (each engine state inside has its own, in its snapshot)
+LAYER_FORMAT = 1
 CLOCKS = ("key", "global")
 
 
@@ -149,6 +153,23 @@ class Layer:
 
     def new_state(self) -> LayerState:
         return LayerState()
+
+    def snapshot(self, st: LayerState) -> bytes:
+        """The layer's state as bytes, every lane's engine states (safe and speculative) as the
+        engine's own versioned snapshots: what a state store keeps (:mod:`cepagg.spark.order`)."""
+        snap = self.engine.snapshot
+        lanes = {key: replace(lane, safe=snap(lane.safe), spec=None if lane.spec is None else snap(lane.spec))
+                 for key, lane in st.lanes.items()}
+        return pickle.dumps((LAYER_FORMAT, replace(st, lanes=lanes)), protocol=5)
+
+    def restore(self, data: bytes) -> LayerState:
+        """The state :meth:`snapshot` stored, its engine states restored by the engine."""
+        st = stored_state(data)
+        for lane in st.lanes.values():
+            lane.safe = self.engine.restore(lane.safe)
+            if lane.spec is not None:
+                lane.spec = self.engine.restore(lane.spec)
+        return st
 
     def _new_lane(self) -> Lane:
         empty = self.shape.empty_units
@@ -486,3 +507,13 @@ class Layer:
 
 def _order(e: tuple) -> tuple:
     return (e[0], e[1])
+
+
+def stored_state(data: bytes) -> LayerState:
+    """The layer state of :meth:`Layer.snapshot` with its engine states left as snapshots: enough
+    for readers of the bookkeeping (late events, statistics)."""
+    version, st = pickle.loads(data)
+    if version != LAYER_FORMAT:
+        raise ValueError(f"ordering-layer state of format {version} cannot be read by format {LAYER_FORMAT}: "
+                         "start the query with a new checkpoint")
+    return st

@@ -1,4 +1,5 @@
-"""Punctuation-triggered purge (the chapter's Algorithms 1 and 2, notes/liu-ooo-ecube.md §2.5).
+"""Punctuation-triggered purge (Algorithms 1 and 2 of Mo Liu, "Extending Event Sequence Processing:
+New Models and Optimization Techniques", PhD dissertation, WPI, 2012, §3.6.1).
 
 A buffered positive event is *purgeable* when no match can ever contain it: some type the
 pattern needs before (or after) it has no event in the places the window leaves, and a

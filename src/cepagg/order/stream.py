@@ -2,8 +2,9 @@
 
 An event has its event time ``ts`` (and identity ``_id``, which orders events with equal times)
 and an arrival position: its index in the sequence. A **punctuation** ``(type, t)`` says "no
-more events of that type with ``ts <= t`` will come" (the chapter's POG, notes/liu-ooo-ecube.md
-§2.5, with the ``<=`` reading of its §6); ``type`` None is a punctuation for every type, i.e. a
+more events of that type with ``ts <= t`` will come" (the POG of Mo Liu's dissertation, WPI
+2012, §3.6.1, read with ``<=``: its Algorithms 1 and 2 compare with ``<`` where its formal
+definition, later events have ``ts > t``, needs ``<=``); ``type`` None is a punctuation for every type, i.e. a
 watermark. Punctuations are assumed truthful; an event that contradicts one is *late* and goes
 to the late-event policy (:mod:`cepagg.order.policy`).
 

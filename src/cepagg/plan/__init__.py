@@ -1,5 +1,6 @@
-"""Planning: which engine runs a query, and why."""
+"""Planning: which engine runs a query, how its evaluation splits, and why."""
 
-from .planner import Plan, WorkloadPlan, plan, plan_workload
+from .planner import Plan, WorkloadPlan, plan, plan_workload, shared_evaluator
+from .split import Split, bucket_keys, split_of
 
-__all__ = ["Plan", "WorkloadPlan", "plan", "plan_workload"]
+__all__ = ["Plan", "Split", "WorkloadPlan", "bucket_keys", "plan", "plan_workload", "shared_evaluator", "split_of"]

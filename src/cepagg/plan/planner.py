@@ -1,9 +1,15 @@
-"""Choose the engine for a query and explain the choice.
+"""The physical plan of a query: its engine, how its evaluation splits, and why.
 
 Engines are tried in order of preference (fastest first); each either accepts the query or
 refuses it with a reason. The reference evaluator accepts every valid query, so there is
 always a plan; ``explain`` shows the refusals, which tell a user what to change to reach a
 faster engine.
+
+The plan also carries the decisions every driver needs (:mod:`.split`): how a batch
+evaluation splits into tasks, which attributes pick a streaming state bucket, and, for a
+workload, which queries share one evaluation. The drivers (:mod:`cepagg.runner`,
+:mod:`cepagg.spark`, :mod:`cepagg.order`) carry the plan out and decide none of this.
+This module does not import pyspark.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from ..engines import ENGINES, Engine
 from ..errors import UnsupportedQuery
 from ..lang.model import Query
 from ..lang.printer import duration_text
+from .split import Split, bucket_keys, split_of
 
 #: Engines tried by ``auto``, fastest first.
 PREFERENCE = ("aseq", "greta", "reference")
@@ -30,6 +37,16 @@ class Plan:
         return ENGINES[self.engine](self.query, **options)
 
     build_with = build
+
+    @property
+    def split(self) -> Split:
+        """How a batch evaluation of the query splits into independent tasks."""
+        return split_of(self.query)
+
+    @property
+    def bucket_keys(self) -> tuple[str, ...]:
+        """The attributes whose hash picks the query's streaming state bucket."""
+        return bucket_keys(self.query)
 
     def explain(self) -> str:
         q = self.query
@@ -55,10 +72,10 @@ class Plan:
             from ..engines.aseq.plan import explain_lines
 
             lines += explain_lines(q)
-        from ..spark.batch import plan_split  # no pyspark import at module level
-
-        split, keys, partial, why = plan_split(q)
-        lines.append(f"on Spark: {why}")
+        lines.append(f"on Spark: {self.split.why}")
+        buckets = ", ".join(self.bucket_keys)
+        lines.append("streaming: " + (f"state in buckets hashed on {buckets}" if buckets else "state in one bucket")
+                     + f", each the {self.engine} engine's versioned snapshot")
         return "\n".join(lines)
 
 
@@ -93,9 +110,17 @@ class WorkloadPlan:
     shared: list[int]  # indices run in the shared aseq workload
 
     def build_shared(self):
-        from ..engines.aseq.workload import Workload
+        return shared_evaluator([self.plans[i].query for i in self.shared]) if self.shared else None
 
-        return Workload([self.plans[i].query for i in self.shared]) if self.shared else None
+    def shared_jobs(self) -> list[tuple[Split, list[int]]]:
+        """The shared queries grouped into jobs that can see the same partitions: one job per
+        distinct (split kind, keys, partial), in order of first appearance. The split's reason
+        is the first member's."""
+        jobs: dict[tuple, tuple[Split, list[int]]] = {}
+        for i in self.shared:
+            split = self.plans[i].split
+            jobs.setdefault(split[:3], (split, []))[1].append(i)
+        return list(jobs.values())
 
     def explain(self) -> str:
         lines = []
@@ -111,6 +136,9 @@ class WorkloadPlan:
             for k, i in sorted(enumerate(self.shared), reverse=True):
                 text = text.replace(f"q{k}", f"<{self.names[i]}>")
             lines += ["  " + line for line in text.splitlines()]
+            for split, members in self.shared_jobs():
+                names = ", ".join(self.names[i] for i in members)
+                lines.append(f"on Spark, one job for {names}: {split.why}")
         return "\n".join(lines)
 
     def run(self, batch):
@@ -124,6 +152,14 @@ class WorkloadPlan:
             if results[i] is None:
                 results[i] = p.build().run(batch)
         return results
+
+
+def shared_evaluator(queries: list[Query], **options):
+    """The evaluator of queries that share one aseq plan (rows tagged by query index);
+    ``options`` are the protocol's (``partial``, ``start_range``)."""
+    from ..engines.aseq.workload import Workload
+
+    return Workload(queries, **options)
 
 
 def plan_workload(queries: list[Query], names: list[str] | None = None, engine: str = "auto") -> WorkloadPlan:

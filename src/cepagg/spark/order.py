@@ -2,8 +2,9 @@
 
 :func:`stream_ordered` runs :class:`cepagg.order.layer.Layer` inside
 ``transformWithStateInPandas``, one layer state per hash bucket of the *lane* key (the
-unqualified GROUP BY attributes for aggregates, the partition key for matches), pickled in a
-ValueState like :mod:`cepagg.spark.streaming` does with engine states.
+unqualified GROUP BY attributes for aggregates, the partition key for matches), kept in a
+ValueState as :meth:`Layer.snapshot` writes it (engine states through the engine's versioned
+snapshot, as :mod:`cepagg.spark.streaming` keeps them).
 
 Time is the layer's, not Spark's: ``timeMode="None"`` and no Spark watermark, so Spark never
 drops an event. Each lane keeps its own clock (``clock="key"``): a slow key's events are in time
@@ -30,7 +31,6 @@ and window (retracted keys dropped), for matches the highest revision per match 
 from __future__ import annotations
 
 import json
-import pickle
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
@@ -42,11 +42,15 @@ from ..events import ID
 from ..lang import compile_query
 from ..lang.model import Query
 from ..order import OrderConfig
+from ..order.layer import stored_state
 from ..order.output import EXTRA_COLUMNS
 from ..order.stream import PUNCT_ATTR, PUNCT_TYPE, Punctuation
 from . import schema as S
 from .sources import END_TYPE
-from .streaming import event_columns, event_names, operator_input, progress_reports, run_until, with_trigger
+from .progress import count_rows_out
+from .streaming import (event_columns, event_names, file_options, operator_input, progress_reports, run_until,
+                        with_trigger)
+from .tasks import compiled
 
 OP_BUCKET = "cepagg_bucket"
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
@@ -63,12 +67,7 @@ class OrderSpec:
     buckets: int
 
     def query(self) -> Query:
-        return _compiled(self.text, self.time_unit, self.kinds)
-
-
-@lru_cache(maxsize=16)
-def _compiled(text: str, time_unit: str, kinds: tuple) -> Query:
-    return compile_query(text, time_unit=time_unit, schema=dict(kinds))
+        return compiled(self.text, self.time_unit, self.kinds)
 
 
 def event_schema(spec: OrderSpec) -> pa.Schema:
@@ -111,7 +110,7 @@ def _processor_class():
             spec, layer = self.spec, _layer(self.spec)
             schema = event_schema(spec)
             if self.blob.exists():
-                st = pickle.loads(self.blob.get()[0])
+                st = layer.restore(self.blob.get()[0])
             else:
                 st = layer.new_state()
                 st.next_match, st.match_step = int(key[0]) + 1, spec.buckets  # unique across buckets
@@ -141,7 +140,7 @@ def _processor_class():
                 late += st.late.drain()
                 if ended:
                     out += layer.finish(st, at)
-            self.blob.update((pickle.dumps(st, protocol=5),))
+            self.blob.update((layer.snapshot(st),))
             if out or late:
                 yield self._frame(out, late)
 
@@ -197,11 +196,15 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
 
 def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, checkpoint: str | None = None,
                   format: str = "parquet", late_out: str | None = None, available_now: bool = True,
-                  processing_time: str | None = None, **options):
-    """Run :func:`stream_ordered` into files (see the module docstring); returns the query."""
+                  processing_time: str | None = None, count_out: bool = False, **options):
+    """Run :func:`stream_ordered` into files (see the module docstring); returns the query.
+    ``count_out``: count each micro-batch's output rows for its progress line
+    (:class:`cepagg.spark.progress.BatchLines`)."""
     from pyspark.sql import functions as F
 
     result, _ = stream_ordered(df, query, config, **options)
+    if count_out:
+        result = count_rows_out(result)
     late_path = late_out or f"{out}/_late"
 
     def sink(batch_df, batch_id: int) -> None:
@@ -210,7 +213,7 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, chec
             return
         batch_df = batch_df.persist()
         rows = batch_df.filter(F.col("kind") != "late").drop("late")
-        rows.write.mode("overwrite").format(format).save(f"{out}/batch={batch_id}")
+        rows.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
         late = batch_df.filter(F.col("kind") == "late").select("at", "late")
         if not late.isEmpty():
             late.write.mode("overwrite").format("json").save(f"{late_path}/batch={batch_id}")
@@ -220,11 +223,14 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, chec
     return with_trigger(writer, checkpoint, available_now, processing_time).start()
 
 
-def run_ordered_to_end(df, query: str | Query, config: OrderConfig, *, timeout: float = 3600.0, **options):
+def run_ordered_to_end(df, query: str | Query, config: OrderConfig, *, timeout: float = 3600.0,
+                       progress=None, **options):
     """Run over a finite ``cepagg`` source (``finite=true``) until the batch holding its last
-    offset (the end-of-stream event) has been processed, then stop."""
-    q = start_ordered(df, query, config, available_now=False, processing_time="0 seconds", **options)
-    return run_until(q, _consumed, timeout)
+    offset (the end-of-stream event) has been processed, then stop. ``progress``: see
+    :func:`cepagg.spark.streaming.run_until`."""
+    q = start_ordered(df, query, config, available_now=False, processing_time="0 seconds",
+                      count_out=progress is not None, **options)
+    return run_until(q, _consumed, timeout, progress)
 
 
 def _consumed(q) -> bool:
@@ -241,7 +247,7 @@ def late_count(spark, checkpoint: str) -> tuple[int, list[dict]]:
     state = spark.read.format("statestore").option("stateVarName", "blob").load(checkpoint)
     count, samples = 0, []
     for row in state.select("value.b").collect():
-        st = pickle.loads(row[0])
+        st = stored_state(row[0])
         count += st.late.count
         samples += st.late.samples
     return count, samples

@@ -1,9 +1,10 @@
 """Structured Streaming: the engine inside ``transformWithStateInPandas``, state per hash bucket.
 
-Measured on these machines (notes/spark-platform.md §2d): every Python stateful call costs
-about 1 ms per key per micro-batch, so events are grouped by a **hash bucket** of the
-partition key, not by the key: one bucket's engine state (which keeps its partitions apart
-itself) is one pickled blob in a ValueState.
+Measured on these machines: every Python stateful call costs about 1 ms per key per
+micro-batch, so events are grouped by a **hash bucket** of the attributes the plan
+names (:attr:`cepagg.plan.Plan.bucket_keys`), not by the key: one bucket's engine state (which
+keeps its partitions apart itself) is one blob in a ValueState, written through the engine's
+versioned ``snapshot`` and read through its ``restore`` (:func:`pack_bucket`).
 
 Time: Spark's watermark (``withWatermark(event time, delay)``) bounds lateness. Events are
 buffered per bucket and released to the engine in time order once the watermark has passed
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import pickle
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -32,9 +33,10 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 from ..events import ID, EventBatch
 from ..lang import compile_query
 from ..lang.model import TIME_UNITS_MS, Query
+from ..plan import plan
 from . import schema as S
-from .batch import compiled
 from .sources import END_TS_MS, END_TYPE
+from .tasks import compiled
 
 END_WATERMARK_MS = END_TS_MS - 10**12  # a watermark beyond this means the input has ended
 OP_ID, OP_TIME, OP_BUCKET = "cepagg_id", "cepagg_event_time", "cepagg_bucket"
@@ -83,8 +85,6 @@ class StreamSpec:
 
 @lru_cache(maxsize=16)
 def _engine(spec: StreamSpec):
-    from ..plan import plan
-
     return plan(spec.query(), spec.engine).build()
 
 
@@ -106,6 +106,28 @@ class BucketState:
     advanced_to: int | None = None  # the engine was told no event at or before this time comes
     late: int = 0  # events that came after their time had been closed
     late_samples: list = field(default_factory=list)
+
+
+#: version of the stored bucket layout (the engine's state has its own, in its snapshot)
+BUCKET_FORMAT = 1
+
+
+def pack_bucket(engine, st: BucketState) -> bytes:
+    """A bucket as the state store keeps it: the driver's bookkeeping pickled, the engine's
+    state as the engine's own versioned snapshot (never the engine's objects pickled here)."""
+    return pickle.dumps((BUCKET_FORMAT, replace(st, engine_state=None), engine.snapshot(st.engine_state)),
+                        protocol=5)
+
+
+def unpack_bucket(data: bytes, engine=None) -> BucketState:
+    """The bucket of :func:`pack_bucket`; its engine state restored by ``engine`` (left as the
+    snapshot's bytes without one, for readers of the bookkeeping such as :func:`late_events`)."""
+    version, st, snapshot = pickle.loads(data)
+    if version != BUCKET_FORMAT:
+        raise ValueError(f"stream state of bucket format {version} cannot be read by format {BUCKET_FORMAT}: "
+                         "start the query with a new checkpoint")
+    st.engine_state = engine.restore(snapshot) if engine is not None else snapshot
+    return st
 
 
 def _processor_class():
@@ -155,12 +177,13 @@ def _processor_class():
                 st.pending.append(table)
 
         def _load(self) -> BucketState:
+            engine = _engine(self.spec)
             if self.blob.exists():
-                return pickle.loads(self.blob.get()[0])
-            return BucketState(engine_state=_engine(self.spec).new_state())
+                return unpack_bucket(self.blob.get()[0], engine)
+            return BucketState(engine_state=engine.new_state())
 
         def _save(self, st: BucketState) -> None:
-            self.blob.update((pickle.dumps(st, protocol=5),))
+            self.blob.update((pack_bucket(_engine(self.spec), st),))
 
         def handleInputRows(self, key, rows, timerValues) -> Iterator:
             st = self._load()
@@ -248,20 +271,6 @@ def _processor_class():
     return CepaggProcessor
 
 
-def bucket_keys(q: Query) -> list[str]:
-    """Attributes whose hash picks a bucket: every row of a result group must come out of one
-    bucket, so that no group is reported twice. That is the partition key when each group is
-    one partition, the group attributes when several partitions feed a group (GROUP BY sector
-    with [company, sector]), and nothing (one bucket) when a group is only known from the
-    matches (GROUP BY X.a) or the query has no groups at all but several partitions."""
-    groups = [g.attr for g in q.group_by if g.var is None]
-    if q.mode != "emit" and set(q.partition_by) <= set(groups) and len(groups) == len(q.group_by):
-        return list(q.partition_by)
-    if len(groups) == len(q.group_by):
-        return groups
-    return []
-
-
 class LateEvent(RuntimeError):
     """An event arrived after its time was closed, and the run was told to fail on that."""
 
@@ -303,8 +312,11 @@ def progress_reports(q) -> list[dict]:
     return [p if isinstance(p, dict) else json.loads(p.json) for p in q.recentProgress or []]
 
 
-def run_until(q, done, timeout: float):
-    """Wait until ``done(q)`` (re-raising the query's failure), then stop ``q``."""
+def run_until(q, done, timeout: float, progress=None):
+    """Wait until ``done(q)`` (re-raising the query's failure), then stop ``q``.
+
+    ``progress(q)``, when given, is called while waiting and once more at the end (e.g.
+    :class:`cepagg.spark.progress.BatchLines`)."""
     import time as _time
 
     deadline = _time.monotonic() + timeout
@@ -312,6 +324,8 @@ def run_until(q, done, timeout: float):
         while _time.monotonic() < deadline:
             if q.exception() is not None:
                 raise q.exception()
+            if progress is not None:
+                progress(q)
             if done(q):
                 break
             _time.sleep(0.2)
@@ -319,7 +333,27 @@ def run_until(q, done, timeout: float):
             raise TimeoutError(f"the stream did not end within {timeout:.0f} s")
     finally:
         q.stop()
+        if progress is not None:
+            progress(q)
     return q
+
+
+def follow(running) -> None:
+    """Wait until every query of ``running``, pairs ``(query, progress)``, has ended (they run
+    until stopped, or fail: the first failure is raised); ``progress(query)`` is called for
+    each while they run, as :func:`run_until` does (None: no progress)."""
+    import time as _time
+
+    active = list(running)
+    while active:
+        for q, progress in list(active):
+            if progress is not None:
+                progress(q)
+            if not q.isActive:
+                active.remove((q, progress))
+                if q.exception() is not None:
+                    raise q.exception()
+        _time.sleep(0.5)
 
 
 def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
@@ -340,14 +374,12 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     """
     from pyspark.sql import functions as F
 
-    from ..plan import plan
-
     text = query.text if isinstance(query, Query) else query
     events, kinds = event_columns(df, type_column, time_column, time_unit)
     unit = TIME_UNITS_MS[time_unit]
     q = compile_query(text, time_unit=time_unit, schema=kinds)
-    engine_name = plan(q, engine).engine
-    keys = bucket_keys(q)
+    chosen = plan(q, engine)
+    engine_name, keys = chosen.engine, chosen.bucket_keys
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
     cols, ordered_cols = operator_input(kinds)
     events = (events.select(*cols)
@@ -367,10 +399,11 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
 
 def start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
           checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
-          **options):
-    """Run :func:`stream` into a sink and return the StreamingQuery (see also :func:`run_to_end`)."""
+          count_out: bool = False, **options):
+    """Run :func:`stream` into a sink and return the StreamingQuery (see also :func:`run_to_end`;
+    ``count_out``: see :func:`_start`)."""
     return _start(df, query, out=out, format=format, checkpoint=checkpoint, available_now=available_now,
-                  processing_time=processing_time, **options)
+                  processing_time=processing_time, count_out=count_out, **options)
 
 
 def workload_jobs(workload: str, out: str, checkpoint: str | None) -> list[tuple[str, str, str, str | None]]:
@@ -393,16 +426,17 @@ def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None
             for name, text, path, chk in workload_jobs(workload, out, checkpoint)}
 
 
-def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, **options):
+def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, progress=None, **options):
     """Run a stream whose source ends with the end-of-stream event (``format("cepagg")`` with
     ``finite=true``) until that event has closed every window, then stop it.
 
     Micro-batches follow one another without pause (the source's ``maxEventsPerBatch`` or
     ``rate`` cuts them); the run stops after the batch in which the watermark passed the end,
-    which is the batch that flushed the last windows.
+    which is the batch that flushed the last windows. ``progress``: see :func:`run_until`.
     """
-    q = _start(df, query, available_now=False, processing_time="0 seconds", **options)
-    return run_until(q, _flushed, timeout)
+    q = _start(df, query, available_now=False, processing_time="0 seconds",
+               count_out=progress is not None, **options)
+    return run_until(q, _flushed, timeout, progress)
 
 
 def _flushed(q) -> bool:
@@ -417,27 +451,38 @@ def _flushed(q) -> bool:
     return False
 
 
+def file_options(format: str) -> dict[str, str]:
+    """Writer options of a file format as users read it: CSV files start with a header."""
+    return {"header": "true"} if format == "csv" else {}
+
+
 def _start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
            checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
-           **options):
+           count_out: bool = False, **options):
     """Run :func:`stream` into a sink and return the StreamingQuery.
 
     Append-mode results go to Spark's file sink (exactly once through its commit log) or the
     console. Update-mode results (WITHIN-alone totals) are written per micro-batch into
     ``out/batch=<id>`` with overwrite, so a re-run batch replaces its own output: together with
     the checkpoint this is exactly once. :func:`read_latest` gives the current value per group.
+    ``count_out``: count the output rows of every micro-batch for its progress line
+    (:class:`cepagg.spark.progress.BatchLines`).
     """
     result, mode = stream(df, query, **options)
+    if count_out:
+        from .progress import count_rows_out
+
+        result = count_rows_out(result)
     writer = with_trigger(result.writeStream, checkpoint, available_now, processing_time)
     if format == "console":
         return writer.outputMode(mode).format("console").option("truncate", "false").start()
     if out is None:
         raise ValueError("give out=PATH for a file sink")
     if mode == "Append":
-        return writer.outputMode("append").format(format).option("path", out).start()
+        return writer.outputMode("append").format(format).options(**file_options(format)).option("path", out).start()
 
     def upsert(batch_df, batch_id: int) -> None:
-        batch_df.write.mode("overwrite").format(format).save(f"{out}/batch={batch_id}")
+        batch_df.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
 
     return writer.outputMode("update").foreachBatch(upsert).start()
 
@@ -489,7 +534,7 @@ def late_events(spark, checkpoint: str) -> tuple[int, list[dict]]:
     state = spark.read.format("statestore").option("stateVarName", "blob").load(checkpoint)
     count, samples = 0, []
     for row in state.select("value.b").collect():
-        st = pickle.loads(row[0])
+        st = unpack_bucket(row[0])
         count += st.late
         samples += st.late_samples
     return count, samples

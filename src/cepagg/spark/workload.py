@@ -3,9 +3,9 @@
 The queries aseq accepts run in one shared aseq plan (PreTree, Chop-Connect; see
 :mod:`cepagg.engines.aseq.workload`): one pass of ``mapInArrow`` over the events evaluates
 all of them, and its output -- every query's rows side by side, tagged ``__q`` -- is persisted,
-so each query's DataFrame is a filter of that one evaluation. Shared queries must agree on the
-split (:func:`~cepagg.spark.batch.plan_split`): queries partitioned by different keys cannot
-see the same partitions, so each distinct (split, key, partial) forms its own shared job. A
+so each query's DataFrame is a filter of that one evaluation. The plan
+(:meth:`cepagg.plan.WorkloadPlan.shared_jobs`) says which queries share: those that agree on
+the split, since queries partitioned by different keys cannot see the same partitions. A
 time split cuts slices wide enough, and overlapping enough, for the longest window of its
 queries; each query still counts only the matches that start in a slice (``start_range``).
 The other queries (Kleene patterns for GRETA, anything for the reference) run as separate
@@ -20,13 +20,15 @@ from typing import Iterator, Sequence
 
 import pyarrow as pa
 
-from ..engines.aseq.workload import Workload
 from ..events import ID
 from ..lang.model import Query
 from ..lang.workload import compile_workload
+from ..engines.base import Evaluator
+from ..plan import plan_workload, shared_evaluator
 from . import schema as S
-from .batch import (Spec, _emit, _finish, _out_cols, arrange, compiled, drive, in_order, narrow,
-                    plan_split, prepare_events, run, slice_range, unit_label)
+from .batch import arrange, narrow, prepare_events, run
+from .merge import in_order, merge_results
+from .tasks import Spec, compiled, drive, emit_rows, out_columns, slice_range, unit_label
 
 
 @dataclass(frozen=True)
@@ -35,23 +37,25 @@ class WorkloadSpec:
 
     specs: tuple[Spec, ...]  # one per query, all with the same split, keys, partial, slices
 
-    def workload(self, start_range=None) -> Workload:
+    def workload(self, start_range=None) -> Evaluator:
         first = self.specs[0]
         return _workload(tuple(s.text for s in self.specs), first.time_unit, first.kinds, first.partial,
                          start_range)
 
 
 @lru_cache(maxsize=64)
-def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: bool, start_range) -> Workload:
-    """One Workload per worker process and slice range (building the sharing plan is not free)."""
-    return Workload([compiled(t, time_unit, kinds) for t in texts], partial=partial, start_range=start_range)
+def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: bool, start_range) -> Evaluator:
+    """One shared evaluator per worker process and slice range (building the sharing plan is
+    not free)."""
+    return shared_evaluator([compiled(t, time_unit, kinds) for t in texts], partial=partial,
+                            start_range=start_range)
 
 
 def _columns(wspec: WorkloadSpec) -> list[tuple[str, str]]:
     """``__q`` and every query's output columns, renamed ``__<k>:<column>``."""
     cols = [("__q", "bigint")]
     for k, spec in enumerate(wspec.specs):
-        cols += [(f"__{k}:{name}", ddl) for name, ddl in _out_cols(spec)]
+        cols += [(f"__{k}:{name}", ddl) for name, ddl in out_columns(spec)]
     return cols
 
 
@@ -63,7 +67,7 @@ def _batch(wspec: WorkloadSpec, tagged: list[tuple[int, tuple]]) -> pa.RecordBat
         rows = [r for qi, r in tagged if qi == k]
         if not rows:
             continue
-        own = _emit(spec, rows)
+        own = emit_rows(spec, rows)
         arrays = {f"__{k}:{name}": own.column(i) for i, name in enumerate(own.schema.names)}
         n = own.num_rows
         cols = [pa.array([k] * n, pa.int64())]
@@ -103,8 +107,6 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from ..plan import plan_workload
-
     events = df if prepared else prepare_events(
         df, type_column=type_column, time_column=time_column, time_unit=time_unit,
         input_time_unit=input_time_unit, on_bad_row=on_bad_row, reject_path=reject_path)
@@ -118,11 +120,7 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
     wp = plan_workload([q for _, q in named], [n for n, _ in named], engine)
     n_parts = parallelism or events.sparkSession.sparkContext.defaultParallelism
     results: dict = {}
-    jobs: dict[tuple, list[int]] = {}
-    for i in wp.shared:
-        split, keys, partial, _why = plan_split(named[i][1])
-        jobs.setdefault((split, keys, partial), []).append(i)
-    for (split, keys, partial), members in jobs.items():
+    for (split, keys, partial, _why), members in wp.shared_jobs():
         within = max(named[i][1].within or 0 for i in members)
         ordered, split, t0, width = arrange(narrow(events, [named[i][1] for i in members]), split, keys,
                                             n_parts, within)
@@ -134,8 +132,8 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
         raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
         for k, (i, spec) in enumerate(zip(members, specs)):
             mine = raw.filter(F.col("__q") == k).select(
-                *[F.col(f"`__{k}:{c}`").alias(c) for c, _ in _out_cols(spec)])
-            out = _finish(mine, named[i][1], spec, kinds)
+                *[F.col(f"`__{k}:{c}`").alias(c) for c, _ in out_columns(spec)])
+            out = merge_results(mine, named[i][1], spec, kinds)
             results[i] = in_order(out)
     for i, p in enumerate(wp.plans):
         if i not in results:

@@ -3,8 +3,9 @@
 The workload compiles every query (:mod:`.plan`), lets the sharing optimizer
 (:mod:`.sharing`) group them into PreTree units and Chop-Connect plans, and runs each piece
 over the same batches. It follows the engine protocol (``new_state``, ``process``,
-``advance``, ``finish``) except that rows are ``(query index, row)`` pairs; :meth:`run` returns
-one :class:`~cepagg.result.Result` per query.
+``advance``, ``finish``, ``snapshot``, ``restore``: :class:`cepagg.engines.base.Evaluator`)
+except that rows are ``(query index, row)`` pairs; :meth:`run` returns one
+:class:`~cepagg.result.Result` per query.
 
 >>> from cepagg.lang import compile_query
 >>> from cepagg.events import EventBatch
@@ -14,7 +15,8 @@ one :class:`~cepagg.result.Result` per query.
 >>> [r.rows for r in Workload(qs).run(EventBatch.from_rows(rows))]
 [[(3,)], [(4,)]]
 
-Reference: seeds/000_a810ddb1f10442b7.txt §4 (multi-query A-Seq).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §4 (multi-query A-Seq).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ class Workload:
         chops: a sharing plan given by hand: query index -> chop positions (Chop-Connect).
     """
 
-    cheap_advance = True  # as aseq's (cepagg.engines.base.Engine.cheap_advance): Spark may call it per batch
+    #: as aseq's (:class:`cepagg.engines.base.Evaluator`): a driver may call ``advance`` per batch
+    cheap_advance = True
 
     def __init__(self, queries: Sequence[Query], *, partial: bool = False,
                  start_range: tuple[int, int] | None = None, share: bool = True, stats=None,
@@ -119,4 +122,4 @@ class Workload:
         return self.sharing.explain(self.queries)
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §4.1-4.2 (PreTree, Chop-Connect).
+# PreTree and Chop-Connect: §4.1-4.2 of the A-Seq paper (SIGMOD 2014).

@@ -1,0 +1,91 @@
+"""What the user's terminal shows of a streaming run, checked without Spark: pyspark's worker
+lines filtered out of a child's stderr, and the progress line of a micro-batch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from cepagg.spark.console import LineFilter, quiet_worker_lines
+from cepagg.spark.progress import ROWS_OUT, BatchLines
+
+NOISE = ("Starting Streaming TransformWithStateInPandas Python worker.\n\n"
+         "Streaming TransformWithStateInPandas Python worker finish init stage of Python runner. "
+         "Received UDF from JVM: <bound method X>, received return type of UDF: StructType([]).\n\n")
+KEPT = "26/11/26 19:47:28 WARN NativeCodeLoader: Unable to load native-hadoop library\n\nTraceback: boom\n"
+
+
+def test_worker_lines_and_their_blank_lines_are_dropped_whatever_the_chunks():
+    data = (NOISE + KEPT + NOISE).encode()
+    for size in (1, 7, 64, len(data)):
+        keep = LineFilter()
+        out = b"".join(keep.feed(data[i:i + size]) for i in range(0, len(data), size)) + keep.close()
+        assert out.decode() == KEPT, size
+
+
+def _child_stderr(capfd, active: bool) -> str:
+    with quiet_worker_lines(active=active):
+        child = subprocess.Popen([sys.executable, "-c", f"import sys; sys.stderr.write({NOISE + KEPT!r})"])
+    child.wait()
+    import time
+
+    time.sleep(0.3)  # the filter's thread forwards what the child wrote
+    return capfd.readouterr().err
+
+
+def test_a_child_started_in_the_block_writes_through_the_filter(capfd):
+    assert _child_stderr(capfd, active=True) == KEPT
+    print("after the block", file=sys.stderr)
+    assert capfd.readouterr().err == "after the block\n"
+
+
+def test_verbose_keeps_every_line(capfd):
+    assert _child_stderr(capfd, active=False) == NOISE + KEPT
+
+
+def test_a_progress_line_says_events_rows_watermark_and_state():
+    report = {"batchId": 3, "numInputRows": 20, "observedMetrics": {ROWS_OUT: {"rows": 1}},
+              "eventTime": {"watermark": "1970-01-01T00:00:00.078Z"},
+              "stateOperators": [{"numRowsTotal": 4, "memoryUsedBytes": 12384}]}
+    assert BatchLines("ms").line(report) == "batch 3: 20 events in, 1 row out, watermark 78, state 4 rows / 12.1 KB"
+    report["eventTime"]["watermark"] = "1970-01-01T00:01:18.000Z"
+    assert "watermark 78," in BatchLines("s").line(report)
+
+
+def test_each_batch_is_reported_once(capsys):
+    class Query:
+        recentProgress = [{"batchId": 0, "numInputRows": 2}, {"batchId": 1, "numInputRows": 0}]
+
+    lines = BatchLines("ms", "pairs")
+    lines(Query())
+    lines(Query())
+    assert capsys.readouterr().err.splitlines() == ["cepagg: pairs: batch 0: 2 events in",
+                                                    "cepagg: pairs: batch 1: 0 events in"]
+
+
+class _Running:
+    """A query that is active for ``polls`` looks at it, then ends (with ``error``, if given)."""
+
+    def __init__(self, polls: int, error: Exception | None = None):
+        self.polls, self.error = polls, error
+
+    @property
+    def isActive(self):
+        self.polls -= 1
+        return self.polls > 0
+
+    def exception(self):
+        return self.error
+
+
+def test_follow_reports_every_running_query_until_all_end():
+    import pytest
+
+    from cepagg.spark.streaming import follow
+
+    seen = []
+    long, short = _Running(3), _Running(1)
+    follow([(long, lambda q: seen.append("long")), (short, lambda q: seen.append("short"))])
+    assert seen[:2] == ["long", "short"] and seen.count("long") == 3  # the first query does not hold up the second
+    with pytest.raises(RuntimeError, match="boom"):
+        follow([(_Running(1, RuntimeError("boom")), None)])

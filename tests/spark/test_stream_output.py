@@ -1,0 +1,58 @@
+"""``cepagg stream`` as a user sees it, in a process of its own (so that the CLI starts the JVM):
+CSV part files with a header, none of pyspark's worker lines on stderr, one progress line per
+micro-batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from generators import random_stream
+
+from cepagg.events import EventBatch
+from cepagg.runner import run as run_local
+
+pytestmark = pytest.mark.spark
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+QUERY = "RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3"
+
+
+def test_cli_stream_writes_csv_with_headers_and_a_line_per_batch(tmp_path):
+    import random
+
+    rows = random_stream(random.Random(6), "ABC", n=50, max_gap=3, attrs={"g": ["u", "v"]})
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out, chk = tmp_path / "out", tmp_path / "chk"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "cepagg.cli", "stream", "-q", QUERY, "--events", str(events),
+                           "--out", str(out), "--out-format", "csv", "--checkpoint", str(chk),
+                           "--events-per-batch", "15", "--master", "local[1]"],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr
+
+    parts = sorted(out.glob("part-*.csv"))
+    assert parts
+    body = []
+    for part in parts:
+        lines = part.read_text().splitlines()
+        assert lines and lines[0] == "g,window_start,window_end,COUNT(*)", part.name
+        body += lines[1:]
+    expected = sorted(run_local(QUERY, EventBatch.from_rows(rows)).rows)
+    assert sorted((g, int(a), int(b), int(n)) for g, a, b, n in (line.split(",") for line in body)) == expected
+
+    assert "TransformWithStateInPandas" not in done.stderr
+    assert "Received UDF from JVM" not in done.stderr
+
+    progress = re.findall(r"^cepagg: batch (\d+): (\d+) events? in, (\d+) rows? out, watermark [^,]+, "
+                          r"state \d+ rows? / [\d.]+ KB$", done.stderr, re.M)
+    batches = sorted(int(name) for name in os.listdir(chk / "commits") if name.isdigit())
+    assert [int(b) for b, _, _ in progress] == batches, done.stderr
+    assert sum(int(n) for _, n, _ in progress) == len(rows) + 1  # and the end-of-stream event
+    assert sum(int(n) for _, _, n in progress) == len(expected)
