@@ -134,10 +134,11 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         A DataFrame with ``query.output_columns`` (plus the event attributes for a
         RETURN-of-events query), sorted by them.
 
-    >>> # doctest: +SKIP
-    >>> spark = get_session()
-    >>> events = spark.read.parquet("ticks.parquet")
-    >>> run(events, "RETURN COUNT(*) PATTERN SEQ(A, B+, C) WITHIN 1 s").show()
+    Example (starts Spark, so not run as a doctest)::
+
+        spark = get_session()
+        events = spark.read.csv("examples/ticks.csv", header=True, inferSchema=True)
+        run(events, "RETURN COUNT(*) PATTERN SEQ(Stock a, Stock b) WHERE a.price < b.price WITHIN 1 s").show()
     """
     spark = df.sparkSession
     text = query.text if isinstance(query, Query) else query
