@@ -47,7 +47,7 @@ def _add_query_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query_file", nargs="?", help="file holding the query (or a workload: queries "
                    "separated by lines of --- or ;;)")
     p.add_argument("-q", "--query", dest="query_text", help="the query text")
-    p.add_argument("--time-unit", default="ms", choices=sorted(TIME_UNITS_MS),
+    p.add_argument("--time-unit", default="ms", choices=list(TIME_UNITS_MS),
                    help="unit of the stream's integer timestamps (default ms)")
 
 
@@ -212,12 +212,12 @@ def _schema(batch) -> dict | None:
     return batch.attribute_kinds() if len(batch) else None
 
 
-def _run_chunked(args: argparse.Namespace, text: str) -> int | None:
+def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     """``cepagg run --no-spark`` of an aggregate query: the input read and fed to the engine chunk
     by chunk (:class:`cepagg.io.EventChunks`, :func:`cepagg.runner.run_chunks`), so memory holds
-    the engine's state and one chunk. None when the input must be read whole (not in time order,
-    ...; said on stderr) or the query returns matches (their events' attributes are joined from
-    the whole input)."""
+    the engine's state and one chunk. Else why the input must be read whole (not in time order,
+    ...), or None (the query returns matches: their events' attributes are joined from the whole
+    input)."""
     from .io import CHUNK_BYTES, EventChunks, NotChunkable, write_result
     from .runner import run_chunks
 
@@ -232,9 +232,7 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | None:
     try:
         result, events, engine = run_chunks(text, chunks, args.engine)
     except NotChunkable as e:
-        if str(e):
-            print(f"cepagg: reading the input whole ({e})", file=sys.stderr)
-        return None
+        return str(e) or None
     elapsed = time.perf_counter() - started
     _tell_read(chunks)
     write_result(result, args.out)
@@ -264,11 +262,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_command_line(args, text, {"--out": args.out, "--reject": args.reject,
                                      "--late-out": getattr(args, "late_out", None),
                                      "--changes": getattr(args, "changes", None)})
+    whole = None  # why the input is read whole
     if args.no_spark and not args.order and not is_workload(text):
-        done = _run_chunked(args, text)
-        if done is not None:
-            return done
+        whole = _run_chunked(args, text)
+        if isinstance(whole, int):
+            return whole
     report = _read(args)
+    if whole:
+        print(f"cepagg: the input was read whole, not in chunks ({whole})", file=sys.stderr)
     if is_workload(text):
         return _run_workload(args, text, report)
     q = compile_query(text, time_unit=args.time_unit, schema=_schema(report.batch))

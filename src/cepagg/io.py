@@ -160,7 +160,7 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
     for f in reader.files:
         parts += (mine := list(_raw_parts(f, None)))
         reader.note_empty(f, sum(p.n for p in mine))
-    table, bad = reader.convert(parts)
+    table = reader.convert(parts)
     reader.finish()
     ts_np, batch = table.column("ts").to_numpy(), EventBatch(table, time_unit)
     return ReadReport(batch if bool(np.all(ts_np[1:] >= ts_np[:-1])) else batch.sorted(), reader.rows,
@@ -200,7 +200,7 @@ class EventChunks:
             rows = r.rows
             for part in _raw_parts(f, self.chunk_bytes, chunked=True):
                 if types is None:
-                    table, bad = r.convert([part])
+                    table = r.convert([part])
                     types = {name: table.schema.field(out).type for name, out in r.out_names.items()}
                     undecided = {name for name, out in r.out_names.items()
                                  if name not in r.declared and table.column(out).null_count == table.num_rows}
@@ -209,9 +209,7 @@ class EventChunks:
                     if extra := sorted(r.attributes(part) - types.keys()):
                         raise NotChunkable(f"{part.source}: column {extra[0]!r} is not in the first rows")
                     declared = {c: _KIND_OF[t] for c, t in types.items() if t in _KIND_OF and c not in undecided}
-                    table, bad = r.convert([part], {**declared, **r.declared}, types)
-                    if guessed := sorted(c for c in bad if c not in r.declared):
-                        raise NotChunkable(f"{part.source}: column {guessed[0]!r} changes kind along the input")
+                    table = r.convert([part], {**declared, **r.declared}, types)
                     for name, out in r.out_names.items():
                         if name in undecided and table.column(out).null_count < table.num_rows:
                             raise NotChunkable(f"{part.source}: column {name!r} is empty in the first rows only")
@@ -253,9 +251,11 @@ class _Reader:
         self.rows, self.rejects, self.header, self.written, self.warnings = 0, [], {}, None, []
 
     def convert(self, parts: list[_Part], declared: Mapping[str, str] | None = None,
-                types: Mapping[str, pa.DataType] | None = None) -> tuple[pa.Table, set[str]]:
-        """The good events of ``parts`` (``_id`` counted on from earlier calls) and the attribute
-        columns that held bad values; bad rows raised or kept for the reject file."""
+                types: Mapping[str, pa.DataType] | None = None) -> pa.Table:
+        """The good events of ``parts`` (``_id`` counted on from earlier calls); bad rows raised or
+        kept for the reject file. ``types``: the first chunk's Arrow types, which a later chunk
+        keeps (``declared`` holds their kinds) or raises :class:`NotChunkable`, as it does when a
+        value does not fit a kind that was inferred, not declared by the caller."""
         declared = self.declared if declared is None else declared
         for p in parts:
             self.header.update(dict.fromkeys(p.table.column_names))
@@ -282,7 +282,7 @@ class _Reader:
             raise InputError(f"schema declares {missing}, not attribute columns of the input",
                              parts[0].source if parts else str(self.files[0].path))
         table = {ID: pa.array(np.arange(self.rows, self.rows + total, dtype=np.int64)), "ts": ts, "type": types_col}
-        taken, bad_columns, self.out_names = set(cols) - set(RESERVED), set(), {}
+        taken, self.out_names = set(cols) - set(RESERVED), {}
         for name, arr in cols.items():
             out = name
             while out in RESERVED or (out != name and out in taken):
@@ -295,7 +295,8 @@ class _Reader:
                     raise NotChunkable(f"column {name!r} reads as {types[name]} in the first rows, later as "
                                        f"{table[out].type}")
                 table[out] = pa.nulls(len(table[out]), types[name])
-            bad_columns |= {name} if bad else set()
+            if bad and types is not None and name not in self.declared:
+                raise NotChunkable(f"{parts[0].source}: column {name!r} changes kind along the input")
             for i in bad:
                 errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid {declared[name]}")
 
@@ -311,7 +312,7 @@ class _Reader:
         self.rejects += [problem(i) for i in sorted(errors)]
         self.rows += total
         result = pa.table(table)
-        return (result.filter(pa.array(~np.isin(np.arange(total), list(errors)))) if errors else result), bad_columns
+        return result.filter(pa.array(~np.isin(np.arange(total), list(errors)))) if errors else result
 
     def attributes(self, part: _Part) -> set[str]:
         """The input columns of a part that become attributes."""
