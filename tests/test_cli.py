@@ -118,6 +118,9 @@ def test_stream_checks_its_command_line_before_starting_spark(tmp_path, capsys):
     assert "workload query name '../x'" in capsys.readouterr().err
     assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", events,
                  "--out", str(tmp_path / "out"), "--timezone", "Mars/Base"]) == 2
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", events,
+                 "--out", str(tmp_path / "out"), "--out-format", "csv"]) == 2
+    assert "needs --checkpoint" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 

@@ -241,11 +241,22 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     return 0
 
 
-def spark_session(args: argparse.Namespace):
-    from .spark.session import get_session, read_config_file
+def _spark_config(args: argparse.Namespace) -> dict[str, str]:
+    """The settings of ``--spark-config`` (none without it)."""
+    from .spark.session import read_config_file
 
-    config = read_config_file(args.spark_config) if getattr(args, "spark_config", None) else {}
-    return get_session(getattr(args, "master", None), config)
+    if not getattr(args, "spark_config", None):
+        return {}
+    try:
+        return read_config_file(args.spark_config)
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--spark-config {args.spark_config!r}: {e}") from None
+
+
+def spark_session(args: argparse.Namespace):
+    from .spark.session import get_session
+
+    return get_session(getattr(args, "master", None), _spark_config(args))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -358,6 +369,10 @@ def cmd_stream(args: argparse.Namespace) -> int:
         raise UsageError("stream: --order takes one query, not a workload file")
     _check_command_line(args, text, {"--reject": args.reject},
                         {"--out": args.out, "--late-out": args.late_out, "--checkpoint": args.checkpoint})
+    if not args.checkpoint and args.out_format != "console" and \
+            "spark.sql.streaming.checkpointLocation" not in _spark_config(args):
+        raise UsageError(f"stream: --out-format {args.out_format} needs --checkpoint DIR (where Spark keeps the "
+                         "stream's progress)")
     spark = spark_session(args)
     register(spark)
     reader = spark.readStream.format("cepagg").option("path", args.events)

@@ -148,7 +148,8 @@ class CepaggSource(DataSource):
         return CepaggStreamReader(dict(self.options), schema)
 
 
-_READ_OPTIONS = ("type_column", "time_column", "time_unit", "input_time_unit", "schema", "constant_type")
+_READ_OPTIONS = ("type_column", "time_column", "time_unit", "input_time_unit", "schema", "constant_type", "timezone",
+                 "reject")
 
 
 def _read_options(options: dict) -> str:
