@@ -201,6 +201,8 @@ class EventChunks:
             for part in _raw_parts(f, self.chunk_bytes, chunked=True):
                 if types is None:
                     table = r.convert([part])
+                    if table.num_rows == 0:  # (a header alone, or only bad rows: nothing to learn kinds from)
+                        continue
                     types = {name: table.schema.field(out).type for name, out in r.out_names.items()}
                     undecided = {name for name, out in r.out_names.items()
                                  if name not in r.declared and table.column(out).null_count == table.num_rows}
