@@ -13,6 +13,7 @@ import pytest
 
 from cepagg.cli import main
 from cepagg.datasets.stock import generate
+from cepagg.errors import InputError
 from cepagg.io import EventChunks, NotChunkable, read_events
 from cepagg.result import Result
 from cepagg.runner import run, run_chunks
@@ -93,3 +94,60 @@ def test_chunked_rejects_are_those_of_a_whole_read(tmp_path, monkeypatch, capsys
     chunked = (tmp_path / "r.csv").read_text()
     read_events(p, on_bad_row="reject", reject_path=tmp_path / "w.csv")
     assert chunked == (tmp_path / "w.csv").read_text()
+
+
+def _random_csv(rng) -> str:
+    """Events in time order with what CSV files hold: blank lines, CRLF, quoted commas, bad rows."""
+    end = rng.choice(["\n", "\r\n"])
+    lines, ts = ["type,ts,x,s"], 0
+    for _ in range(rng.randint(0, 40)):
+        ts += rng.choice([0, 1, 5])
+        kind = rng.random()
+        if kind < 0.05:
+            lines.append("")
+        elif kind < 0.1:
+            lines.append(f"A,{ts}")  # a field short
+        elif kind < 0.15:
+            lines.append("A,later,1,x")  # a bad time
+        else:
+            x = rng.choice([str(rng.randint(-5, 5)), "", str(rng.randint(0, 9)) + ".5"] if rng.random() < 0.3
+                           else [str(rng.randint(-5, 5))])
+            s = rng.choice(["u", '"v,w"', "", "z"])
+            lines.append(f"{rng.choice('AB')},{ts},{x},{s}")
+    return end.join(lines) + rng.choice([end, ""])
+
+
+def test_chunks_agree_with_the_whole_read_on_random_files(tmp_path):
+    """Random CSV files, cut at random sizes: the chunks are the whole read's events, rejects and
+    first error, or the reader says it cannot chunk the file."""
+    import random
+
+    rng = random.Random(11)
+    p = tmp_path / "r.csv"
+    chunked = 0
+    for case in range(120):
+        p.write_text(_random_csv(rng), newline="")
+        size = rng.choice([1, 7, 20, 64, 300])
+        for mode in ("error", "reject"):
+            opts = dict(on_bad_row=mode, reject_path=tmp_path / "w.csv")
+            try:
+                whole = read_events(p, **opts)
+            except InputError as e:
+                with pytest.raises((InputError, NotChunkable)) as got:
+                    list(EventChunks(p, chunk_bytes=size, **opts))
+                assert got.type is NotChunkable or str(got.value) == str(e), case
+                continue
+            wanted = (tmp_path / "w.csv").read_text() if mode == "reject" else None
+            opts["reject_path"] = tmp_path / "c.csv"
+            chunks = EventChunks(p, chunk_bytes=size, **opts)
+            try:
+                parts = [b.table for b in chunks]
+            except NotChunkable:
+                continue
+            chunked += 1
+            got = pa.concat_tables(parts) if parts else None
+            assert (got is None and len(whole.batch) == 0) or got.equals(whole.batch.table), case
+            assert chunks.rows_read == whole.rows_read and chunks.rejected == whole.rejected, case
+            if mode == "reject":
+                assert (tmp_path / "c.csv").read_text() == wanted, case
+    assert chunked > 80
