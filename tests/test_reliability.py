@@ -246,3 +246,12 @@ def test_reject_files_are_valid_and_keep_every_field(tmp_path):
     report = read_events(c, on_bad_row="reject", reject_path=tmp_path / "r.csv")
     rows = list(csv.DictReader(open(report.reject_path)))
     assert rows[0]["_raw"] == "A,2,1,extra,more" and rows[0]["x"] == "1"
+
+
+def test_json_lines_count_lines_not_objects(tmp_path):
+    """Two objects on one line are one bad row (a line is a record), not two events."""
+    p = _file(tmp_path, '{"type": "A", "ts": 1}\n{"type": "B", "ts": 2} {"type": "B", "ts": 3}\n', "e.jsonl")
+    with pytest.raises(InputError, match=r"row 2: bad JSON: Extra data"):
+        read_events(p)
+    report = read_events(p, on_bad_row="reject", reject_path=tmp_path / "r.jsonl")
+    assert (report.rows_read, report.rejected, len(report.batch)) == (2, 1, 1)

@@ -414,7 +414,8 @@ def _resolve(path: Any, format: str | None) -> Iterator[_File]:
                     raise InputError("zstd is not available in this pyarrow; decompress the file", str(c))
                 found.append(_File(c, f, compression))
         if not found:
-            raise InputError("no file of a known format (pass format=)", str(p))
+            raise InputError("no file of a known format: .csv, .jsonl or .parquet (CSV and JSON Lines also "
+                             ".gz, .bz2, .xz or .zst), or name the format", str(p))
         yield from found
 
 
