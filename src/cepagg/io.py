@@ -177,7 +177,8 @@ class EventChunks:
     order, a column's inferred kind changes along the file, a CSV value holds a quote or a line
     break): the caller then reads the input whole. Bad rows raise at once ("error") or are
     collected and written to the reject file at the end of the iteration ("reject"); after it,
-    ``rows_read``, ``rejected``, ``reject_path`` and ``warnings`` are those of the whole read.
+    ``rows_read``, ``rejected``, ``reject_path`` and ``warnings`` are those of the whole read. An
+    instance is iterated once.
 
     Args:
         path: as :func:`read_events`, and every keyword of it.
@@ -367,7 +368,7 @@ def _write_rejects(path: str, fmt: str, header: list[str], rows: list[tuple[Inpu
         else:
             for e, r in rows:
                 r = r if isinstance(r, dict) else {"_raw": r}
-                f.write(json.dumps({**{k: _json_value(v) for k, v in r.items()}, "_error": str(e)},
+                f.write(json.dumps({**{k: json_safe(v) for k, v in r.items()}, "_error": str(e)},
                                    ensure_ascii=False, allow_nan=False) + "\n")
 
 
@@ -375,18 +376,18 @@ def _raw_text(raw: Any, more: Mapping[str, Any]) -> str:
     """The fields of a bad row that have no column: its raw text, or its extra fields as JSON."""
     if raw is not None:
         return str(raw)
-    return json.dumps({k: _json_value(v) for k, v in more.items()}, ensure_ascii=False, allow_nan=False) \
+    return json.dumps({k: json_safe(v) for k, v in more.items()}, ensure_ascii=False, allow_nan=False) \
         if more else ""
 
 
-def _json_value(v: Any) -> Any:
+def json_safe(v: Any) -> Any:
     """A value JSON can hold exactly: non-finite floats as text ("nan", "inf"), other objects as text."""
     if isinstance(v, float) and not math.isfinite(v):
         return repr(v)
     if isinstance(v, dict):
-        return {k: _json_value(x) for k, x in v.items()}
+        return {k: json_safe(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [_json_value(x) for x in v]
+        return [json_safe(x) for x in v]
     return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
 
 

@@ -81,7 +81,7 @@ def punctuations_for(args: argparse.Namespace, arrival: Arrival) -> Arrival:
 
 def write_late(events: list[dict], path: str | None) -> None:
     """Late events to a CSV file (by the name) or JSON Lines, atomically."""
-    from ..io import _json_value, atomic_path
+    from ..io import json_safe, atomic_path
 
     if not path:
         return
@@ -97,4 +97,4 @@ def write_late(events: list[dict], path: str | None) -> None:
             w.writerows(events)
             return
         for e in events:
-            f.write(json.dumps({k: _json_value(v) for k, v in e.items()}, allow_nan=False) + "\n")
+            f.write(json.dumps({k: json_safe(v) for k, v in e.items()}, allow_nan=False) + "\n")
