@@ -20,7 +20,8 @@ import pytest
 
 from cepagg.cli import main
 from cepagg.errors import InputError
-from cepagg.io import read_events, write_result
+from cepagg.io import read_events
+from cepagg.output import write_result
 from cepagg.result import Result
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -88,7 +89,7 @@ def test_a_file_of_an_input_directory_is_an_input(tmp_path, capsys):
 _SLOW_WRITER = textwrap.dedent("""
     import sys, time
     import pyarrow.parquet as pq
-    from cepagg.io import write_result
+    from cepagg.output import write_result
     from cepagg.result import Result
 
     def half(*a):  # say so, half-way through writing, and wait for the test to kill the process

@@ -3,7 +3,7 @@
 Errors cepagg reports on purpose (a bad query, bad input, a refused engine) are one line on
 stderr, without a traceback, and exit with status 1; a bad command line (an option's value, an
 output path that is an input, a directory or in a missing directory) exits with status 2 before
-anything is read. Outputs are written atomically (:func:`cepagg.io.atomic_path`).
+anything is read. Outputs are written atomically (:func:`cepagg.output.atomic_path`).
 """
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
     options, a workload query name unfit for a file name, an output file that is an input file,
     a directory, of an unknown format or in a missing directory, an output directory that is an
     input. ``outputs``/``directories``: option -> path (None: not given)."""
-    from .io import check_output_path, check_read_options, input_files, output_format, same_file
+    from .io import check_read_options, input_files
+    from .output import check_output_path, output_format, same_file
     from .lang.workload import is_workload, split_workload
 
     try:
@@ -153,7 +154,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     """Every query of a workload file over the events; one result per query, named. On Spark
     the queries aseq accepts run as one shared job (``cepagg.spark.run_workload``)."""
-    from .io import write_result
+    from .output import write_result
     from .lang.workload import compile_workload
     from .plan import plan_workload
     from .runner import attach_event_columns
@@ -218,7 +219,8 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     the engine's state and one chunk. Else why the input must be read whole (not in time order,
     ...), or None (the query returns matches: their events' attributes are joined from the whole
     input)."""
-    from .io import CHUNK_BYTES, EventChunks, NotChunkable, write_result
+    from .io import CHUNK_BYTES, EventChunks, NotChunkable
+    from .output import write_result
     from .runner import run_chunks
 
     try:
@@ -260,7 +262,7 @@ def spark_session(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .io import write_result
+    from .output import write_result
     from .lang.workload import is_workload
     from .plan import plan
     from .runner import attach_event_columns
@@ -312,7 +314,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     """``cepagg run --order ... --no-spark``: the file's row order is the arrival order."""
-    from .io import write_result
+    from .output import write_result
     from .order import Arrival, OrderConfig, run_ordered
     from .order.cli import config_from_args, punctuations_for, write_late
     from .runner import attach_event_columns

@@ -1,6 +1,6 @@
 """Event files (CSV, JSON Lines, Parquet; CSV and JSON Lines also gzip, bzip2, xz or zstd compressed)
-to :class:`EventBatch` objects, column-wise with pyarrow, whole or in chunks; results to files,
-written atomically."""
+to :class:`EventBatch` objects, column-wise with pyarrow, whole or in chunks (results are written
+by :mod:`cepagg.output`)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,10 @@ import gzip
 import io
 import json
 import lzma
-import math
 import os
-import tempfile
 import zoneinfo
 from bisect import bisect_right
 from collections import namedtuple
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -32,12 +29,12 @@ import pyarrow.parquet as pq
 
 from .errors import InputError
 from .events import ID, RESERVED, EventBatch
-from .result import format_table
+from .output import EXTENSIONS, atomic_path, cell, json_safe
+from .output import write_result  # noqa: F401  (results were written by cepagg.io.write_result: kept there)
+
 from .units import UNIT_NS
 
 KINDS = ("int", "float", "str", "bool")
-_EXT = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
-        ".pq": "parquet"}
 _COMPRESSION = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd",
                 ".zip": "zip"}
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
@@ -347,7 +344,7 @@ def _empty(source: str) -> bool:
 
 def _reject_format(reject_path: str | Path | None, files: list[_File]) -> str:
     """The reject file's format: by its extension, else CSV for CSV input and JSON Lines otherwise."""
-    ext = _EXT.get(Path(reject_path).suffix.lower()) if reject_path is not None else None
+    ext = EXTENSIONS.get(Path(reject_path).suffix.lower()) if reject_path is not None else None
     if ext == "parquet":
         raise ValueError(f"reject file {str(reject_path)!r}: reject files are CSV or JSON Lines (.csv, .jsonl)")
     return ext or ("csv" if all(f.format == "csv" for f in files) else "jsonl")
@@ -363,7 +360,7 @@ def _write_rejects(path: str, fmt: str, header: list[str], rows: list[tuple[Inpu
             for e, r in rows:
                 r = r if isinstance(r, dict) else {"_raw": r}
                 more = {k: v for k, v in r.items() if k not in header}
-                w.writerow([_cell(r.get(c), True) for c in header] + [str(e)] + (
+                w.writerow([cell(r.get(c), True) for c in header] + [str(e)] + (
                     [_raw_text(more.pop("_raw", None), more)] if extra else []))
         else:
             for e, r in rows:
@@ -380,15 +377,9 @@ def _raw_text(raw: Any, more: Mapping[str, Any]) -> str:
         if more else ""
 
 
-def json_safe(v: Any) -> Any:
-    """A value JSON can hold exactly: non-finite floats as text ("nan", "inf"), other objects as text."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return repr(v)
-    if isinstance(v, dict):
-        return {k: json_safe(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [json_safe(x) for x in v]
-    return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
+def input_files(path: str | Path | Sequence[str | Path], format: str | None = None) -> list[Path]:
+    """The files :func:`read_events` would read (for checking outputs against them)."""
+    return [f.path for f in _resolve(path, format)]
 
 
 def _resolve(path: Any, format: str | None) -> Iterator[_File]:
@@ -424,7 +415,7 @@ def _named_format(path: Path) -> tuple[str | None, str | None]:
     """The format and compression a file's name says: ``e.csv.gz`` -> ("csv", "gzip")."""
     compression = _COMPRESSION.get(path.suffix.lower())
     inner = Path(path.stem).suffix.lower() if compression else path.suffix.lower()
-    return _EXT.get(inner), compression
+    return EXTENSIONS.get(inner), compression
 
 
 def _open(f: _File):
@@ -741,110 +732,3 @@ def _localize(ts: pa.Array, zone: zoneinfo.ZoneInfo) -> pa.Array:
     """Naive local timestamps in ``zone`` as int64 UTC counts of their unit; null for times in a DST gap."""
     return pc.cast(ts, pa.int64()) if zone.key == "UTC" else _cast_locate(ts, pa.int64(), lambda a, t: pc.cast(
         pc.assume_timezone(a, zone.key, ambiguous="earliest", nonexistent="raise"), t))[0]
-
-
-def output_format(path: str | Path, format: str | None = None) -> str:
-    """The format of an output file: ``format``, else by the extension (.csv, .jsonl/.json/.ndjson,
-    .parquet/.pq).
-
-    Raises:
-        ValueError: neither says csv, jsonl or parquet.
-    """
-    fmt = format or _EXT.get(Path(path).suffix.lower())
-    if fmt not in ("csv", "jsonl", "parquet"):
-        raise ValueError(f"cannot tell the output format of {str(path)!r}: name it .csv, .jsonl or .parquet")
-    return fmt
-
-
-def check_output_path(path: str | Path, what: str = "output") -> None:
-    """Refuse, before any work, an output file that cannot be written: a directory, or in a
-    directory that does not exist or is not writable (ValueError naming ``what``)."""
-    p = Path(path)
-    if p.is_dir():
-        raise ValueError(f"{what} {str(path)!r} is a directory; give a file name")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValueError(f"{what} {str(path)!r}: no directory {str(parent)!r}")
-    if not os.access(parent, os.W_OK):
-        raise ValueError(f"{what} {str(path)!r}: directory {str(parent)!r} is not writable")
-
-
-def input_files(path: str | Path | Sequence[str | Path], format: str | None = None) -> list[Path]:
-    """The files :func:`read_events` would read (for checking outputs against them)."""
-    return [f.path for f in _resolve(path, format)]
-
-
-def same_file(a: str | Path, b: str | Path) -> bool:
-    """Do two paths name one file (the same inode, or the same resolved path)?"""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return Path(a).resolve() == Path(b).resolve()
-
-
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write to; renamed to ``path`` when the block ends
-    without an error, removed when it ends with one (KeyboardInterrupt included). A run killed
-    mid-write (SIGKILL) leaves the previous file intact and a hidden ``.NAME.*.tmp``, never a
-    partial file under the name.
-
-    >>> import tempfile; d = tempfile.mkdtemp()
-    >>> with atomic_path(Path(d) / "r.txt") as tmp:
-    ...     _ = tmp.write_text("done")
-    >>> sorted(p.name for p in Path(d).iterdir())
-    ['r.txt']
-    """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(tmp, 0o666 & ~mask)  # as a file opened for writing would be (mkstemp makes it private)
-    try:
-        yield Path(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def write_result(result: Any, path: str | Path | None, format: str | None = None) -> None:
-    """Write a :class:`cepagg.result.Result` as CSV, JSON Lines or Parquet (atomically:
-    :func:`atomic_path`), or print it.
-
-    Integers beyond int64 become decimal strings in CSV and JSON Lines, DECIMAL(38,0) in Parquet.
-
-    Args:
-        result: the result table.
-        path: the output file; None or "-" prints ``format_table(result)`` to stdout.
-        format: "csv", "jsonl" or "parquet"; None: from the extension.
-    """
-    if path is None or str(path) == "-":
-        return print(format_table(result))
-    fmt = output_format(path, format)
-    with atomic_path(path) as tmp:
-        if fmt == "parquet":
-            pq.write_table(result.to_arrow(), tmp)
-            return
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            if fmt == "csv":
-                w = csv.writer(f)
-                w.writerow(result.columns)
-                w.writerows([_cell(v, True) for v in r] for r in result.rows)
-            for r in result.rows if fmt == "jsonl" else ():
-                f.write(json.dumps(dict(zip(result.columns, map(_cell, r))), ensure_ascii=False) + "\n")
-
-
-def _cell(v: Any, text: bool = False) -> Any:
-    """A value for CSV (``text``) or JSON, exact for integers of any size."""
-    if isinstance(v, bool):
-        return str(v).lower() if text else v
-    if isinstance(v, int):
-        return str(v) if text or abs(v) > _I64 else v
-    if isinstance(v, float) or hasattr(v, "denominator"):
-        return repr(float(v)) if text or not math.isfinite(float(v)) else float(v)
-    return "" if text and v is None else v if v is None or isinstance(v, str) else str(v)

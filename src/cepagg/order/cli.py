@@ -81,7 +81,7 @@ def punctuations_for(args: argparse.Namespace, arrival: Arrival) -> Arrival:
 
 def write_late(events: list[dict], path: str | None) -> None:
     """Late events to a CSV file (by the name) or JSON Lines, atomically."""
-    from ..io import json_safe, atomic_path
+    from ..output import atomic_path, json_safe
 
     if not path:
         return
