@@ -590,7 +590,8 @@ def _jsonl_part(src: str, data: bytes, shift: int) -> _Part:
         n = None if any(pa.types.is_nested(c.type) or pa.types.is_timestamp(c.type) or pa.types.is_floating(
             c.type) and pc.any(pc.and_(pc.greater_equal(pc.abs(c), 2.0**53), pc.equal(c, pc.floor(c)))).as_py()
             for c in table.columns) else table.num_rows  # (integers that Arrow made inexact doubles)
-        if n is not None and n != len(lines()):
+        physical = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
+        if n is not None and n != physical and n != len(lines()):  # (lines() only when some are blank)
             n = None
     except _BAD:
         n = None
