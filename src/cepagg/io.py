@@ -446,18 +446,34 @@ def _raw_parts(f: _File, chunk_bytes: int | None, chunked: bool = False) -> Iter
             raise InputError(f"unreadable Parquet: {e}", src) from e
         return
     try:
+        if chunk_bytes is None:  # pyarrow reads the file (not a copy of its bytes held here)
+            yield _csv_whole(f) if f.format == "csv" else _jsonl_part(src, f, 0)
+            return
         with _open(f) as stream:
             yield from (_csv_parts if f.format == "csv" else _jsonl_parts)(src, stream, chunk_bytes, chunked)
     except (OSError, EOFError, lzma.LZMAError) as e:  # a damaged compressed file
         raise InputError(f"unreadable {f.compression or f.format} data: {e}", src) from e
 
 
-def _blocks(stream, chunk_bytes: int | None, quotes: bool) -> Iterator[bytes]:
-    """The stream's bytes: all at once, or in blocks of about ``chunk_bytes`` that end at the end
-    of a line (outside double quotes, for CSV)."""
-    if chunk_bytes is None:
-        yield stream.read()
-        return
+def _whole(f: _File):
+    """What pyarrow reads a whole file from: its path, or a stream of its decompressed bytes."""
+    if f.compression is None:
+        return str(f.path)
+    stream = _open(f)
+    return stream if isinstance(stream, pa.NativeFile) else pa.PythonFile(stream, mode="r")
+
+
+def _contents(data: bytes | _File) -> bytes:
+    """A block's bytes, or a file's, decompressed."""
+    if isinstance(data, bytes):
+        return data
+    with _open(data) as stream:
+        return stream.read()
+
+
+def _blocks(stream, chunk_bytes: int, quotes: bool) -> Iterator[bytes]:
+    """The stream's bytes in blocks of about ``chunk_bytes`` that end at the end of a line
+    (outside double quotes, for CSV)."""
     rest = b""
     while True:
         data = stream.read(chunk_bytes)
@@ -483,7 +499,34 @@ def _line_end(buf: bytes, quotes: bool, last: bool) -> int:
     return int(ends[-1 if last else 0]) + 1 if len(ends) else 0
 
 
-def _csv_parts(src: str, stream, chunk_bytes: int | None, chunked: bool) -> Iterator[_Part]:
+def _header(src: str, head: bytes) -> list[str]:
+    """The column names of a CSV file's first record."""
+    try:
+        header = next(csv.reader(io.StringIO(head.removeprefix(codecs.BOM_UTF8).decode("utf-8"), newline="")), [])
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise InputError(f"unreadable CSV header: {e}", src, 1) from e
+    if len(set(header)) < len(header):
+        raise InputError(f"duplicate column names in header {header}", src, 1)
+    return header
+
+
+def _csv_whole(f: _File) -> _Part:
+    """A whole CSV file as strings, by pyarrow."""
+    head, alone = b"", False  # alone: the header is all the file holds, without a line break
+    with _open(f) as stream:  # the header: the first record
+        while not (end := _line_end(head, True, last=False)):
+            more = stream.read(1 << 16)
+            if not more:
+                end, alone = len(head), True
+                break
+            head += more
+    header = _header(str(f.path), head[:end])
+    if alone or not header:  # (pyarrow finds no line to count the columns by)
+        return _Part(str(f.path), 0, pa.table({h: pa.array([], pa.string()) for h in header}), {}, {}, None)
+    return _csv_part(str(f.path), header, f, 0, False)
+
+
+def _csv_parts(src: str, stream, chunk_bytes: int, chunked: bool) -> Iterator[_Part]:
     """Every column as strings, by pyarrow, a part per block; the header is read from the first."""
     header = head = None
     line = 1  # the file line where the next block starts
@@ -493,12 +536,7 @@ def _csv_parts(src: str, stream, chunk_bytes: int | None, chunked: bool) -> Iter
             block = block.removeprefix(codecs.BOM_UTF8)
             end = _line_end(block, True, last=False) or len(block)
             head, body = block[:end], block[end:]
-            try:
-                header = next(csv.reader(io.StringIO(head.decode("utf-8"), newline="")), [])
-            except (UnicodeDecodeError, csv.Error) as e:
-                raise InputError(f"unreadable CSV header: {e}", src, 1) from e
-            if len(set(header)) < len(header):
-                raise InputError(f"duplicate column names in header {header}", src, 1)
+            header = _header(src, head)
             line = 1 + head.count(b"\n")
             if not head.endswith(b"\n"):
                 head += b"\n"
@@ -511,14 +549,14 @@ def _csv_parts(src: str, stream, chunk_bytes: int | None, chunked: bool) -> Iter
         yield _Part(src, 0, pa.table({}), {}, {}, None)
 
 
-def _csv_part(src: str, header: list[str], data: bytes, shift: int, chunked: bool) -> _Part:
-    """One block (the header, then records) as strings; ``shift`` added to a block's line number
-    gives the file's. Records with a wrong field count become null rows."""
+def _csv_part(src: str, header: list[str], data: bytes | _File, shift: int, chunked: bool) -> _Part:
+    """One block (the header, then records) or a whole file, as strings; ``shift`` added to a
+    block's line number gives the file's. Records with a wrong field count become null rows."""
     errors, originals, invalid = {}, {}, []
 
     @cache
     def numbered() -> list[int]:  # a row per non-empty line, unless records span lines: then ask csv
-        text = data.decode("utf-8", "replace")
+        text = _contents(data).decode("utf-8", "replace")
         lines = [k + shift for k, t in enumerate(text.split("\n"), 1) if t.strip("\r")][1:]
         if len(lines) == len(table):
             return lines
@@ -539,12 +577,13 @@ def _csv_part(src: str, header: list[str], data: bytes, shift: int, chunked: boo
 
     def read(threads: bool) -> pa.Table:  # with threads, pyarrow does not number the invalid rows
         parse = pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=lambda r: invalid.append(r) or "skip")
-        return pcsv.read_csv(io.BytesIO(data), read_options=pcsv.ReadOptions(use_threads=threads),
+        return pcsv.read_csv(io.BytesIO(data) if isinstance(data, bytes) else _whole(data),
+                             read_options=pcsv.ReadOptions(use_threads=threads),
                              parse_options=parse, convert_options=pcsv.ConvertOptions(
                                  column_types=dict.fromkeys(header, pa.string()), strings_can_be_null=False))
     try:
         # threads pay off on large blocks; on small ones their start-up costs more than the parse
-        table = read(len(data) > 1 << 22)
+        table = read((len(data) if isinstance(data, bytes) else os.path.getsize(data.path)) > 1 << 22)
         if invalid:  # read again serially, to learn where the invalid records are, and put null rows there
             invalid.clear()
             table = read(False)
@@ -575,23 +614,23 @@ def _jsonl_parts(src: str, stream, chunk_bytes: int | None, chunked: bool) -> It
         line += block.count(b"\n")
 
 
-def _jsonl_part(src: str, data: bytes, shift: int) -> _Part:
-    """Typed columns by pyarrow; row by row on bad JSON, type conflicts, nesting, huge integers or
-    a count of records that is not the count of lines."""
+def _jsonl_part(src: str, data: bytes | _File, shift: int) -> _Part:
+    """A block of lines, or a whole file: typed columns by pyarrow; row by row on bad JSON, type
+    conflicts, nesting, huge integers or a count of records that is not the count of lines."""
     errors, originals = {}, {}
-    lines = cache(lambda: [(no + shift, t) for no, t in enumerate(data.decode("utf-8", "replace").split("\n"), 1)
-                           if t.strip()])  # (line number, text) of the non-blank lines
+    lines = cache(lambda: [(no + shift, t) for no, t in enumerate(
+        _contents(data).decode("utf-8", "replace").split("\n"), 1) if t.strip()])  # (number, text), not blank
+    source = (lambda: io.BytesIO(data)) if isinstance(data, bytes) else (lambda: _whole(data))
     try:
-        table = pjson.read_json(io.BytesIO(data)) if data.strip() else pa.table({})
+        table = pjson.read_json(source()) if _line_breaks(data)[1] else pa.table({})
         stamps = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
         if stamps:  # Arrow infers timestamps, dropping offsets: read those columns as text
-            table = pjson.read_json(io.BytesIO(data), parse_options=pjson.ParseOptions(
+            table = pjson.read_json(source(), parse_options=pjson.ParseOptions(
                 explicit_schema=pa.schema([(n, pa.string()) for n in stamps]), unexpected_field_behavior="infer"))
         n = None if any(pa.types.is_nested(c.type) or pa.types.is_timestamp(c.type) or pa.types.is_floating(
             c.type) and pc.any(pc.and_(pc.greater_equal(pc.abs(c), 2.0**53), pc.equal(c, pc.floor(c)))).as_py()
             for c in table.columns) else table.num_rows  # (integers that Arrow made inexact doubles)
-        physical = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
-        if n is not None and n != physical and n != len(lines()):  # (lines() only when some are blank)
+        if n is not None and n != _line_breaks(data)[0] and n != len(lines()):  # (lines(): when some are blank)
             n = None
     except _BAD:
         n = None
@@ -608,6 +647,18 @@ def _jsonl_part(src: str, data: bytes, shift: int) -> _Part:
         n, table = len(records), pa.table({c: _py_column([r.get(c) for r in records])
                                            for c in dict.fromkeys(c for r in records for c in r)})
     return _Part(src, n, table, errors, originals, cache(lambda: [no for no, _ in lines()]))
+
+
+def _line_breaks(data: bytes | _File) -> tuple[int, bool]:
+    """The number of lines of a block or a file (the last may lack its line break), and whether
+    it holds anything but white space; a file is read in blocks, not held."""
+    if isinstance(data, bytes):
+        return data.count(b"\n") + (not data.endswith(b"\n") and bool(data)), bool(data.strip())
+    count, text, last = 0, False, b"\n"
+    with _open(data) as stream:
+        while block := stream.read(1 << 20):
+            count, text, last = count + block.count(b"\n"), text or bool(block.strip()), block[-1:]
+    return count + (last != b"\n"), text
 
 
 def _py_column(values: list[Any]) -> pa.Array:
