@@ -256,3 +256,42 @@ def test_json_lines_count_lines_not_objects(tmp_path):
         read_events(p)
     report = read_events(p, on_bad_row="reject", reject_path=tmp_path / "r.jsonl")
     assert (report.rows_read, report.rejected, len(report.batch)) == (2, 1, 1)
+
+
+_SLOW_RUN = textwrap.dedent("""
+    import csv, sys, time
+    from cepagg.cli import main
+
+    writer = csv.writer
+
+    class SlowWriter:  # writes rows, and half-way says so and waits for the test to kill the process
+        def __init__(self, f):
+            self.w = writer(f)
+        def writerow(self, row):
+            self.w.writerow(row)
+        def writerows(self, rows):
+            for i, row in enumerate(rows):
+                if i == 2:
+                    sys.stdout.write("half\\n")
+                    sys.stdout.flush()
+                    time.sleep(60)
+                self.w.writerow(row)
+
+    csv.writer = SlowWriter
+    main(sys.argv[1:])
+""")
+
+
+def test_a_killed_run_leaves_the_previous_result(tmp_path):
+    """`cepagg run` killed (SIGKILL) while writing --out: the previous result is intact."""
+    events = _file(tmp_path, "type,ts,g\n" + "".join(f"A,{2 * t},{t}\nB,{2 * t + 1},{t}\n" for t in range(1, 6)))
+    out = _file(tmp_path, "previous\n", "r.csv")
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_RUN, "run", "-q", "RETURN g, COUNT(*) PATTERN SEQ(A, B) "
+                             "WHERE [g] GROUP BY g WITHIN 10", "--events", str(events), "--no-spark", "--engine",
+                             "reference", "--out", str(out)], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": SRC})
+    assert proc.stdout.readline().strip() == "half"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert out.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["e.csv", "r.csv"]
