@@ -94,3 +94,49 @@ def test_unknown_engine_is_refused(tmp_path, capsys):
     events = _csv(tmp_path, EVENTS)
     assert main(["run", "-q", "PATTERN SEQ(A, B)", "--events", events, "--no-spark", "--engine", "nope"]) == 1
     assert "no such engine" in capsys.readouterr().err
+
+
+def test_stream_takes_the_event_options_of_run():
+    from cepagg.cli import build_parser
+
+    parser = build_parser()
+    run_options = {a.dest for a in parser._subparsers._group_actions[0].choices["run"]._actions}
+    stream = parser._subparsers._group_actions[0].choices["stream"]
+    assert {"timezone", "reject", "input_time_unit", "schema", "constant_type"} <= run_options
+    assert {"timezone", "reject", "input_time_unit", "schema", "constant_type"} <= {a.dest for a in stream._actions}
+
+
+def test_stream_checks_its_command_line_before_starting_spark(tmp_path, capsys):
+    events = _csv(tmp_path, EVENTS)
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", events,
+                 "--out", events]) == 2
+    assert "is an input" in capsys.readouterr().err
+    workload = tmp_path / "w.cep"
+    workload.write_text("-- name: ../x\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5\n---\n"
+                        "RETURN COUNT(*) PATTERN SEQ(B, A) WITHIN 5\n")
+    assert main(["stream", str(workload), "--events", events, "--out", str(tmp_path / "out")]) == 2
+    assert "workload query name '../x'" in capsys.readouterr().err
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", events,
+                 "--out", str(tmp_path / "out"), "--timezone", "Mars/Base"]) == 2
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", events,
+                 "--out", str(tmp_path / "out"), "--out-format", "csv"]) == 2
+    assert "needs --checkpoint" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_refuses_a_bad_schema_in_one_line(capsys):
+    assert main(["check", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B)", "--schema", "x:decimal"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cepagg: bad schema entry 'x:decimal'") and err.count("\n") == 1
+
+
+def test_attached_attributes_keep_their_kinds():
+    """One map from Arrow types to kinds: a bool attribute joined to matches is "bool", not "any"."""
+    from cepagg.events import EventBatch
+    from cepagg.result import Result
+    from cepagg.runner import attach_event_columns
+
+    events = EventBatch.from_rows([{"type": "A", "ts": 1, "ok": True, "n": 2, "p": 1.5, "s": "x"}])
+    result = Result(("match", "var", "event_id"), [(1, "a", 0)], ("int", "str", "int"))
+    got = attach_event_columns(result, events)
+    assert got.kinds[3:] == ("bool", "int", "float", "str") and got.rows == [(1, "a", 0, True, 2, 1.5, "x")]

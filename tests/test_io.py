@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cepagg.errors import InputError
-from cepagg.io import parse_schema, read_events, write_result
+from cepagg.io import parse_schema, read_events
+from cepagg.output import write_result
 from cepagg.result import Result
 
 ROWS = [

@@ -1,34 +1,53 @@
 """The ``cepagg`` command: run, check, explain and demo.
 
-Errors cepagg reports on purpose (a bad query, bad input, a refused engine) are printed without
-a traceback and exit with status 1 (2 for usage errors).
+Errors cepagg reports on purpose (a bad query, bad input, a refused engine) are one line on
+stderr, without a traceback, and exit with status 1; a bad command line (an option's value, an
+output path that is an input, a directory or in a missing directory) exits with status 2 before
+anything is read. Outputs are written atomically (:func:`cepagg.output.atomic_path`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 import time
 from pathlib import Path
 
-from .errors import CepaggError
+from .errors import CepaggError, InputError, QueryError, UsageError
 from .lang import compile_query
 from .lang.model import TIME_UNITS_MS
+from .units import UNIT_NS
+
+#: a workload query's name, used in output file names: no path separators, no leading dot
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Command-line errors as one ``cepagg: ...`` line and exit status 2."""
+
+    def error(self, message: str):
+        print(f"cepagg: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def _query_text(args: argparse.Namespace) -> str:
     if args.query_text is not None:
         return args.query_text
     if args.query_file is None:
-        raise SystemExit("give a query file or -q TEXT")
-    return Path(args.query_file).read_text(encoding="utf-8")
+        raise UsageError("give a query file or -q TEXT")
+    try:
+        return Path(args.query_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read the query: {e}", args.query_file) from None
 
 
 def _add_query_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query_file", nargs="?", help="file holding the query (or a workload: queries "
                    "separated by lines of --- or ;;)")
     p.add_argument("-q", "--query", dest="query_text", help="the query text")
-    p.add_argument("--time-unit", default="ms", choices=sorted(TIME_UNITS_MS),
+    p.add_argument("--time-unit", default="ms", choices=list(TIME_UNITS_MS),
                    help="unit of the stream's integer timestamps (default ms)")
 
 
@@ -37,11 +56,63 @@ def _add_event_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="input format (default: from the extension)")
     p.add_argument("--type-column", default="type", help="column holding the event type (default: type)")
     p.add_argument("--time-column", default="ts", help="column holding the event time (default: ts)")
-    p.add_argument("--input-time-unit", help="unit of integer times in the file (default: --time-unit)")
+    p.add_argument("--input-time-unit", choices=list(UNIT_NS),
+                   help="unit of integer times in the file (default: --time-unit)")
     p.add_argument("--timezone", default="UTC", help="zone of timestamps without offset (default UTC)")
     p.add_argument("--schema", help="declared attribute types, e.g. 'price:float,company:str'")
     p.add_argument("--constant-type", help="type of every event, when the file has no type column")
-    p.add_argument("--reject", metavar="PATH", help="write bad rows here instead of failing")
+    p.add_argument("--reject", metavar="PATH", help="write bad rows here (.csv or .jsonl) instead of failing")
+
+
+def _read_options(args: argparse.Namespace) -> dict:
+    """The options of :func:`cepagg.io.read_events` the event arguments give."""
+    from .io import parse_schema
+
+    return dict(format=args.format, type_column=args.type_column, time_column=args.time_column,
+                time_unit=args.time_unit, input_time_unit=args.input_time_unit, timezone=args.timezone,
+                schema=parse_schema(args.schema) if args.schema else None, constant_type=args.constant_type,
+                on_bad_row="reject" if args.reject else "error", reject_path=args.reject)
+
+
+def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, str | None],
+                        directories: dict[str, str | None] | None = None) -> None:
+    """Refuse a bad command line before reading anything (UsageError, exit status 2): bad read
+    options, a workload query name unfit for a file name, an output file that is an input file,
+    a directory, of an unknown format or in a missing directory, an output directory that is an
+    input. ``outputs``/``directories``: option -> path (None: not given)."""
+    from .io import check_read_options, input_files
+    from .output import check_output_path, output_format, same_file
+    from .lang.workload import is_workload, split_workload
+
+    try:
+        options = _read_options(args)
+        check_read_options(**{k: options[k] for k in ("time_unit", "input_time_unit", "timezone", "schema",
+                                                       "on_bad_row")})
+        names = [n for n, _ in split_workload(text)] if is_workload(text) else []
+        for name in names:
+            if not _SAFE_NAME.fullmatch(name) or ".." in name:
+                raise ValueError(f"workload query name {name!r}: names go into file names; use letters, "
+                                 "digits, '_', '-' and '.'")
+        if outputs.get("--out") not in (None, "-") and names and not directories:  # `run`: a file per query
+            out = Path(outputs.pop("--out"))
+            outputs.update({f"--out ({n})": str(out.with_name(f"{out.stem}.{n}{out.suffix}")) for n in names})
+        inputs = [*input_files(args.events, args.format), Path(args.events)] + (
+            [Path(args.query_file)] if getattr(args, "query_file", None) else [])
+        given = {k: v for k, v in outputs.items() if v not in (None, "-")}
+        for option, path in given.items():
+            check_output_path(path, option)
+            if output_format(path) == "parquet" and option in ("--reject", "--late-out"):
+                raise ValueError(f"{option} {path!r}: name it .csv or .jsonl")
+        for option, path in [*given.items(), *((k, v) for k, v in (directories or {}).items() if v)]:
+            if any(same_file(path, i) for i in inputs):
+                raise ValueError(f"{option} {path!r} is an input; writing it would destroy it")
+        paths = list(given.items())
+        for k, (a, pa_) in enumerate(paths):
+            for b, pb in paths[k + 1:]:  # (--out and --changes the same file)
+                if same_file(pa_, pb):
+                    raise ValueError(f"{a} and {b} name the same file {pa_!r}")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _add_spark_args(p: argparse.ArgumentParser) -> None:
@@ -54,7 +125,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.schema:
         from .io import parse_schema
 
-        schema = parse_schema(args.schema)
+        try:
+            schema = parse_schema(args.schema)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     q = compile_query(_query_text(args), time_unit=args.time_unit, schema=schema)
     print(q)
     return 0
@@ -80,12 +154,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     """Every query of a workload file over the events; one result per query, named. On Spark
     the queries aseq accepts run as one shared job (``cepagg.spark.run_workload``)."""
-    from .io import write_result
+    from .output import write_result
     from .lang.workload import compile_workload
     from .plan import plan_workload
     from .runner import attach_event_columns
 
-    named = compile_workload(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
+    named = compile_workload(text, time_unit=args.time_unit, schema=_schema(report.batch))
     wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine)
     started = time.perf_counter()
     if args.no_spark:
@@ -117,42 +191,101 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
 
 
 def _read(args: argparse.Namespace):
-    from .io import parse_schema, read_events
+    from .io import read_events
 
-    report = read_events(
-        args.events, format=args.format, type_column=args.type_column, time_column=args.time_column,
-        time_unit=args.time_unit, input_time_unit=args.input_time_unit, timezone=args.timezone,
-        schema=parse_schema(args.schema) if args.schema else None, constant_type=args.constant_type,
-        on_bad_row="reject" if args.reject else "error", reject_path=args.reject,
-    )
-    if report.rejected:
-        print(f"cepagg: {report.rejected} bad row(s) of {report.rows_read} written to {report.reject_path}",
-              file=sys.stderr)
+    report = read_events(args.events, **_read_options(args))
+    _tell_read(report)
     return report
 
 
-def spark_session(args: argparse.Namespace):
-    from .spark.session import get_session, read_config_file
+def _tell_read(report) -> None:
+    """Warnings and the count of rejected rows of a read, on stderr."""
+    for w in report.warnings:
+        print(f"cepagg: warning: {w}", file=sys.stderr)
+    if report.rejected:
+        print(f"cepagg: {report.rejected} bad row(s) of {report.rows_read} written to {report.reject_path}",
+              file=sys.stderr)
 
-    config = read_config_file(args.spark_config) if getattr(args, "spark_config", None) else {}
-    return get_session(getattr(args, "master", None), config)
+
+def _schema(batch) -> dict | None:
+    """The attribute kinds to compile a query with: none for an input without events (a query
+    naming attributes still runs over 0 events)."""
+    return batch.attribute_kinds() if len(batch) else None
+
+
+def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
+    """``cepagg run --no-spark`` of an aggregate query: the input read and fed to the engine chunk
+    by chunk (:class:`cepagg.io.EventChunks`, :func:`cepagg.runner.run_chunks`), so memory holds
+    the engine's state and one chunk. Else why the input must be read whole (not in time order,
+    ...), or None (the query returns matches: their events' attributes are joined from the whole
+    input)."""
+    from .io import CHUNK_BYTES, EventChunks, NotChunkable
+    from .output import write_result
+    from .runner import run_chunks
+
+    try:
+        if compile_query(text, time_unit=args.time_unit).returns_matches:
+            return None
+    except QueryError:
+        return None  # (reported by the whole read's compile, with the input's attributes)
+    chunks = EventChunks(args.events, chunk_bytes=int(os.environ.get("CEPAGG_CHUNK_BYTES", CHUNK_BYTES)),
+                         **_read_options(args))
+    started = time.perf_counter()
+    try:
+        result, events, engine = run_chunks(text, chunks, args.engine)
+    except NotChunkable as e:
+        return str(e) or None
+    elapsed = time.perf_counter() - started
+    _tell_read(chunks)
+    write_result(result, args.out)
+    print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process), {len(result)} rows "
+          f"in {elapsed:.3f} s", file=sys.stderr)
+    return 0
+
+
+def _spark_config(args: argparse.Namespace) -> dict[str, str]:
+    """The settings of ``--spark-config`` (none without it)."""
+    from .spark.session import read_config_file
+
+    if not getattr(args, "spark_config", None):
+        return {}
+    try:
+        return read_config_file(args.spark_config)
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--spark-config {args.spark_config!r}: {e}") from None
+
+
+def spark_session(args: argparse.Namespace):
+    from .spark.session import get_session
+
+    return get_session(getattr(args, "master", None), _spark_config(args))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .io import write_result
+    from .output import write_result
     from .lang.workload import is_workload
     from .plan import plan
     from .runner import attach_event_columns
 
     text = _query_text(args)
     if args.order and not args.no_spark:
-        raise SystemExit("cepagg run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
+        raise UsageError("run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
+    if is_workload(text) and args.order:
+        raise UsageError("run: --order takes one query, not a workload file")
+    _check_command_line(args, text, {"--out": args.out, "--reject": args.reject,
+                                     "--late-out": getattr(args, "late_out", None),
+                                     "--changes": getattr(args, "changes", None)})
+    whole = None  # why the input is read whole
+    if args.no_spark and not args.order and not is_workload(text):
+        whole = _run_chunked(args, text)
+        if isinstance(whole, int):
+            return whole
     report = _read(args)
+    if whole:
+        print(f"cepagg: the input was read whole, not in chunks ({whole})", file=sys.stderr)
     if is_workload(text):
-        if args.order:
-            raise SystemExit("cepagg run: --order takes one query, not a workload file")
         return _run_workload(args, text, report)
-    q = compile_query(text, time_unit=args.time_unit, schema=report.batch.attribute_kinds())
+    q = compile_query(text, time_unit=args.time_unit, schema=_schema(report.batch))
     p = plan(q, args.engine)
     started = time.perf_counter()
     if args.order:
@@ -181,7 +314,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     """``cepagg run --order ... --no-spark``: the file's row order is the arrival order."""
-    from .io import write_result
+    from .output import write_result
     from .order import Arrival, OrderConfig, run_ordered
     from .order.cli import config_from_args, punctuations_for, write_late
     from .runner import attach_event_columns
@@ -237,12 +370,19 @@ def cmd_stream(args: argparse.Namespace) -> int:
 
     text = _query_text(args)
     if is_workload(text) and args.order:
-        raise SystemExit("cepagg stream: --order takes one query, not a workload file")
+        raise UsageError("stream: --order takes one query, not a workload file")
+    _check_command_line(args, text, {"--reject": args.reject},
+                        {"--out": args.out, "--late-out": args.late_out, "--checkpoint": args.checkpoint})
+    if not args.checkpoint and args.out_format != "console" and \
+            "spark.sql.streaming.checkpointLocation" not in _spark_config(args):
+        raise UsageError(f"stream: --out-format {args.out_format} needs --checkpoint DIR (where Spark keeps the "
+                         "stream's progress)")
     with quiet_worker_lines(active=not args.verbose):
         spark = spark_session(args)
     register(spark)
     reader = spark.readStream.format("cepagg").option("path", args.events)
-    for key in ("format", "type_column", "time_column", "time_unit", "input_time_unit", "schema", "constant_type"):
+    for key in ("format", "type_column", "time_column", "time_unit", "input_time_unit", "timezone", "schema",
+                "constant_type", "reject"):
         value = getattr(args, key, None)
         if value:
             reader = reader.option(key, value)
@@ -291,9 +431,9 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
 
     slack, lateness = parse_span(args.slack, args.time_unit), parse_span(args.lateness, args.time_unit)
     if args.punctuate not in (None, "in-file"):
-        raise SystemExit("cepagg stream: punctuations come from the input (rows of type __punct__)")
+        raise UsageError("stream: punctuations come from the input (rows of type __punct__)")
     if args.order == "kslack" and slack is None:
-        raise SystemExit("cepagg stream: --order kslack needs --slack K")
+        raise UsageError("stream: --order kslack needs --slack K")
     if args.order == "kslack" and args.clock == "global":
         # K-slack with one clock for the stream is Spark's own watermark with delay K
         from .spark.streaming import run_to_end, start
@@ -310,7 +450,7 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
         print(f"cepagg: results in {args.out} (K-slack on Spark's watermark, delay {delay})", file=sys.stderr)
         return 0
     if args.clock == "global":
-        raise SystemExit("cepagg stream: --clock global exists for kslack only (Spark's watermark)")
+        raise UsageError("stream: --clock global exists for kslack only (Spark's watermark)")
     policy = {"count": "drop"}.get(args.on_late, args.on_late)
     config = OrderConfig(args.order, slack=slack, lateness=lateness, clock="key", on_late=policy)
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, late_out=args.late_out,
@@ -336,7 +476,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cepagg", description=(
+    parser = _Parser(prog="cepagg", description=(
         "Complex event analytics: aggregate pattern matches without constructing them."))
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -354,13 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("stream", help="run a query as a Structured Streaming job over an events file")
     _add_query_args(p)
-    p.add_argument("--events", required=True, help="events file or directory")
-    p.add_argument("--format", choices=["csv", "jsonl", "parquet"])
-    p.add_argument("--type-column", default="type")
-    p.add_argument("--time-column", default="ts")
-    p.add_argument("--input-time-unit")
-    p.add_argument("--schema")
-    p.add_argument("--constant-type")
+    _add_event_args(p)
     p.add_argument("--rate", type=float, help="replay at this many events per second")
     p.add_argument("--events-per-batch", type=int, help="cut micro-batches at this many events")
     p.add_argument("--delay", default="0 seconds", help="allowed lateness (watermark delay)")
@@ -406,15 +540,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a command-line error (2), already printed
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return args.func(args)
+    except UsageError as exc:
+        print(f"cepagg: {exc}", file=sys.stderr)
+        return 2
     except CepaggError as exc:
         print(f"cepagg: {exc}", file=sys.stderr)
         return 1
     except FileNotFoundError as exc:
         print(f"cepagg: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # e.g. `cepagg explain ... | head -1`: stdout closed before the output ended
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so that the exit's flush is quiet)
+        print("cepagg: output closed before it ended (broken pipe)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cepagg: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -93,3 +93,7 @@ class InputError(CepaggError):
 
 class OverflowResult(CepaggError):
     """A result value does not fit the declared output type (never wrapped silently)."""
+
+
+class UsageError(CepaggError):
+    """A bad command line (an option's value, an output path): the command exits with status 2."""

@@ -36,7 +36,9 @@ class Event:
         return self.attrs.get(name)
 
 
-def _kind(t: pa.DataType) -> str:
+def arrow_kind(t: pa.DataType) -> str:
+    """The kind of an Arrow type, as queries see it: int, float, str, bool, timestamp (else the
+    type's name). The one map from Arrow types to kinds (readers and result writers use it)."""
     if pa.types.is_boolean(t):
         return "bool"
     if pa.types.is_integer(t):
@@ -92,7 +94,7 @@ class EventBatch:
         return [c for c in self.table.column_names if c not in RESERVED]
 
     def attribute_kinds(self) -> dict[str, str]:
-        return {f.name: _kind(f.type) for f in self.table.schema if f.name not in RESERVED}
+        return {f.name: arrow_kind(f.type) for f in self.table.schema if f.name not in RESERVED}
 
     def column(self, name: str) -> np.ndarray:
         """A column as numpy (nulls become NaN for numbers, None for objects)."""
@@ -117,12 +119,6 @@ class EventBatch:
 
     def slice(self, offset: int, length: int | None = None) -> "EventBatch":
         return EventBatch(self.table.slice(offset, length), self.time_unit)
-
-    @staticmethod
-    def concat(batches: Sequence["EventBatch"]) -> "EventBatch":
-        tables = [b.table for b in batches]
-        unit = batches[0].time_unit if batches else "ms"
-        return EventBatch(pa.concat_tables(tables, promote_options="default"), unit)
 
 
 import pyarrow.compute  # noqa: E402  (pa.compute is a submodule)

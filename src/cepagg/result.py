@@ -37,7 +37,7 @@ class Result:
     Attributes:
         columns: output column names (see ``Query.output_columns``).
         rows: tuples in column order.
-        kinds: per column, "int" (exact integer), "float", "str", "any".
+        kinds: per column, "int" (exact integer), "float", "str", "bool", "any".
     """
 
     columns: tuple[str, ...]
@@ -114,6 +114,8 @@ def _arrow_column(name: str, values: list[Any], kind: str) -> pa.Array:
         return pa.array([None if v is None else float(v) for v in values], pa.float64())
     if kind == "str":
         return pa.array(values, pa.string())
+    if kind == "bool":
+        return pa.array(values, pa.bool_())
     return pa.array(values)
 
 
@@ -122,7 +124,7 @@ def output_kinds(query: Query, attribute_kinds: dict[str, str] | None = None) ->
     attribute_kinds = attribute_kinds or {}
     kinds: list[str] = []
     for g in query.group_by:
-        kinds.append(_attr_kind(attribute_kinds.get(g.attr)))
+        kinds.append(result_kind(attribute_kinds.get(g.attr)))
     if query.mode == "slide":
         kinds += ["int", "int"]
     elif query.mode == "emit":
@@ -137,12 +139,13 @@ def output_kinds(query: Query, attribute_kinds: dict[str, str] | None = None) ->
                 kinds.append("float")
             else:
                 k = attribute_kinds.get(a.attr) if a.attr not in ("ts",) else "int"
-                kinds.append("int" if a.func == "SUM" and k == "int" else _attr_kind(k))
+                kinds.append("int" if a.func == "SUM" and k == "int" else result_kind(k))
     return tuple(kinds)
 
 
-def _attr_kind(kind: str | None) -> str:
-    return {"int": "int", "float": "float", "str": "str", "bool": "any", "timestamp": "int"}.get(kind or "", "any")
+def result_kind(kind: str | None) -> str:
+    """The result column kind of an attribute kind (:func:`cepagg.events.arrow_kind`)."""
+    return {"int": "int", "float": "float", "str": "str", "bool": "bool", "timestamp": "int"}.get(kind or "", "any")
 
 
 def format_table(result: Result, max_rows: int = 50) -> str:

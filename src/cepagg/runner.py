@@ -8,13 +8,16 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
+from itertools import chain
+from typing import Iterable
 
-from .events import ID, EventBatch
+import pyarrow.compute as pc
+
+from .events import ID, EventBatch, arrow_kind
 from .lang import compile_query
 from .lang.model import Query
 from .plan import plan
-from .result import Result
+from .result import Result, output_kinds, result_kind
 
 
 def run(query: str | Query, events: EventBatch, engine: str = "auto") -> Result:
@@ -22,6 +25,37 @@ def run(query: str | Query, events: EventBatch, engine: str = "auto") -> Result:
     q = query if isinstance(query, Query) else compile_query(
         query, time_unit=events.time_unit, schema=events.attribute_kinds())
     return plan(q, engine).build().run(events)
+
+
+def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = "auto") -> tuple[Result, int, str]:
+    """Evaluate ``query`` over batches in time order (each sorted by (ts, _id), none earlier than
+    the one before: :class:`cepagg.io.EventChunks`), fed to one engine state batch by batch; after
+    each, what the batch's last time closes is released (``advance``), so memory holds the
+    engine's state and one batch, not every event. The query text is compiled with the first
+    batch's attribute kinds. Returns the sorted result (that of :func:`run` over all the events),
+    the number of events and the engine's name.
+
+    Raises:
+        cepagg.io.NotChunkable: there is no batch (no events: the caller reads the input whole).
+    """
+    from .io import NotChunkable
+
+    batches = iter(batches)
+    first = next(batches, None)
+    if first is None:
+        raise NotChunkable("")  # (quietly: a whole read reports the empty input)
+    kinds = first.attribute_kinds()
+    q = query if isinstance(query, Query) else compile_query(query, time_unit=first.time_unit, schema=kinds)
+    p = plan(q, engine)
+    eng = p.build()
+    state, rows, events = eng.new_state(), [], 0
+    for b in chain([first], batches):
+        rows += eng.process(state, b)
+        events += len(b)
+        if eng.cheap_advance:  # later batches hold no time before this one's last
+            rows += eng.advance(state, pc.max(b.table.column("ts")).as_py() - 1)
+    rows += eng.finish(state)
+    return Result(q.output_columns, rows, output_kinds(q, kinds)).sorted(), events, p.engine
 
 
 def attach_event_columns(result: Result, events: EventBatch) -> Result:
@@ -34,15 +68,7 @@ def attach_event_columns(result: Result, events: EventBatch) -> Result:
     cols = {n: events.table.column(n).to_pylist() for n in names}
     at = result.columns.index("event_id")
     rows = [r + tuple(cols[n][index[r[at]]] for n in names) for r in result.rows]
-    kinds = result.kinds + tuple(_kind(events.table.schema.field(n).type) for n in names) if result.kinds else ()
+    attached = (arrow_kind(events.table.schema.field(n).type) for n in names)  # (timestamps stay datetimes)
+    kinds = result.kinds + tuple("any" if k == "timestamp" else result_kind(k) for k in attached) \
+        if result.kinds else ()
     return Result(result.columns + tuple(names), rows, kinds)
-
-
-def _kind(t: pa.DataType) -> str:
-    if pa.types.is_integer(t):
-        return "int"
-    if pa.types.is_floating(t):
-        return "float"
-    if pa.types.is_string(t):
-        return "str"
-    return "any"

@@ -52,9 +52,19 @@ def test_run_order_late_events_to_a_file_or_failure(events, tmp_path, capsys):
     assert "later than allowed" in capsys.readouterr().err
 
 
-def test_run_order_needs_no_spark(events):
-    with pytest.raises(SystemExit):
-        main(["run", "-q", "PATTERN SEQ(A, B)", "--events", events, "--order", "conservative"])
+def test_run_order_needs_no_spark(events, capsys):
+    assert main(["run", "-q", "PATTERN SEQ(A, B)", "--events", events, "--order", "conservative"]) == 2
+    assert capsys.readouterr().err.startswith("cepagg: run: --order runs in this process")
+
+
+@pytest.mark.parametrize("option", [["--slack", "2m"], ["--slack", "2 minutes"]])
+def test_slack_takes_the_units_of_queries(events, tmp_path, option):
+    """--slack reads units as query text does (``m`` is minutes); an unknown unit is a usage error."""
+    out = tmp_path / "out.csv"
+    assert main(["run", "-q", "PATTERN SEQ(A, !C, B) WITHIN 10", "--events", events, "--no-spark",
+                 "--out", str(out), "--order", "kslack", *option]) == 0
+    assert main(["run", "-q", "PATTERN SEQ(A, !C, B) WITHIN 10", "--events", events, "--no-spark",
+                 "--out", str(out), "--order", "kslack", "--slack", "2 fortnights"]) == 2
 
 
 def test_exact_punctuations_release_conservative_results(events, tmp_path):

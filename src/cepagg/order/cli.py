@@ -7,27 +7,31 @@ import json
 import random
 import re
 
+from ..errors import UsageError
+from ..units import UNIT_NS, unit_name
 from .policy import POLICIES
 from .stream import Arrival
 
-_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "sec": 10**9, "seconds": 10**9, "min": 60 * 10**9,
-       "minutes": 60 * 10**9, "h": 3600 * 10**9, "hours": 3600 * 10**9, "d": 86400 * 10**9, "days": 86400 * 10**9}
-
 
 def parse_span(text: str | None, time_unit: str) -> int | None:
-    """``"10"`` (stream units), ``"5s"`` or ``"250 ms"`` -> an integer in ``time_unit``."""
+    """``"10"`` (stream units), ``"5s"``, ``"2 m"`` or ``"250 ms"`` -> an integer in ``time_unit``
+    (units as in queries: :data:`cepagg.units.UNIT_NAMES`).
+
+    >>> parse_span("2m", "s"), parse_span("250 ms", "ms"), parse_span("7", "s")
+    (120, 250, 7)
+    """
     if text is None:
         return None
-    m = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", str(text))
+    m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", str(text))
     if not m:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r}")
-    value, unit = int(m.group(1)), m.group(2) or time_unit
-    if unit not in _NS:
-        raise argparse.ArgumentTypeError(f"unknown time unit {unit!r} in {text!r}")
-    ns = value * _NS[unit]
-    if ns % _NS[time_unit]:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {time_unit}")
-    return ns // _NS[time_unit]
+        raise UsageError(f"not a duration: {text!r}")
+    value, unit = int(m.group(1)), unit_name(m.group(2)) if m.group(2) else time_unit
+    if unit is None:
+        raise UsageError(f"unknown time unit {m.group(2)!r} in {text!r}")
+    ns = value * UNIT_NS[unit]
+    if ns % UNIT_NS[time_unit]:
+        raise UsageError(f"{text!r} is not a whole number of {time_unit}")
+    return ns // UNIT_NS[time_unit]
 
 
 def add_order_args(p: argparse.ArgumentParser, spark: bool) -> None:
@@ -57,9 +61,9 @@ def config_from_args(args: argparse.Namespace):
     slack = parse_span(args.slack, args.time_unit)
     lateness = parse_span(args.lateness, args.time_unit)
     if args.order == "kslack" and slack is None:
-        raise SystemExit("cepagg: --order kslack needs --slack K")
+        raise UsageError("--order kslack needs --slack K")
     if args.on_late == "output" and not args.late_out:
-        raise SystemExit("cepagg: --on-late output needs --late-out PATH")
+        raise UsageError("--on-late output needs --late-out PATH")
     return OrderConfig(args.order, slack=slack, lateness=lateness, clock=args.clock, on_late=args.on_late)
 
 
@@ -69,26 +73,28 @@ def punctuations_for(args: argparse.Namespace, arrival: Arrival) -> Arrival:
         return arrival
     m = re.fullmatch(r"exact:([0-9.]+)(?::(types|all))?", spec)
     if not m:
-        raise SystemExit(f"cepagg: --punctuate {spec!r}: expected in-file or exact:RATE[:types|all]")
+        raise UsageError(f"--punctuate {spec!r}: expected in-file or exact:RATE[:types|all]")
     from .disorder import exact_punctuations
 
     return exact_punctuations(arrival, float(m.group(1)), m.group(2) or "types", random.Random(0))
 
 
 def write_late(events: list[dict], path: str | None) -> None:
+    """Late events to a CSV file (by the name) or JSON Lines, atomically."""
+    from ..output import atomic_path, json_safe
+
     if not path:
         return
-    if path.endswith(".csv"):
-        import csv
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
+        if path.endswith(".csv"):
+            import csv
 
-        names: list[str] = []
-        for e in events:
-            names += [k for k in e if k not in names]
-        with open(path, "w", newline="", encoding="utf-8") as f:
+            names: list[str] = []
+            for e in events:
+                names += [k for k in e if k not in names]
             w = csv.DictWriter(f, fieldnames=names)
             w.writeheader()
             w.writerows(events)
-        return
-    with open(path, "w", encoding="utf-8") as f:
+            return
         for e in events:
-            f.write(json.dumps(e, default=str) + "\n")
+            f.write(json.dumps({k: json_safe(v) for k, v in e.items()}, allow_nan=False) + "\n")

@@ -39,7 +39,8 @@ def _load(path: str, fmt: str, options_json: str, stamp: float):
                          time_column=opts.get("time_column", "ts"), time_unit=opts.get("time_unit", "ms"),
                          input_time_unit=opts.get("input_time_unit") or None,
                          schema=parse_schema(opts["schema"]) if opts.get("schema") else None,
-                         constant_type=opts.get("constant_type") or None)
+                         constant_type=opts.get("constant_type") or None, timezone=opts.get("timezone") or "UTC",
+                         on_bad_row="reject" if opts.get("reject") else "error", reject_path=opts.get("reject") or None)
     table = report.batch.table
     return table.schema, table.cast(_arrow_types(table.schema))
 
@@ -147,7 +148,8 @@ class CepaggSource(DataSource):
         return CepaggStreamReader(dict(self.options), schema)
 
 
-_READ_OPTIONS = ("type_column", "time_column", "time_unit", "input_time_unit", "schema", "constant_type")
+_READ_OPTIONS = ("type_column", "time_column", "time_unit", "input_time_unit", "schema", "constant_type", "timezone",
+                 "reject")
 
 
 def _read_options(options: dict) -> str:
