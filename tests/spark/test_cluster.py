@@ -108,7 +108,7 @@ class Cluster:
         self.procs[name] = p
         return p
 
-    def _wait_log(self, name: str, pattern: str, timeout: float = 90.0) -> re.Match:
+    def _wait_log(self, name: str, pattern: str, timeout: float = 300.0) -> re.Match:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = re.search(pattern, (self.root / f"{name}.log").read_text(errors="replace"))
@@ -129,7 +129,7 @@ class Cluster:
             self._spawn(f"worker{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
                         "--port", "0", "--webui-port", "0", "--cores", "1", "--memory", "768m",
                         "--work-dir", str(self.root / f"work{i}"), self.url)
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 300
         while self.state().get("aliveworkers", 0) < workers:
             assert time.monotonic() < deadline, f"workers did not register: {self.state()}"
             time.sleep(0.3)
@@ -235,10 +235,15 @@ def _submit(cluster: Cluster, job: dict, name: str) -> tuple[subprocess.Popen, P
 
 def _running_task(cluster: Cluster, worker: str) -> str | None:
     """A task the worker's executor is running in a Python worker right now, or None: the
-    executor logged "Running task ... (TID n)" without "Finished task ... (TID n)", and a Python
-    worker process (pyspark.daemon) runs below the worker with the venv's interpreter and
-    this tree's sources first on its path."""
-    logs = list((cluster.root / f"work{worker[-1]}").glob("app-*/*/stderr"))
+    running application's executor on that worker (the master's JSON names the application,
+    the worker keeps its executor's log in WORK_DIR/<application>/<executor>/stderr) logged
+    "Running task ... (TID n)" without "Finished task ... (TID n)", and a Python worker
+    process (pyspark.daemon) runs below the worker with the venv's interpreter and this tree's
+    sources on its path."""
+    apps = [a["id"] for a in cluster.state().get("activeapps", [])]
+    if len(apps) != 1:
+        return None
+    logs = list((cluster.root / f"work{worker[-1]}").glob(f"{apps[0]}/*/stderr"))
     if not logs:
         return None
     text = "".join(p.read_text(errors="replace") for p in logs)
