@@ -21,9 +21,9 @@ the job kills itself once all have stopped.
   batch 7 again: the file sink must find it in its log and not write it twice, the
   ``foreachBatch`` writer must replace its own output of batch 7.
 
-The rows are compared as multisets with the in-process result of the whole stream (which an
-uninterrupted streaming run equals, tests/spark/test_streaming.py); matches as the multiset of
-their event lists. Update-mode output keeps every revision: the test checks that each
+The rows are compared as multisets with the in-process result of the whole stream, which is
+what an uninterrupted run must give; matches as the multiset of their event lists (their
+numbers are per bucket in streaming). Update-mode output keeps every revision: the test checks that each
 (group, revision) appears once, so a batch written twice would show.
 """
 
