@@ -22,7 +22,7 @@ the job kills itself once all have stopped.
   ``foreachBatch`` writer must replace its own output of batch 7.
 
 The rows are compared as multisets with the in-process result of the whole stream, which is
-what an uninterrupted run must give; matches as the multiset of their event lists (their
+what an uninterrupted run must give; matches as the multiset of their event lists (match
 numbers are per bucket in streaming). Update-mode output keeps every revision: the test checks that each
 (group, revision) appears once, so a batch written twice would show.
 """
