@@ -23,8 +23,8 @@ the job kills itself once all have stopped.
 
 The rows are compared as multisets with the in-process result of the whole stream, which is
 what an uninterrupted run must give; matches as the multiset of their event lists (match
-numbers are per bucket in streaming). Update-mode output keeps every revision: the test checks that each
-(group, revision) appears once, so a batch written twice would show.
+numbers need not agree with the in-process ones). Update-mode output keeps every revision:
+the test checks that each (group, revision) appears once, so a batch written twice would show.
 """
 
 from __future__ import annotations
