@@ -184,6 +184,7 @@ class UnitRun:
     def advance(self, state: UnitState, watermark: int) -> list[tuple[int, tuple]]:
         if state.kinds is None:
             return []
+        self._fam(state, None)  # a state restored by a new engine object (another process)
         rows: list[tuple[int, tuple]] = []
         self._advance_all(state, watermark + 1, rows)
         rows += self._merged(state, watermark + 1)
@@ -193,6 +194,7 @@ class UnitRun:
     def finish(self, state: UnitState) -> list[tuple[int, tuple]]:
         rows: list[tuple[int, tuple]] = []
         if state.kinds is not None:
+            self._fam(state, None)  # as in advance
             flush = HI
             if self.kmode == K.RECORD:
                 last = state.emit.last_instant()
