@@ -28,7 +28,7 @@ import uuid
 
 from cepagg.spark.session import get_session
 from cepagg.spark.sources import CepaggSource, CepaggStreamReader
-from cepagg.spark.streaming import _flushed, run_until, start_workload, workload_jobs
+from cepagg.spark.streaming import flushed, run_until, start_workload, workload_jobs
 
 KILL = "CEPAGG_TEST_KILL"
 STOPPED = "CEPAGG_TEST_STOPPED"  # a folder: one file per query stopped at its point
@@ -104,7 +104,7 @@ def main() -> None:
     running = start_workload(df, workload, out=out, checkpoint=checkpoint, delay="10 milliseconds",
                              available_now=False, processing_time="0 seconds")
     for q in running.values():
-        run_until(q, _flushed, timeout=600)
+        run_until(q, flushed, timeout=600)
     print("cepagg-stream-job: done", flush=True)
 
 

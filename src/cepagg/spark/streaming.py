@@ -436,10 +436,12 @@ def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, progress=None
     """
     q = _start(df, query, available_now=False, processing_time="0 seconds",
                count_out=progress is not None, **options)
-    return run_until(q, _flushed, timeout, progress)
+    return run_until(q, flushed, timeout, progress)
 
 
-def _flushed(q) -> bool:
+def flushed(q) -> bool:
+    """Whether query ``q`` has seen the end-of-input watermark and a batch with no input after
+    it: every row it will ever write is written (the test for `run_until` of a finite stream)."""
     from datetime import datetime
 
     for report in progress_reports(q):
