@@ -1,0 +1,119 @@
+"""rcep returns exactly what the reference returns, on random streams and random queries:
+typed and untyped variables, Kleene with NEXT/FIRST/LAST, negation (leading, between, trailing,
+with conditions), keyed and keyless, WITHIN and SLIDE, matches and aggregates -- whatever the
+batching, the watermarks, the snapshots in between and the time slices a caller splits the
+input into. Matches are compared as sets (match numbers follow the order of discovery).
+
+``CEPAGG_NIGHTLY=1`` runs many more cases (tests/generators.py:cases).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from generators import cases, random_stream
+from queries import NEG_TYPES, TYPES, random_query
+
+from cepagg.engines import ENGINES
+from cepagg.engines.aggregates import combine_rows
+from cepagg.events import EventBatch
+from cepagg.lang import compile_query
+from cepagg.result import Result
+
+ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"]}
+
+
+def _case(seed: int) -> tuple[str, list[dict]]:
+    rng = random.Random(seed)
+    while True:
+        text = random_query(rng)
+        if ENGINES["rcep"].refusal(compile_query(text)) is None:
+            break
+    rows = random_stream(rng, TYPES + NEG_TYPES, n=rng.randint(5, 13), max_gap=2, attrs=ATTRS)
+    return text, rows
+
+
+def match_set(columns, rows) -> Counter:
+    """Matches as a multiset of (group and window cells, {(var, pos, event)})."""
+    width = columns.index("match")
+    found: dict = {}
+    for r in rows:
+        found.setdefault((r[:width], r[width]), set()).add(r[width + 1:width + 4])
+    return Counter((cells, frozenset(s)) for (cells, _), s in found.items())
+
+
+def _same(q, expected: Result, rows: list[tuple]) -> list[str]:
+    if q.returns_matches:
+        a, b = match_set(expected.columns, expected.rows), match_set(expected.columns, rows)
+        if a == b:
+            return []
+        return [f"missing {list((a - b).elements())[:3]}", f"extra {list((b - a).elements())[:3]}"]
+    return expected.diff(Result(expected.columns, rows, expected.kinds).sorted())
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_random_queries_equal_the_reference(block):
+    for k in range(cases(150, 3000)):
+        text, rows = _case(100_000 * block + k)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows)
+        expected = ENGINES["reference"](q).run(batch)
+        got = ENGINES["rcep"](q).run(batch)
+        problems = _same(q, expected, got.rows)
+        assert not problems, "\n".join([text, str(rows)] + problems)
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_batches_watermarks_and_snapshots(block):
+    for k in range(cases(150, 3000)):
+        seed = 500_000 + 100_000 * block + k
+        text, rows = _case(seed)
+        rng = random.Random(seed * 7)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        eng = ENGINES["rcep"](q)
+        state = eng.new_state()
+        n = len(batch)
+        cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randint(1, 4))))
+        ts = batch.table.column("ts").to_pylist()
+        out, prev = [], 0
+        for c in cuts + [n]:
+            out += eng.process(state, batch.slice(prev, c - prev))
+            if c < n and rng.random() < 0.7:
+                out += eng.advance(state, ts[c] - 1)  # every event up to ts[c] - 1 was seen
+            if rng.random() < 0.5:
+                state = eng.restore(eng.snapshot(state))
+            prev = c
+        out += eng.finish(state)
+        problems = _same(q, expected, out)
+        assert not problems, "\n".join([text, str(cuts), str(rows)] + problems)
+
+
+def test_time_slices_merge_to_the_whole():
+    """``start_range`` slices (as Spark's batch driver uses them) add up to the whole result:
+    each match in exactly one slice."""
+    for k in range(cases(150, 3000)):
+        seed = 900_000 + k
+        text, rows = _case(seed)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        partial = not q.returns_matches
+        top = max(r["ts"] for r in rows) + 1
+        width = random.Random(seed).randint(1, 5)
+        out = []
+        m = q.output_columns.index("match") if not partial else 0
+        for n, a in enumerate(range(-10, top + width, width)):
+            eng = ENGINES["rcep"](q, partial=partial, start_range=(a, a + width))
+            state = eng.new_state()
+            got = eng.process(state, batch) + eng.finish(state)
+            if not partial:  # numbers restart in each slice
+                got = [r[:m] + ((n, r[m]),) + r[m + 1:] for r in got]
+            out += got
+        if partial:
+            out = combine_rows(q, out)
+        problems = _same(q, expected, out)
+        assert not problems, "\n".join([text, str(rows)] + problems)
