@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 
-TYPES = "ABCD"
-NEG_TYPES = "EF"
+TYPES = "ABC"
+NEG_TYPES = "DE"
 
 
 def random_query(rng: random.Random) -> str:
@@ -15,7 +15,7 @@ def random_query(rng: random.Random) -> str:
     pos, kleene = [], []
     for i in range(k):
         var = f"p{i}"
-        untyped = rng.random() < 0.3
+        untyped = rng.random() < 0.35
         head = var if untyped else f"{rng.choice(TYPES)} {var}"
         star = rng.random() < 0.4
         kleene.append(star)
@@ -48,7 +48,7 @@ def random_query(rng: random.Random) -> str:
     keyed = rng.random() < 0.5
     if keyed:
         conds.insert(0, "[g]")
-    w = rng.randint(2, 8)
+    w = rng.randint(3, 9)
     window = f"WITHIN {w}"
     if rng.random() < 0.4:
         window += f" SLIDE {rng.randint(1, w)}"

@@ -31,7 +31,7 @@ def _case(seed: int) -> tuple[str, list[dict]]:
         text = random_query(rng)
         if ENGINES["rcep"].refusal(compile_query(text)) is None:
             break
-    rows = random_stream(rng, TYPES + NEG_TYPES, n=rng.randint(5, 13), max_gap=2, attrs=ATTRS)
+    rows = random_stream(rng, 3 * TYPES + NEG_TYPES, n=rng.randint(6, 14), max_gap=2, attrs=ATTRS)
     return text, rows
 
 
@@ -116,4 +116,34 @@ def test_time_slices_merge_to_the_whole():
         if partial:
             out = combine_rows(q, out)
         problems = _same(q, expected, out)
+        assert not problems, "\n".join([text, str(rows)] + problems)
+
+
+QUERY1_VARIANTS = [
+    "PATTERN SEQ(a, b+, c) WHERE [g] AND a.x < b.x AND b.x < NEXT(b.x) AND c.x < FIRST(b.x) WITHIN 8",
+    "PATTERN SEQ(a, b+, c) WHERE [g] AND a.x < b.x AND b.x < NEXT(b.x) AND c.x < FIRST(b.x) WITHIN 8 SLIDE 3",
+    "RETURN g, COUNT(*), SUM(b.x), MAX(c.x) PATTERN SEQ(a, b+, c) WHERE [g] AND a.x < b.x "
+    "AND b.x <= NEXT(b.x) AND c.x < LAST(b.x) GROUP BY g WITHIN 7",
+    "RETURN COUNT(*), AVG(b.x) PATTERN SEQ(a, b+, NOT (d, d.x > LAST(b).x), c) "
+    "WHERE a.x > 1 AND b.x >= NEXT(b.x) AND c.x > FIRST(b).x WITHIN 6 SLIDE 2",
+    "PATTERN SEQ(a, b+) WHERE a.x < 2 AND b.x > 3 AND b.x != NEXT(b.x) WITHIN 6",
+]
+
+
+@pytest.mark.parametrize("text", QUERY1_VARIANTS)
+def test_query1_variants_on_price_walks(text):
+    """The RCEP paper's Query 1 and variants over untyped price walks (many matches)."""
+    q = compile_query(text)
+    assert ENGINES["rcep"].refusal(q) is None
+    for k in range(cases(40, 800)):
+        rng = random.Random(k)
+        rows, ts, price = [], 0, {"u": 3, "v": 3}
+        for _ in range(rng.randint(6, 14)):
+            ts += rng.randint(0, 2)
+            g = rng.choice("uv")
+            price[g] = max(0, min(6, price[g] + rng.choice((-2, -1, 0, 1, 2))))
+            rows.append({"type": "T", "ts": ts, "g": g, "x": price[g]})
+        batch = EventBatch.from_rows(rows)
+        expected = ENGINES["reference"](q).run(batch)
+        problems = _same(q, expected, ENGINES["rcep"](q).run(batch).rows)
         assert not problems, "\n".join([text, str(rows)] + problems)

@@ -49,6 +49,10 @@ class Shape:
         return any(n.gap == len(self.positions) for n in self.negations)
 
 
+_NAMES = {"AndP": "AND", "OrP": "OR", "ExistsP": "EXISTS", "BoolOrP": "a disjunction of NOT/EXISTS",
+          "WindowP": "an inner WITHIN", "SeqP": "a nested SEQ"}
+
+
 def refusal(query: Query) -> str | None:
     """Why rcep cannot evaluate ``query`` (None when it can)."""
     if query.mode == "emit":
@@ -71,7 +75,8 @@ def refusal(query: Query) -> str | None:
             if not isinstance(it.body, Atom):
                 return "Kleene plus of a single event only (Kleene of a sub-pattern is not supported)"
         elif not isinstance(it, Atom):
-            return f"a flat SEQ of events only ({type(it).__name__[:-1].upper()} is not supported)"
+            return f"a flat SEQ of events only ({_NAMES.get(type(it).__name__, 'a nested pattern')} " \
+                   "is not supported)"
     for v in query.variables.values():
         if len(v.atoms) > 1:
             return f"variable {v.name.split('@')[0]} appears twice in the pattern; give each " \
