@@ -80,6 +80,7 @@ class Rcep(Engine):
         self.trailing = self.shape.trailing
         self.join = Join(self.shape, self.w)
         self._steps: dict[tuple, tuple] = {}
+        self._rows = output.MatchRows(q)
         self._group_index = [q.partition_by.index(g.attr) for g in q.group_by]
         # how far back a buffer must reach behind the partition's time
         self.keep = 2 * self.w - 1 if self.trailing and q.mode == "total" else self.w
@@ -203,8 +204,10 @@ class Rcep(Engine):
             cells = group + (wlo, wlo + self.w)
         steps = self._steps_for(part, cand_lo, e.ts)
         if q.returns_matches:
+            add = self._rows.add
+
             def emit(env):
-                out.extend(output.match_rows(q, cells, state.next_match, env))
+                add(out, cells, state.next_match, env)
                 state.next_match += 1
         else:
             accs = state.totals if wlo is None else state.windows

@@ -15,17 +15,21 @@ from ...lang.model import Query
 from ..reference.evaluate import Acc
 
 
-def match_rows(query: Query, cells: tuple, number: int, env: dict) -> list[tuple]:
-    """The rows of one match (``cells``: group and window columns)."""
-    rows = []
-    for var in query.return_vars:
-        display = var.split("@")[0]
-        pos = 0
-        for run in env.get(var, ()):
-            for e in run:
-                rows.append(cells + (number, display, pos, e.id, e.type, e.ts))
-                pos += 1
-    return rows
+class MatchRows:
+    """The rows of one match, in the order of the returned variables and of their events."""
+
+    def __init__(self, query: Query):
+        self.returned = [(var, var.split("@")[0]) for var in query.return_vars]
+
+    def add(self, out: list, cells: tuple, number: int, env: dict) -> None:
+        """Append the match's rows to ``out`` (``cells``: group and window columns)."""
+        for var, display in self.returned:
+            runs = env.get(var)
+            if not runs:
+                continue
+            events = runs[0] if len(runs) == 1 else [e for run in runs for e in run]
+            head = cells + (number, display)
+            out.extend([head + (pos, e.id, e.type, e.ts) for pos, e in enumerate(events)])
 
 
 def fold(accs: dict, query: Query, key: tuple, env: dict) -> None:
