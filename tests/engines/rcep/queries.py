@@ -1,5 +1,5 @@
 """Random queries in rcep's language: flat SEQ of typed and untyped, singleton and Kleene
-variables, single-event negation (leading, between, trailing, with conditions), conditions
+variables, single-event NOT and EXISTS (leading, between, trailing, with conditions), conditions
 between variables with NEXT/FIRST/LAST, partitions, WITHIN and SLIDE, matches or aggregates."""
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ def random_query(rng: random.Random) -> str:
     items: list[str] = []
     for gap in range(k + 1):
         if rng.random() < (0.15 if gap in (0, k) else 0.25):
-            items.append("NOT " + _negation(rng, gap, k))
+            exists = rng.random() < 0.25
+            items.append(("EXISTS " if exists else "NOT ") + _negation(rng, gap, k, exists))
         if gap < k:
             items.append(pos[gap])
-    if len([i for i in items if not i.startswith("NOT")]) == len(items) == 1:
+    if len(items) == 1:
         pattern = items[0]
     else:
         pattern = "SEQ(" + ", ".join(items) + ")"
@@ -66,9 +67,12 @@ def random_query(rng: random.Random) -> str:
     return f"{ret} PATTERN {pattern}{where}{group} {window}"
 
 
-def _negation(rng: random.Random, gap: int, k: int) -> str:
+def _negation(rng: random.Random, gap: int, k: int, exists: bool) -> str:
     var = f"n{gap}"
-    head = var if rng.random() < 0.1 else f"{rng.choice(NEG_TYPES + TYPES)} {var}"
+    if exists:  # of a frequent type, or untyped, so that it holds now and then
+        head = var if rng.random() < 0.3 else f"{rng.choice(TYPES)} {var}"
+    else:
+        head = var if rng.random() < 0.1 else f"{rng.choice(NEG_TYPES + TYPES)} {var}"
     if rng.random() < 0.4:
         other = rng.choice([i for i in (gap - 1, gap) if 0 <= i < k])
         return f"({head}, {var}.x {rng.choice(['<', '>', '='])} p{other}.x)"

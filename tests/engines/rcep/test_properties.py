@@ -127,6 +127,9 @@ QUERY1_VARIANTS = [
     "RETURN COUNT(*), AVG(b.x) PATTERN SEQ(a, b+, NOT (d, d.x > LAST(b).x), c) "
     "WHERE a.x > 1 AND b.x >= NEXT(b.x) AND c.x > FIRST(b).x WITHIN 6 SLIDE 2",
     "PATTERN SEQ(a, b+) WHERE a.x < 2 AND b.x > 3 AND b.x != NEXT(b.x) WITHIN 6",
+    "PATTERN SEQ(a, EXISTS (e, e.x > a.x), b+, c) WHERE [g] AND b.x < NEXT(b.x) AND c.x < b.x WITHIN 7",
+    "RETURN COUNT(*), MIN(a.x) PATTERN SEQ(EXISTS e, a, b+, EXISTS (f, f.x < FIRST(b).x)) "
+    "WHERE [g] AND b.x > NEXT(b.x) WITHIN 7 SLIDE 3",
 ]
 
 

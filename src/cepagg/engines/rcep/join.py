@@ -52,6 +52,8 @@ class Join:
         n_steps = len(steps)
 
         def negation_holds(i: int) -> bool:
+            """NOT: no event of the negated variable in its gap (its conditions true); EXISTS:
+            some event."""
             n = shape.negations[i]
             lo = ends[n.gap - 1] + 1 if n.gap > 0 else scope_lo
             if n.gap < k:
@@ -60,18 +62,19 @@ class Join:
                 hi = scope_hi if scope_hi is not None else starts[0] + within
             buf = negs[i]
             a, b = buf.span(lo, hi)
-            if a == b:
-                return True
-            if not n.conditions:
-                return False
-            try:
-                for x in buf.events[a:b]:
-                    env[n.var] = [[x]]
-                    if all(condition_holds(c, env) for c in n.conditions):
-                        return False
-            finally:
-                env.pop(n.var, None)
-            return True
+            found = False
+            if a < b and not n.conditions:
+                found = True
+            elif a < b:
+                try:
+                    for x in buf.events[a:b]:
+                        env[n.var] = [[x]]
+                        if all(condition_holds(c, env) for c in n.conditions):
+                            found = True
+                            break
+                finally:
+                    env.pop(n.var, None)
+            return found if n.exists else not found
 
         def complete(st: Step) -> bool:
             for c in st.on_complete:

@@ -4,8 +4,8 @@ RCEP's query form is ``SEQ(p1, ..., pk)`` of singleton and Kleene-plus variables
 conditions, a partition attribute and a window (Kammoun et al., "All that Incremental is not
 Efficient: Towards Recomputation Based Complex Event Processing for Expensive Queries", EDBT
 2018, Sec. 2.1). This engine takes that form, typed or untyped variables, any condition between
-variables (NEXT/FIRST/LAST included) and single-event negation items (leading, between, trailing)
-with their own conditions. Everything else is refused with the reason, never answered
+variables (NEXT/FIRST/LAST included) and single-event NOT and EXISTS items (leading, between,
+trailing) with their own conditions. Everything else is refused with the reason, never answered
 approximately.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...lang import ast
-from ...lang.model import Atom, Condition, KleeneP, NotP, Query, SeqP
+from ...lang.model import Atom, Condition, ExistsP, KleeneP, NotP, Query, SeqP
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,15 @@ class Position:
 
 @dataclass(frozen=True)
 class Negation:
-    """``NOT v`` in gap ``gap``: between positions ``gap - 1`` and ``gap`` (0: leading, k:
-    trailing); ``conditions`` are those scoped to it (they may mention positive variables)."""
+    """``NOT v`` (or ``EXISTS v`` when ``exists``) in gap ``gap``: between positions ``gap - 1``
+    and ``gap`` (0: leading, k: trailing); ``conditions`` are those scoped to it (they may
+    mention positive variables)."""
 
     var: str
     gap: int
     conditions: tuple[Condition, ...]
     mentions: frozenset[str]  # positive variables its conditions read
+    exists: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,10 @@ def refusal(query: Query) -> str | None:
                "(unqualified partition attributes are)"
     items = query.pattern.items if isinstance(query.pattern, SeqP) else (query.pattern,)
     for it in items:
-        if isinstance(it, NotP):
+        if isinstance(it, (NotP, ExistsP)):
             if not isinstance(it.body, Atom):
-                return "negation of a single event only (NOT of a sub-pattern is not supported)"
+                return "negation and EXISTS of a single event only (of a sub-pattern they are " \
+                       "not supported)"
         elif isinstance(it, KleeneP):
             if not isinstance(it.body, Atom):
                 return "Kleene plus of a single event only (Kleene of a sub-pattern is not supported)"
@@ -88,10 +91,10 @@ def shape_of(query: Query) -> Shape:
     """The positions, negations and conditions of an accepted query."""
     items = query.pattern.items if isinstance(query.pattern, SeqP) else (query.pattern,)
     positions: list[Position] = []
-    negs: list[tuple[str, int, int]] = []
+    negs: list[tuple[str, int, int, bool]] = []
     for it in items:
-        if isinstance(it, NotP):
-            negs.append((it.body.var, len(positions), it.id))
+        if isinstance(it, (NotP, ExistsP)):
+            negs.append((it.body.var, len(positions), it.id, isinstance(it, ExistsP)))
         elif isinstance(it, KleeneP):
             positions.append(Position(len(positions), it.body.var, True))
         else:
@@ -110,8 +113,8 @@ def shape_of(query: Query) -> Shape:
             scoped.setdefault(c.scope, []).append(c)
     negations = tuple(
         Negation(var, gap, tuple(scoped.get(nid, ())),
-                 frozenset(v for c in scoped.get(nid, ()) for v in c.vars if v in positive))
-        for var, gap, nid in negs)
+                 frozenset(v for c in scoped.get(nid, ()) for v in c.vars if v in positive), exists)
+        for var, gap, nid, exists in negs)
     return Shape(tuple(positions), negations, tuple(cross), local)
 
 
