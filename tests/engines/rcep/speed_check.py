@@ -1,9 +1,14 @@
 """Matches per second of rcep and of the reference on one workload (not a test; run by hand).
 
-``python tests/engines/rcep/speed_check.py EVENTS WINDOW [rcep] [reference]``: the peers'
-"types" data (uniform random types A..E and N, 10 keys, mean gap 10 ms, seed 42;
-``cepagg.bench.peers.workloads``) and ``PATTERN SEQ(A a, B b+, C c) WHERE [key] WITHIN WINDOW
-RETURN a, b, c``. rcep is fed batches of 1,000 events through the engine protocol and its rows
+``python tests/engines/rcep/speed_check.py WORKLOAD EVENTS WINDOW [rcep] [reference]``, the
+data from ``cepagg.bench.peers.workloads`` (10 keys, mean gap 10 ms):
+
+* ``kleene``: the "types" data (uniform random types A..E and N, seed 42) and
+  ``PATTERN SEQ(A a, B b+, C c) WHERE [key] WITHIN WINDOW RETURN a, b, c``;
+* ``query1``: the "stock" data (a price walk per key, seed 7) and the RCEP paper's Query 1,
+  ``PATTERN SEQ(a, b+, c) WHERE [key] AND a.price < b.price AND b.price < NEXT(b.price) AND
+  c.price < FIRST(b.price) WITHIN WINDOW``.
+ rcep is fed batches of 1,000 events through the engine protocol and its rows
 are counted and dropped as they come (a sink would write them); the reference evaluates the
 whole input at once, as it always does. With both engines the match sets are compared.
 """
@@ -13,6 +18,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from cepagg.bench.peers.workloads import TYPES, DataSpec, write_data
@@ -27,11 +33,21 @@ def _sets(columns, rows, into: dict) -> None:
         into.setdefault(r[i_m], set()).add((r[i_v], r[i_e]))
 
 
-def main(n: int, window: str, engines: list[str]) -> None:
+WORKLOADS = {
+    "kleene": (DataSpec("types", "types", 0, 10, TYPES, mean_gap_ms=10, seed=42),
+               "PATTERN SEQ(A a, B b+, C c) WHERE [key] WITHIN {window} RETURN a, b, c"),
+    "query1": (DataSpec("stock", "stock", 0, 10, ("Stock",), mean_gap_ms=10, seed=7),
+               "PATTERN SEQ(a, b+, c) WHERE [key] AND a.price < b.price AND b.price < NEXT(b.price) "
+               "AND c.price < FIRST(b.price) WITHIN {window}"),
+}
+
+
+def main(workload: str, n: int, window: str, engines: list[str]) -> None:
+    spec, text = WORKLOADS[workload]
     with tempfile.TemporaryDirectory() as tmp:
-        path = write_data(DataSpec("types", "types", n, 10, TYPES, mean_gap_ms=10, seed=42), Path(tmp))
+        path = write_data(replace(spec, n_events=n), Path(tmp))
         batch = read_events(path).batch
-    q = compile_query(f"PATTERN SEQ(A a, B b+, C c) WHERE [key] WITHIN {window} RETURN a, b, c")
+    q = compile_query(text.format(window=window))
     cols = q.output_columns
     compare = len(engines) == 2
     found = {}
@@ -67,4 +83,4 @@ def main(n: int, window: str, engines: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2], sys.argv[3:] or ["rcep", "reference"])
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:] or ["rcep", "reference"])

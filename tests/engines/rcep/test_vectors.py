@@ -110,3 +110,27 @@ def test_refusals_name_what_is_missing(text, reason):
     assert reason in ENGINES["rcep"].refusal(q)
     with pytest.raises(UnsupportedQuery, match=reason):
         ENGINES["rcep"](q)
+
+
+def test_a_partition_going_back_in_time_is_an_error():
+    from cepagg.errors import InputError
+
+    q = compile_query("PATTERN SEQ(A a, B b) WHERE [g] WITHIN 10")
+    eng = ENGINES["rcep"](q)
+    state = eng.new_state()
+    eng.process(state, EventBatch.from_rows([{"type": "A", "ts": 5, "g": "u"}, {"type": "A", "ts": 1, "g": "v"}]))
+    eng.process(state, EventBatch.from_rows([{"type": "B", "ts": 5, "g": "u"}], ids=[2]))  # a tie: in order
+    with pytest.raises(InputError, match=r"\('u',\) out of time order: time 4 after 5"):
+        eng.process(state, EventBatch.from_rows([{"type": "B", "ts": 4, "g": "u"}], ids=[3]))
+
+
+def test_buffers_hold_one_window_only():
+    """Memory is the events of the window, not the stream: after 2,000 events the buffers hold
+    only those of the last window."""
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b+, C c) WITHIN 10")
+    eng = ENGINES["rcep"](q)
+    state = eng.new_state()
+    rows = [{"type": "ABC"[i % 3], "ts": i} for i in range(2000)]
+    eng.process(state, EventBatch.from_rows(rows))
+    (part,) = state.partitions.values()
+    assert [len(b) for b in part.buffers] == [3, 4, 3]  # ts 1990..1999: B at 1990, 1993, 1996, 1999

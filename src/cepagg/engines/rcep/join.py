@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ...events import Event
-from ..reference.matches import condition_holds
 from .buffers import Buffer
+from .conditions import Check
 from .plan import Step
 from .shape import Shape
 
@@ -31,6 +31,7 @@ class Join:
         self.shape = shape
         self.k = len(shape.positions)
         self.within = within
+        self.negation_checks = [tuple(Check(c) for c in n.conditions) for n in shape.negations]
 
     def run(self, buffers: list[Buffer], negs: list[Buffer], trigger: Event, steps: tuple[Step, ...],
             scope: tuple[int, int | None], cand_lo: int, first_hi: int,
@@ -46,6 +47,7 @@ class Join:
         k, shape = self.k, self.shape
         scope_lo, scope_hi = scope
         within = self.within
+        negation_checks = self.negation_checks
         starts: list = [None] * k
         ends: list = [None] * k
         env: Binding = {}
@@ -63,13 +65,14 @@ class Join:
             buf = negs[i]
             a, b = buf.span(lo, hi)
             found = False
-            if a < b and not n.conditions:
+            checks = negation_checks[i]
+            if a < b and not checks:
                 found = True
             elif a < b:
                 try:
                     for x in buf.events[a:b]:
                         env[n.var] = [[x]]
-                        if all(condition_holds(c, env) for c in n.conditions):
+                        if all(c.holds(env) for c in checks):
                             found = True
                             break
                 finally:
@@ -78,7 +81,7 @@ class Join:
 
         def complete(st: Step) -> bool:
             for c in st.on_complete:
-                if not condition_holds(c, env):
+                if not c.holds(env):
                     return False
             for i in st.negations:
                 if not negation_holds(i):
@@ -95,7 +98,7 @@ class Join:
                     env[var] = [[y, f]]
                 else:
                     env[var] = [[y]]
-                if not condition_holds(c, env):
+                if not c.holds(env):
                     return False
             return True
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...lang.model import Condition
+from .conditions import Check
 from .shape import Shape, refs_to
 
 
@@ -36,8 +37,8 @@ class Step:
     kleene: bool
     left: int | None  # nearest position bound before this step, on the left (None: none)
     right: int | None  # same on the right (None only for the trigger's step)
-    on_complete: tuple[Condition, ...]  # checked once the variable is bound (its run complete)
-    per_event: tuple[Condition, ...]  # Kleene: checked for each event added to the run
+    on_complete: tuple[Check, ...]  # checked once the variable is bound (its run complete)
+    per_event: tuple[Check, ...]  # Kleene: checked for each event added to the run
     negations: tuple[int, ...]  # indexes into Shape.negations, checked once bound
 
 
@@ -80,6 +81,6 @@ def compile_steps(shape: Shape, order: tuple[int, ...], trailing_needs_first: bo
         left = max((q for q in bound if q < p), default=None)
         right = min((q for q in bound if q > p), default=None)
         pos = shape.positions[p]
-        steps.append(Step(p, pos.var, pos.kleene, left, right, tuple(on_complete[j]),
-                          tuple(per_event[j]), tuple(negs[j])))
+        steps.append(Step(p, pos.var, pos.kleene, left, right, tuple(map(Check, on_complete[j])),
+                          tuple(map(Check, per_event[j])), tuple(negs[j])))
     return tuple(steps)
