@@ -60,7 +60,8 @@ def random_query(rng: random.Random) -> str:
         aggs = ["COUNT(*)"]
         for _ in range(rng.randint(0, 2)):
             v = f"p{rng.randrange(k)}"
-            aggs.append(rng.choice([f"SUM({v}.x)", f"MIN({v}.x)", f"MAX({v}.x)", f"AVG({v}.x)", f"COUNT({v})"]))
+            aggs.append(rng.choice([f"SUM({v}.x)", f"MIN({v}.x)", f"MAX({v}.x)", f"AVG({v}.x)",
+                                    f"COUNT({v})"]))
         group = " GROUP BY g" if keyed and rng.random() < 0.5 else ""
         ret = "RETURN " + ("g, " if group else "") + ", ".join(dict.fromkeys(aggs))
     where = " WHERE " + " AND ".join(conds) if conds else ""

@@ -62,12 +62,10 @@ def main(workload: str, n: int, window: str, engines: list[str]) -> None:
         else:
             eng = ENGINES[name](q)
             state = eng.new_state()
-            n_rows, last = 0, 0
+            n_rows = 0
             for i in range(0, len(batch), 1000):
                 rows = eng.process(state, batch.slice(i, 1000))
                 n_rows += len(rows)
-                if rows:
-                    last = rows[-1][cols.index("match")]
                 if compare:
                     _sets(cols, rows, sets)
             rows = eng.finish(state)

@@ -13,7 +13,6 @@ import random
 from collections import Counter
 
 import pytest
-from generators import cases, random_stream
 from queries import NEG_TYPES, TYPES, random_query
 
 from cepagg.engines import ENGINES
@@ -21,6 +20,7 @@ from cepagg.engines.aggregates import combine_rows
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
+from generators import cases, random_stream
 
 ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"]}
 

@@ -26,7 +26,8 @@ def _matches(text: str, ticks: list[tuple], engine: str = "rcep") -> set:
 
 
 def _m(**binding) -> frozenset:
-    return frozenset((v, e) for v, evs in binding.items() for e in (evs if isinstance(evs, tuple) else (evs,)))
+    return frozenset((v, e) for v, evs in binding.items()
+                     for e in (evs if isinstance(evs, tuple) else (evs,)))
 
 
 FIG1 = [("A", 1, 10.0), ("A", 2, 11.0), ("B", 3, 12.0), ("B", 4, 13.0), ("C", 5, 11.5)]
@@ -118,7 +119,8 @@ def test_a_partition_going_back_in_time_is_an_error():
     q = compile_query("PATTERN SEQ(A a, B b) WHERE [g] WITHIN 10")
     eng = ENGINES["rcep"](q)
     state = eng.new_state()
-    eng.process(state, EventBatch.from_rows([{"type": "A", "ts": 5, "g": "u"}, {"type": "A", "ts": 1, "g": "v"}]))
+    eng.process(state, EventBatch.from_rows([{"type": "A", "ts": 5, "g": "u"},
+                                             {"type": "A", "ts": 1, "g": "v"}]))
     eng.process(state, EventBatch.from_rows([{"type": "B", "ts": 5, "g": "u"}], ids=[2]))  # a tie: in order
     with pytest.raises(InputError, match=r"\('u',\) out of time order: time 4 after 5"):
         eng.process(state, EventBatch.from_rows([{"type": "B", "ts": 4, "g": "u"}], ids=[3]))
