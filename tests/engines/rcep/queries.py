@@ -1,6 +1,7 @@
 """Random queries in rcep's language: flat SEQ of typed and untyped, singleton and Kleene
 variables, single-event NOT and EXISTS (leading, between, trailing, with conditions), conditions
-between variables with NEXT/FIRST/LAST, partitions, WITHIN and SLIDE, matches or aggregates."""
+between variables with NEXT/FIRST/LAST, partitions, equivalences on a variable, groups (by a
+partition attribute or a variable's attribute), WITHIN and SLIDE, matches or aggregates."""
 
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ def random_query(rng: random.Random) -> str:
     keyed = rng.random() < 0.5
     if keyed:
         conds.insert(0, "[g]")
+    same = [i for i in range(k) if rng.random() < 0.15]  # [p1.h]: one non-null h per run
+    if same:
+        conds.insert(0, "[" + ", ".join(f"p{i}.h" for i in same) + "]")
     w = rng.randint(3, 9)
     window = f"WITHIN {w}"
     if rng.random() < 0.4:
@@ -62,8 +66,15 @@ def random_query(rng: random.Random) -> str:
             v = f"p{rng.randrange(k)}"
             aggs.append(rng.choice([f"SUM({v}.x)", f"MIN({v}.x)", f"MAX({v}.x)", f"AVG({v}.x)",
                                     f"COUNT({v})"]))
-        group = " GROUP BY g" if keyed and rng.random() < 0.5 else ""
-        ret = "RETURN " + ("g, " if group else "") + ", ".join(dict.fromkeys(aggs))
+        r = rng.random()
+        if keyed and r < 0.4:
+            group, column = " GROUP BY g", "g, "
+        elif r > 0.8:
+            v = f"p{rng.randrange(k)}"
+            group, column = f" GROUP BY {v}.h", f"{v}.h, "
+        else:
+            group, column = "", ""
+        ret = "RETURN " + column + ", ".join(dict.fromkeys(aggs))
     where = " WHERE " + " AND ".join(conds) if conds else ""
     return f"{ret} PATTERN {pattern}{where}{group} {window}"
 

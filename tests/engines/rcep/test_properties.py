@@ -22,7 +22,7 @@ from cepagg.lang import compile_query
 from cepagg.result import Result
 from generators import cases, random_stream
 
-ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"]}
+ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"], "h": ["p", "p", "q", None]}
 
 
 def _case(seed: int) -> tuple[str, list[dict]]:

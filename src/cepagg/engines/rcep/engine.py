@@ -81,7 +81,10 @@ class Rcep(Engine):
         self.join = Join(self.shape, self.w)
         self._steps: dict[tuple, tuple] = {}
         self._rows = output.MatchRows(q)
-        self._group_index = [q.partition_by.index(g.attr) for g in q.group_by]
+        # a group cell: from the partition key, or (GROUP BY X.a) from X's first event
+        self._groups = [(None, g.var, g.attr) if g.var is not None
+                        else (q.partition_by.index(g.attr), None, None) for g in q.group_by]
+        self._group_per_match = any(g.var is not None for g in q.group_by)
         # how far back a buffer must reach behind the partition's time
         self.keep = 2 * self.w - 1 if self.trailing and q.mode == "total" else self.w
         self._filters = [f.expr for f in q.stream_filters]
@@ -91,10 +94,13 @@ class Rcep(Engine):
     def _fits(self, var: str):
         vtype = self.query.variables[var].type
         local = [c.expr for c in self.shape.local.get(var, ())]
+        same = self.shape.same.get(var, ())
 
         def fits(e) -> bool:
             if vtype is not None and e.type != vtype:
                 return False
+            if any(e.get(a) is None for a in same):
+                return False  # an equivalence attribute must have a value
             return all(holds(x, lambda node: e.get(node.name)) for x in local)
         return fits
 
@@ -193,25 +199,40 @@ class Rcep(Engine):
 
     def _recompute(self, state: RcepState, key: tuple, part: Partition, e, wlo, out: list) -> None:
         q = self.query
-        group = tuple(key[i] for i in self._group_index)
         if wlo is None:
             scope = (e.ts - self.w + 1, None)
             cand_lo, first_hi = max(scope[0], self.lo), self.hi
-            cells = group
+            window: tuple = ()
         else:
             scope = (wlo, wlo + self.w)
             cand_lo, first_hi = wlo, POS_INF
-            cells = group + (wlo, wlo + self.w)
+            window = (wlo, wlo + self.w)
         steps = self._steps_for(part, cand_lo, e.ts)
+        groups = self._groups
+        if self._group_per_match:
+            def cells_of(env):
+                return tuple(key[i] if i is not None else _first_value(env, var, attr)
+                             for i, var, attr in groups) + window
+        else:
+            fixed = tuple(key[i] for i, _, _ in groups) + window
+
+            def cells_of(env):
+                return fixed
         if q.returns_matches:
             add = self._rows.add
 
             def emit(env):
-                add(out, cells, state.next_match, env)
+                add(out, cells_of(env), state.next_match, env)
                 state.next_match += 1
         else:
             accs = state.totals if wlo is None else state.windows
 
             def emit(env):
-                output.fold(accs, q, cells, env)
+                output.fold(accs, q, cells_of(env), env)
         self.join.run(part.buffers, part.negs, e, steps, scope, cand_lo, first_hi, emit)
+
+
+def _first_value(env: dict, var: str, attr: str):
+    """GROUP BY X.a: the value on X's first event (X shares it when it binds several)."""
+    runs = env.get(var)
+    return runs[0][0].get(attr) if runs else None

@@ -91,6 +91,10 @@ class Join:
         def fits(st: Step, y: Event, f: Event | None) -> bool:
             """Kleene: may ``y`` be added before ``f`` (the run's current first event)?"""
             var = st.var
+            if f is not None:
+                for a in st.same:
+                    if y.get(a) != f.get(a):
+                        return False
             for c in st.per_event:
                 if c.next_var == var:
                     if f is None:
@@ -127,7 +131,7 @@ class Join:
             else:
                 buf = buffers[p]
                 for x in cands:
-                    if st.per_event and not fits(st, x, None):
+                    if (st.per_event or st.same) and not fits(st, x, None):
                         continue
                     ends[p] = x.ts
                     grow(j, st, buf, lower, [x])
@@ -144,7 +148,7 @@ class Join:
                 step(j + 1)
             a, b = buf.span(lower, f.ts)
             for y in buf.events[a:b]:
-                if st.per_event and not fits(st, y, f):
+                if (st.per_event or st.same) and not fits(st, y, f):
                     continue
                 rev.append(y)
                 grow(j, st, buf, lower, rev)

@@ -40,6 +40,7 @@ class Step:
     on_complete: tuple[Check, ...]  # checked once the variable is bound (its run complete)
     per_event: tuple[Check, ...]  # Kleene: checked for each event added to the run
     negations: tuple[int, ...]  # indexes into Shape.negations, checked once bound
+    same: tuple[str, ...]  # Kleene: attributes every event of the run shares (equivalences)
 
 
 def choose_order(shape: Shape, sizes: list[int]) -> tuple[int, ...]:
@@ -82,5 +83,6 @@ def compile_steps(shape: Shape, order: tuple[int, ...], trailing_needs_first: bo
         right = min((q for q in bound if q > p), default=None)
         pos = shape.positions[p]
         steps.append(Step(p, pos.var, pos.kleene, left, right, tuple(map(Check, on_complete[j])),
-                          tuple(map(Check, per_event[j])), tuple(negs[j])))
+                          tuple(map(Check, per_event[j])), tuple(negs[j]),
+                          shape.same.get(pos.var, ()) if pos.kleene else ()))
     return tuple(steps)

@@ -4,8 +4,9 @@ RCEP's query form is ``SEQ(p1, ..., pk)`` of singleton and Kleene-plus variables
 conditions, a partition attribute and a window (Kammoun et al., "All that Incremental is not
 Efficient: Towards Recomputation Based Complex Event Processing for Expensive Queries", EDBT
 2018, Sec. 2.1). This engine takes that form, typed or untyped variables, any condition between
-variables (NEXT/FIRST/LAST included) and single-event NOT and EXISTS items (leading, between,
-trailing) with their own conditions. Everything else is refused with the reason, never answered
+variables (NEXT/FIRST/LAST included), single-event NOT and EXISTS items (leading, between,
+trailing) with their own conditions, equivalences on a variable (``[b.vehicle]``) and GROUP BY a
+variable's attribute. Everything else is refused with the reason, never answered
 approximately.
 """
 
@@ -45,6 +46,7 @@ class Shape:
     negations: tuple[Negation, ...]
     cross: tuple[Condition, ...]  # conditions of the match that are not local to one event
     local: dict  # var -> local conditions (checked when an event enters the var's buffer)
+    same: dict  # var -> attributes of its equivalences ``[var.attr]``: non-null, one value per run
 
     @property
     def trailing(self) -> bool:
@@ -65,9 +67,6 @@ def refusal(query: Query) -> str | None:
         return "a window in time (WITHIN d) is needed: the engine keeps the events of one window"
     if query.strategy != "skip-till-any-match":
         return f"strategy {query.strategy} is not supported (skip-till-any-match is)"
-    if query.equivalences or any(g.var is not None for g in query.group_by):
-        return "equivalences and GROUP BY on a variable's attribute are not supported " \
-               "(unqualified partition attributes are)"
     items = query.pattern.items if isinstance(query.pattern, SeqP) else (query.pattern,)
     for it in items:
         if isinstance(it, (NotP, ExistsP)):
@@ -115,7 +114,10 @@ def shape_of(query: Query) -> Shape:
         Negation(var, gap, tuple(scoped.get(nid, ())),
                  frozenset(v for c in scoped.get(nid, ()) for v in c.vars if v in positive), exists)
         for var, gap, nid, exists in negs)
-    return Shape(tuple(positions), negations, tuple(cross), local)
+    same: dict[str, tuple[str, ...]] = {}
+    for var, attr in query.equivalences:
+        same[var] = same.get(var, ()) + (attr,)
+    return Shape(tuple(positions), negations, tuple(cross), local, same)
 
 
 def refs_to(c: Condition, var: str) -> set[str]:
