@@ -20,7 +20,15 @@ Per partition key, in stream order:
    Under SLIDE a trigger is recomputed once per window containing it, that window being the
    scope of its leading and trailing negation.
 
-Supported and refused queries: :func:`.shape.refusal`. Results equal the reference evaluator's;
+Accepted: a flat ``SEQ`` (or a single variable) of typed and untyped variables, each a single
+event or Kleene plus of one event; ``NOT`` and ``EXISTS`` of one event in any gap (leading,
+between, trailing), with their own conditions; any condition between variables, with
+NEXT/FIRST/LAST; stream filters; partition attributes, equivalences on a variable, GROUP BY a
+partition attribute or a variable's attribute; ``WITHIN d`` alone or with ``SLIDE``; RETURN of
+events or aggregates (COUNT, SUM, AVG, MIN, MAX); skip-till-any-match; the protocol's ``partial``
+and ``start_range``. Refused with a reason (:func:`.shape.refusal`): EMIT ON CHANGE, WITHIN n
+EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or negation of a
+sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
 match numbers follow the order of discovery (:mod:`.output`).
 """
 
@@ -155,8 +163,9 @@ class Rcep(Engine):
 
     def advance(self, state: RcepState, watermark: int) -> list[tuple]:
         out: list[tuple] = []
-        for key, part in state.partitions.items():
-            self._due(state, key, part, watermark, out)
+        if self.trailing:  # only then are triggers waiting
+            for key, part in state.partitions.items():
+                self._due(state, key, part, watermark, out)
         if self.slide is not None and not self.query.returns_matches:
             done = [g for g in state.windows if g[-1] - 1 <= watermark]
             out += output.final_rows(state.windows, done, self.partial)
