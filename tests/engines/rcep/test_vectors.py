@@ -146,3 +146,14 @@ def test_equivalence_on_a_kleene_variable_and_group_by_its_attribute():
     got = ENGINES["rcep"](q).run(EventBatch.from_rows(rows)).rows
     assert got == [(1, 3), (2, 1)]  # {b2}, {b4}, {b2, b4}; {b3}
     assert got == ENGINES["reference"](q).run(EventBatch.from_rows(rows)).rows
+
+
+def test_equivalence_on_a_negated_variable_needs_a_value():
+    # [n.h]: an N without h is no N for the negation
+    q = compile_query("PATTERN SEQ(A a, NOT N n, B b) WHERE [n.h] WITHIN 10")
+    for h in (None, "p"):
+        rows = [{"type": "A", "ts": 1}, {"type": "N", "ts": 2, "h": h}, {"type": "B", "ts": 3}]
+        batch = EventBatch.from_rows(rows)
+        got = ENGINES["rcep"](q).run(batch).rows
+        assert len(got) == (2 if h is None else 0)
+        assert got == ENGINES["reference"](q).run(batch).rows
