@@ -1,0 +1,247 @@
+"""The rcep engine: recomputation-based CEP behind cepagg's engine protocol.
+
+Kammoun et al., "All that Incremental is not Efficient: Towards Recomputation Based Complex
+Event Processing for Expensive Queries", EDBT 2018 (RCEP): keep only the events of the window,
+one time-ordered buffer per variable (:mod:`.buffers`), and no partial match; when an event that
+can bind the last variable arrives (a trigger), recompute the matches that end at it by joining
+the buffers (:mod:`.plan`, :mod:`.join`). Matches become result rows, or are folded into
+aggregates, as they are found (:mod:`.output`).
+
+Per partition key, in stream order:
+
+1. the partition's time moves to the event's: triggers whose matches could be waiting for a
+   trailing negation and whose scope has now passed are recomputed, and events too old for any
+   pending or future match leave the buffers;
+2. the event enters the buffer of every variable it may bind (type, stream filters, local
+   conditions; an untyped variable takes any event), and of every negated variable;
+3. if it entered the last variable's buffer it is a trigger: its matches are recomputed now, or,
+   when the pattern ends with a negation, once the negation's scope has passed (its end is
+   ``first + w`` under WITHIN alone and the window's end under SLIDE, docs/semantics.md §4).
+   Under SLIDE a trigger is recomputed once per window containing it, that window being the
+   scope of its leading and trailing negation.
+
+Accepted: a flat ``SEQ`` (or a single variable) of typed and untyped variables, each a single
+event or Kleene plus of one event; ``NOT`` and ``EXISTS`` of one event in any gap (leading,
+between, trailing), with their own conditions; any condition between variables, with
+NEXT/FIRST/LAST; stream filters; partition attributes, equivalences on a variable, GROUP BY a
+partition attribute or a variable's attribute; ``WITHIN d`` alone or with ``SLIDE``; RETURN of
+events or aggregates (COUNT, SUM, AVG, MIN, MAX); skip-till-any-match; the protocol's ``partial``
+and ``start_range``. Refused with a reason (:func:`.shape.refusal`): EMIT ON CHANGE, WITHIN n
+EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or negation of a
+sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
+match numbers follow the order of discovery (:mod:`.output`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import InputError
+from ...events import EventBatch
+from ...lang.expr import holds
+from ...lang.model import Query
+from ..base import Engine
+from ..reference.evaluate import empty_result, partition_key
+from . import output
+from .buffers import Buffer
+from .join import Join
+from .plan import choose_order, compile_steps
+from .shape import refusal, shape_of
+
+NEG_INF = -(2**62)
+POS_INF = 2**62
+
+
+@dataclass
+class Partition:
+    buffers: list  # per position: Buffer
+    negs: list  # per negation: Buffer
+    last_ts: int = NEG_INF
+    pending: list = field(default_factory=list)  # heap (deadline, seq, trigger, window start)
+
+
+@dataclass
+class RcepState:
+    partitions: dict = field(default_factory=dict)
+    next_match: int = 1
+    seq: int = 0
+    totals: dict = field(default_factory=dict)  # WITHIN alone: group -> Acc
+    windows: dict = field(default_factory=dict)  # SLIDE: group + (start, end) -> Acc
+
+
+class Rcep(Engine):
+    name = "rcep"
+
+    @classmethod
+    def refusal(cls, query: Query) -> str | None:
+        return refusal(query)
+
+    def __init__(self, query: Query, **kw: Any):
+        super().__init__(query, **kw)
+        q = query
+        self.shape = shape_of(q)
+        self.w = q.within
+        self.slide = q.slide
+        self.lo, self.hi = self.start_range if self.start_range is not None else (NEG_INF, POS_INF)
+        self.trailing = self.shape.trailing
+        self.join = Join(self.shape, self.w)
+        self._steps: dict[tuple, tuple] = {}
+        self._rows = output.MatchRows(q)
+        # a group cell: from the partition key, or (GROUP BY X.a) from X's first event
+        self._groups = [(None, g.var, g.attr) if g.var is not None
+                        else (q.partition_by.index(g.attr), None, None) for g in q.group_by]
+        self._group_per_match = any(g.var is not None for g in q.group_by)
+        # how far back a buffer must reach behind the partition's time
+        self.keep = 2 * self.w - 1 if self.trailing and q.mode == "total" else self.w
+        self._filters = [f.expr for f in q.stream_filters]
+        self._fits_pos = [self._fits(p.var) for p in self.shape.positions]
+        self._fits_neg = [self._fits(n.var) for n in self.shape.negations]
+
+    def _fits(self, var: str):
+        vtype = self.query.variables[var].type
+        local = [c.expr for c in self.shape.local.get(var, ())]
+        same = self.shape.same.get(var, ())
+
+        def fits(e) -> bool:
+            if vtype is not None and e.type != vtype:
+                return False
+            if any(e.get(a) is None for a in same):
+                return False  # an equivalence attribute must have a value
+            return all(holds(x, lambda node: e.get(node.name)) for x in local)
+        return fits
+
+    # -- protocol -----------------------------------------------------------------------------
+
+    def new_state(self) -> RcepState:
+        return RcepState()
+
+    def process(self, state: RcepState, batch: EventBatch) -> list[tuple]:
+        out: list[tuple] = []
+        q = self.query
+        k = len(self.shape.positions)
+        for e in batch.events():
+            key = partition_key(q, e)
+            if key is None:
+                continue
+            part = state.partitions.get(key)
+            if part is None:
+                part = state.partitions[key] = Partition([Buffer() for _ in range(k)],
+                                                          [Buffer() for _ in self.shape.negations])
+            if e.ts < part.last_ts:
+                raise InputError(f"events of partition {key} out of time order: time {e.ts} after "
+                                 f"{part.last_ts} (the engine needs stream order per partition key; "
+                                 f"put an ordering strategy in front)")
+            if e.ts > part.last_ts:
+                self._due(state, key, part, e.ts - 1, out)
+                part.last_ts = e.ts
+                horizon = e.ts - self.keep + 1
+                for b in part.buffers:
+                    b.drop_before(horizon)
+                for b in part.negs:
+                    b.drop_before(horizon)
+            if self._filters and not all(holds(x, lambda n: e.get(n.name)) for x in self._filters):
+                continue
+            for b, fits in zip(part.negs, self._fits_neg):
+                if fits(e):
+                    b.append(e)
+            trigger = False
+            for i, (b, fits) in enumerate(zip(part.buffers, self._fits_pos)):
+                if fits(e):
+                    b.append(e)
+                    trigger = i == k - 1
+            if trigger:
+                for wlo in self._windows_of(e.ts):
+                    if self.trailing:
+                        deadline = (e.ts if wlo is None else wlo) + self.w - 1
+                        heapq.heappush(part.pending, (deadline, state.seq, e, wlo))
+                        state.seq += 1
+                    else:
+                        self._recompute(state, key, part, e, wlo, out)
+        return out
+
+    def advance(self, state: RcepState, watermark: int) -> list[tuple]:
+        out: list[tuple] = []
+        if self.trailing:  # only then are triggers waiting
+            for key, part in state.partitions.items():
+                self._due(state, key, part, watermark, out)
+        if self.slide is not None and not self.query.returns_matches:
+            done = [g for g in state.windows if g[-1] - 1 <= watermark]
+            out += output.final_rows(state.windows, done, self.partial)
+            for g in done:
+                del state.windows[g]
+        return out
+
+    def finish(self, state: RcepState) -> list[tuple]:
+        out = self.advance(state, POS_INF)
+        q = self.query
+        if q.mode == "total" and not q.returns_matches:
+            out += output.final_rows(state.totals, list(state.totals), self.partial)
+            if not self.partial and not q.group_by and not state.totals:
+                out.append(empty_result(q))  # an ungrouped aggregate has one row, as in SQL
+            state.totals.clear()
+        return out
+
+    # -- triggers -----------------------------------------------------------------------------
+
+    def _windows_of(self, ts: int) -> list:
+        """Window starts containing ``ts`` that belong to this slice (None: WITHIN alone)."""
+        if self.slide is None:
+            return [None]
+        s, w = self.slide, self.w
+        return [i * s for i in range((ts - w) // s + 1, ts // s + 1) if self.lo <= i * s < self.hi]
+
+    def _due(self, state: RcepState, key: tuple, part: Partition, upto: int, out: list) -> None:
+        """Recompute the pending triggers whose scope has passed ``upto``."""
+        while part.pending and part.pending[0][0] <= upto:
+            _, _, e, wlo = heapq.heappop(part.pending)
+            self._recompute(state, key, part, e, wlo, out)
+
+    def _steps_for(self, part: Partition, lo: int, hi: int) -> tuple:
+        sizes = [b.count(lo, hi) for b in part.buffers]
+        order = choose_order(self.shape, sizes)
+        steps = self._steps.get(order)
+        if steps is None:
+            steps = self._steps[order] = compile_steps(self.shape, order, self.slide is None)
+        return steps
+
+    def _recompute(self, state: RcepState, key: tuple, part: Partition, e, wlo, out: list) -> None:
+        q = self.query
+        if wlo is None:
+            scope = (e.ts - self.w + 1, None)
+            cand_lo, first_hi = max(scope[0], self.lo), self.hi
+            window: tuple = ()
+        else:
+            scope = (wlo, wlo + self.w)
+            cand_lo, first_hi = wlo, POS_INF
+            window = (wlo, wlo + self.w)
+        steps = self._steps_for(part, cand_lo, e.ts)
+        groups = self._groups
+        if self._group_per_match:
+            def cells_of(env):
+                return tuple(key[i] if i is not None else _first_value(env, var, attr)
+                             for i, var, attr in groups) + window
+        else:
+            fixed = tuple(key[i] for i, _, _ in groups) + window
+
+            def cells_of(env):
+                return fixed
+        if q.returns_matches:
+            add = self._rows.add
+
+            def emit(env):
+                add(out, cells_of(env), state.next_match, env)
+                state.next_match += 1
+        else:
+            accs = state.totals if wlo is None else state.windows
+
+            def emit(env):
+                output.fold(accs, q, cells_of(env), env)
+        self.join.run(part.buffers, part.negs, e, steps, scope, cand_lo, first_hi, emit)
+
+
+def _first_value(env: dict, var: str, attr: str):
+    """GROUP BY X.a: the value on X's first event (X shares it when it binds several)."""
+    runs = env.get(var)
+    return runs[0][0].get(attr) if runs else None

@@ -1,0 +1,91 @@
+"""Random queries in rcep's language: flat SEQ of typed and untyped, singleton and Kleene
+variables, single-event NOT and EXISTS (leading, between, trailing, with conditions), conditions
+between variables with NEXT/FIRST/LAST, partitions, equivalences on a variable, groups (by a
+partition attribute or a variable's attribute), WITHIN and SLIDE, matches or aggregates."""
+
+from __future__ import annotations
+
+import random
+
+TYPES = "ABC"
+NEG_TYPES = "DE"
+
+
+def random_query(rng: random.Random) -> str:
+    k = rng.choice([1, 2, 2, 3, 3, 3, 4])
+    pos, kleene = [], []
+    for i in range(k):
+        var = f"p{i}"
+        untyped = rng.random() < 0.35
+        head = var if untyped else f"{rng.choice(TYPES)} {var}"
+        star = rng.random() < 0.4
+        kleene.append(star)
+        pos.append(head + ("+" if star else ""))
+    items: list[str] = []
+    for gap in range(k + 1):
+        if rng.random() < (0.15 if gap in (0, k) else 0.25):
+            exists = rng.random() < 0.25
+            items.append(("EXISTS " if exists else "NOT ") + _negation(rng, gap, k, exists))
+        if gap < k:
+            items.append(pos[gap])
+    if len(items) == 1:
+        pattern = items[0]
+    else:
+        pattern = "SEQ(" + ", ".join(items) + ")"
+    conds = []
+    for i in range(k):
+        if rng.random() < 0.2:
+            conds.append(f"p{i}.x {rng.choice(['>', '<=', '!='])} {rng.randint(0, 4)}")
+        if kleene[i] and rng.random() < 0.35:
+            conds.append(f"p{i}.x {rng.choice(['<', '<=', '>='])} NEXT(p{i}).x")
+    for _ in range(rng.choice([0, 0, 1, 1, 2])):
+        if k < 2:
+            break
+        i, j = sorted(rng.sample(range(k), 2))
+        left = f"{rng.choice(['FIRST', 'LAST'])}(p{i}).x" if kleene[i] and rng.random() < 0.4 else f"p{i}.x"
+        right = f"{rng.choice(['FIRST', 'LAST'])}(p{j}).x" if kleene[j] and rng.random() < 0.4 else f"p{j}.x"
+        if rng.random() < 0.2:
+            left = f"{left} + 1"
+        conds.append(f"{left} {rng.choice(['<', '<=', '>', '>=', '!='])} {right}")
+    keyed = rng.random() < 0.5
+    if keyed:
+        conds.insert(0, "[g]")
+    same = [i for i in range(k) if rng.random() < 0.15]  # [p1.h]: one non-null h per run
+    if same:
+        conds.insert(0, "[" + ", ".join(f"p{i}.h" for i in same) + "]")
+    w = rng.randint(3, 9)
+    window = f"WITHIN {w}"
+    if rng.random() < 0.4:
+        window += f" SLIDE {rng.randint(1, w)}"
+    if rng.random() < 0.5:
+        ret = "RETURN " + ", ".join(f"p{i}" for i in sorted(rng.sample(range(k), rng.randint(1, k))))
+        group = ""
+    else:
+        aggs = ["COUNT(*)"]
+        for _ in range(rng.randint(0, 2)):
+            v = f"p{rng.randrange(k)}"
+            aggs.append(rng.choice([f"SUM({v}.x)", f"MIN({v}.x)", f"MAX({v}.x)", f"AVG({v}.x)",
+                                    f"COUNT({v})"]))
+        r = rng.random()
+        if keyed and r < 0.4:
+            group, column = " GROUP BY g", "g, "
+        elif r > 0.8:
+            v = f"p{rng.randrange(k)}"
+            group, column = f" GROUP BY {v}.h", f"{v}.h, "
+        else:
+            group, column = "", ""
+        ret = "RETURN " + column + ", ".join(dict.fromkeys(aggs))
+    where = " WHERE " + " AND ".join(conds) if conds else ""
+    return f"{ret} PATTERN {pattern}{where}{group} {window}"
+
+
+def _negation(rng: random.Random, gap: int, k: int, exists: bool) -> str:
+    var = f"n{gap}"
+    if exists:  # of a frequent type, or untyped, so that it holds now and then
+        head = var if rng.random() < 0.3 else f"{rng.choice(TYPES)} {var}"
+    else:
+        head = var if rng.random() < 0.1 else f"{rng.choice(NEG_TYPES + TYPES)} {var}"
+    if rng.random() < 0.4:
+        other = rng.choice([i for i in (gap - 1, gap) if 0 <= i < k])
+        return f"({head}, {var}.x {rng.choice(['<', '>', '='])} p{other}.x)"
+    return head
