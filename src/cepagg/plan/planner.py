@@ -23,7 +23,7 @@ from ..lang.printer import duration_text
 from .split import Split, bucket_keys, split_of
 
 #: Engines tried by ``auto``, fastest first.
-PREFERENCE = ("aseq", "greta", "reference")
+PREFERENCE = ("aseq", "greta", "rcep", "reference")
 
 
 @dataclass
