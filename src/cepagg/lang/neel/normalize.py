@@ -6,8 +6,10 @@ it, until no rule applies; it asserts that every step lowers :func:`.measure.mea
 proves termination. If the result is not in normal form (:mod:`.normal_form`), it raises
 :class:`NotNormalisable` with the reason: the refusal of a rule whose condition failed under
 cepagg's semantics (docs/semantics.md), or else the part that no rule rewrites (an AND inside a
-SEQ, a Kleene over a sub-pattern, a NOT inside a negated SEQ, ...). Such a query keeps its
-nested form; nothing is rewritten that would change its meaning.
+SEQ, a Kleene over a sub-pattern, a NOT inside a negated SEQ, ...), or the normal form would
+be too large (more than :data:`MAX_DISJUNCTS` disjuncts or :data:`MAX_NODES` nodes: distributing
+nested ORs and unrolled negations multiplies the pattern). Such a query keeps its nested form;
+nothing is rewritten that would change its meaning.
 
 >>> from .rules.base import pattern
 >>> normal, steps = normalize(pattern("SEQ(A a, OR(B b, SEQ(C c, E e)), D d)"))
@@ -44,6 +46,7 @@ RULES = (
 
 MAX_STEPS = 10_000
 MAX_DISJUNCTS = 256
+MAX_NODES = 2_000
 
 
 class NotNormalisable(Exception):
@@ -88,6 +91,9 @@ def normalize(pattern: ast.Pattern, *, top_wide: bool = True) -> tuple[ast.Patte
         pattern, current_measure = new, new_measure
         if len(steps) > MAX_STEPS or _disjuncts(pattern) > MAX_DISJUNCTS:
             raise NotNormalisable(f"the normal form has more than {MAX_DISJUNCTS} disjuncts")
+        if sum(1 for _ in pattern.walk()) > MAX_NODES:
+            raise NotNormalisable(f"the rewritten pattern grows beyond {MAX_NODES} nodes (the distribution of "
+                                  "nested OR and negation multiplies it)")
     reason = why_not_normal(pattern)
     if reason is not None:
         blocked = _first_blocked(pattern, Context(pattern, set(taken), top_wide))
