@@ -109,7 +109,8 @@ class NeelIterative(Recomputing):
     name = "neel-iterative"
 
     def evaluate(self, events: list) -> list[tuple]:
-        return IterativeEvaluation(self.query, events, partial=self.partial, start_range=self.start_range).rows()
+        return IterativeEvaluation(self.query, events, partial=self.partial,
+                                   start_range=self.start_range).rows()
 
 
 __all__ = ["NeelIterative", "IterativeMatcher"]

@@ -48,7 +48,8 @@ def test_q1_normal_form_is_derived_from_the_rules():
     them, and put the witnesses under EXISTS instead of a projection."""
     assert normal_text(Q1) == (
         "OR(SEQ(Recycle r, Washing w, NOT Checking c2, Operating o), "
-        "SEQ(Recycle r, Washing w, EXISTS SEQ(NOT Disinfection d2, Checking c, NOT Checking c3), Operating o), "
+        "SEQ(Recycle r, Washing w, EXISTS SEQ(NOT Disinfection d2, Checking c, NOT Checking c3), "
+        "Operating o), "
         "SEQ(Recycle r, Washing w, EXISTS SEQ(NOT Sharpening s, Disinfection d, NOT Disinfection d3, "
         "Checking c, NOT Checking c3), Operating o))")
 

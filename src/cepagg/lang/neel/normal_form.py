@@ -34,7 +34,8 @@ def _flat_guard_body(p: ast.Pattern) -> bool:
         return True
     if not isinstance(p, (ast.Seq, ast.AndPattern)) or not any(is_primitive(x) for x in p.items):
         return False
-    return all(is_primitive(x) or isinstance(x, (ast.Not, ast.Exists)) and is_primitive(x.body) for x in p.items)
+    return all(is_primitive(x) or isinstance(x, (ast.Not, ast.Exists)) and is_primitive(x.body)
+               for x in p.items)
 
 
 def _conjunct(p: ast.Pattern) -> str | None:
@@ -42,6 +43,7 @@ def _conjunct(p: ast.Pattern) -> str | None:
         return None
     if not isinstance(p, (ast.Seq, ast.AndPattern)):
         return f"{pattern_text(p)} is not a SEQ or AND of events"
+    inside = "a SEQ" if isinstance(p, ast.Seq) else "an AND"
     for x in p.items:
         if _positive_item(x):
             continue
@@ -52,11 +54,11 @@ def _conjunct(p: ast.Pattern) -> str | None:
             if not _flat_guard_body(x.body):
                 return f"{pattern_text(x)} is an EXISTS over a nested pattern"
         elif is_boolean(x):
-            return f"{pattern_text(x)} is a disjunction inside {'a SEQ' if isinstance(p, ast.Seq) else 'an AND'}"
+            return f"{pattern_text(x)} is a disjunction inside {inside}"
         elif isinstance(x, ast.Kleene):
             return f"{pattern_text(x)} is a Kleene over a sub-pattern"
         else:
-            return f"{pattern_text(x)} is nested inside {'a SEQ' if isinstance(p, ast.Seq) else 'an AND'}"
+            return f"{pattern_text(x)} is nested inside {inside}"
     return None
 
 

@@ -92,7 +92,7 @@ def normalize(pattern: ast.Pattern, *, top_wide: bool = True) -> tuple[ast.Patte
         if len(steps) > MAX_STEPS or _disjuncts(pattern) > MAX_DISJUNCTS:
             raise NotNormalisable(f"the normal form has more than {MAX_DISJUNCTS} disjuncts")
         if sum(1 for _ in pattern.walk()) > MAX_NODES:
-            raise NotNormalisable(f"the rewritten pattern grows beyond {MAX_NODES} nodes (the distribution of "
+            raise NotNormalisable(f"the rewritten pattern grows beyond {MAX_NODES} nodes (distributing "
                                   "nested OR and negation multiplies it)")
     reason = why_not_normal(pattern)
     if reason is not None:

@@ -21,8 +21,8 @@ def pattern_text(p: ast.Pattern) -> str:
         return _type_text(p.type) if p.var is None else f"{_type_text(p.type)} {p.var}"
     if isinstance(p, ast.Qualified):
         return f"({pattern_text(p.body)}, " + ", ".join(expr_text(q) for q in p.quals) + ")"
-    if isinstance(p, ast.OrPattern) and p.items and all(isinstance(i, (ast.Not, ast.Exists)) for i in p.items) \
-            and not p.quals:
+    if isinstance(p, ast.OrPattern) and not p.quals and all(isinstance(i, (ast.Not, ast.Exists))
+                                                            for i in p.items):
         return " ∨ ".join(pattern_text(i) for i in p.items)
     if isinstance(p, (ast.Seq, ast.AndPattern, ast.OrPattern)):
         word = {ast.Seq: "SEQ", ast.AndPattern: "AND", ast.OrPattern: "OR"}[type(p)]
@@ -38,7 +38,8 @@ def pattern_text(p: ast.Pattern) -> str:
             body = f"({body})"
         return f"{word} {body}"
     if isinstance(p, ast.Windowed):
-        return f"({pattern_text(p.body)} WITHIN {p.within.value:g}{' ' + p.within.unit if p.within.unit else ''})"
+        unit = f" {p.within.unit}" if p.within.unit else ""
+        return f"({pattern_text(p.body)} WITHIN {p.within.value:g}{unit})"
     if isinstance(p, ast.Unsupported):
         return f"{pattern_text(p.body)}<{p.what}>"
     raise TypeError(f"not a pattern: {p!r}")

@@ -71,6 +71,12 @@ class Context:
 Rewrite = Callable[[ast.Pattern, Context], Outcome]
 
 
+def too_wide(rule: str, node: ast.Pattern) -> Blocked:
+    """The refusal of a rule that splits a check into parts where the scope is wide."""
+    return Blocked(rule, f"the scope of {pattern_text(node)} can be longer than the window (top level "
+                         "under WITHIN alone): its parts could be a window apart")
+
+
 def pattern(text: str) -> ast.Pattern:
     """The syntax tree of a pattern written as in a query."""
     return parse(f"PATTERN {text}").pattern

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ... import ast
 from ..terms import is_boolean
 from ..text import pattern_text
-from .base import Applied, Context, Blocked, Outcome, example  # noqa: F401
+from .base import Applied, Blocked, Context, Outcome, example  # noqa: F401
 
 
 def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ... import ast
 from ..terms import event_types, expr_vars, is_primitive, primitive_var, with_quals
 from ..text import pattern_text
-from .base import Applied, Context, Blocked, Outcome, example  # noqa: F401
+from .base import Applied, Blocked, Context, Outcome, example, too_wide  # noqa: F401
 
 
 def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:
@@ -32,11 +32,11 @@ def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:
         if not all(is_primitive(x) for x in inner.items):
             continue
         if ctx.is_wide(item):
-            return Blocked("FR7", f"the scope of {pattern_text(item)} can be longer than the window (top level of WITHIN alone); its parts could then be a window apart")
+            return too_wide("FR7", item)
         types = [t for x in inner.items for t in event_types(x)]
         if len(set(types)) != len(types):
-            return Blocked("FR7", f"{pattern_text(inner)} needs distinct events of one type; separate EXISTS items "
-                                  "could share one")
+            return Blocked("FR7", f"{pattern_text(inner)} needs distinct events of one type; "
+                                  "separate EXISTS items could share one")
         by_var = {primitive_var(x): k for k, x in enumerate(inner.items)}
         parts = list(inner.items)
         for q in inner.quals:
