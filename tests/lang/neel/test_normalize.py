@@ -15,7 +15,7 @@ from cepagg.engines import ENGINES
 from cepagg.errors import QueryError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
-from cepagg.lang.neel import NotNormalisable, is_normal_form, normalize
+from cepagg.lang.neel import NotNormalisable, is_normal_form, normal_query, normalize
 from cepagg.lang.neel.normalize import top_scope_is_wide
 from cepagg.lang.neel.rules.base import pattern
 from cepagg.lang.neel.text import pattern_text
@@ -89,6 +89,22 @@ def test_steps_chain_and_end_in_normal_form():
     assert steps[0].before == pattern_text(pattern(text))
     assert steps[-1].after == pattern_text(normal)
     assert all(a.after == b.before for a, b in zip(steps, steps[1:]))
+
+
+@pytest.mark.parametrize("text", [
+    "RETURN g, COUNT(*), SUM(a.x) PATTERN SEQ(A a, OR(B b, C c), NOT SEQ(C, E), D d) WHERE [g] GROUP BY g "
+    "WITHIN 6",
+    "PATTERN SEQ(A a, NOT AND(B, C) ∨ EXISTS E, D d) WHERE a.x < d.x WITHIN 4 SLIDE 2",
+])
+def test_normal_query_keeps_every_clause(text):
+    q = compile_query(text)
+    normal, steps = normal_query(q)
+    assert steps and is_normal_form(normal.syntax.pattern)
+    rng = seeded(text)
+    for _ in range(N_HISTORIES * 10):
+        rows = random_stream(rng, TYPES, n=rng.randint(6, 12), max_gap=2, attrs={"x": (0, 5), "g": ["u", "v"]})
+        batch = EventBatch.from_rows(rows)
+        assert not ENGINES["reference"](q).run(batch).diff(ENGINES["reference"](normal).run(batch)), rows
 
 
 def test_normal_form_is_a_fixed_point():

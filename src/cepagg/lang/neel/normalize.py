@@ -25,9 +25,11 @@ cepagg.lang.neel.normalize.NotNormalisable: AND(B b, C c) is nested inside a SEQ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import ast
+from ..analyze import analyze
+from ..model import Query
 from .measure import TooLarge, measure
 from .normal_form import why_not_normal
 from .rules import (
@@ -110,7 +112,27 @@ def _first_rewrite(root: ast.Pattern, ctx: Context):
     return None
 
 
-def top_scope_is_wide(query) -> bool:
+def normal_query(query: Query) -> tuple[Query, list[Step]]:
+    """A bound query in normal form with the same meaning as ``query`` (same clauses, the
+    pattern rewritten), and the steps; raises :class:`NotNormalisable`.
+
+    >>> from cepagg.lang import compile_query
+    >>> q, steps = normal_query(compile_query(
+    ...     "RETURN COUNT(*) PATTERN SEQ(A a, OR(B b, C c), D d) WHERE [key] GROUP BY key WITHIN 10 s"))
+    >>> print(q)
+    PATTERN OR(SEQ(A a, B b, D d), SEQ(A a, C c, D d))
+    GROUP BY key
+    WITHIN 10 seconds
+    RETURN key, COUNT(*)
+    >>> [(s.rule, s.after) for s in steps]
+    [('DR1', 'OR(SEQ(A a, B b, D d), SEQ(A a, C c, D d))')]
+    """
+    normal, steps = normalize(query.syntax.pattern, top_wide=top_scope_is_wide(query))
+    syntax = replace(query.syntax, pattern=normal)
+    return analyze(syntax, f"PATTERN {pattern_text(normal)}", time_unit=query.time_unit), steps
+
+
+def top_scope_is_wide(query: Query) -> bool:
     """For a bound :class:`~cepagg.lang.model.Query`: whether its top-level scope can be longer
     than its window (WITHIN alone, or a tuple-count window)."""
     if query.within_events is not None:
