@@ -102,7 +102,7 @@ def test_normal_query_keeps_every_clause(text):
     assert steps and is_normal_form(normal.syntax.pattern)
     rng = seeded(text)
     for _ in range(N_HISTORIES * 10):
-        rows = random_stream(rng, TYPES, n=rng.randint(6, 12), max_gap=2, attrs={"x": (0, 5), "g": ["u", "v"]})
+        rows = random_stream(rng, TYPES, n=rng.randint(6, 12), max_gap=2, attrs=ATTRS)
         batch = EventBatch.from_rows(rows)
         assert not ENGINES["reference"](q).run(batch).diff(ENGINES["reference"](normal).run(batch)), rows
 
@@ -116,6 +116,7 @@ def test_normal_form_is_a_fixed_point():
 # -- random nested patterns --------------------------------------------------------------------
 
 TYPES = "ABCDE"
+ATTRS = {"x": (0, 5), "g": ["u", "v"]}
 
 
 def random_pattern(rng: random.Random, depth: int, names: list[int], positive: bool = True) -> str:

@@ -17,7 +17,8 @@ from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.lang.neel.rules import (
     distribute_boolean_or, distribute_exists_or, distribute_or, expose_witness, flatten_and,
-    flatten_or, flatten_seq, negate_and, negate_or, split_exists_and, unroll_negated_seq, unwrap,
+    flatten_or, flatten_seq, negate_and, negate_or, split_exists_and, unroll_negated_seq,
+    unroll_negated_seq_from_first, unwrap,
 )
 from cepagg.lang.neel.rules.base import Applied, Blocked, Context, pattern, replace_node, rewritable_nodes
 from cepagg.lang.neel.terms import declared_vars
@@ -72,6 +73,11 @@ RULE_CASES = [
     (unroll_negated_seq, "NPDR1", "SEQ(A a, NOT SEQ(EXISTS E, B b, C c), D d)"),
     (unroll_negated_seq, "NPDR1", "SEQ(A a, NOT SEQ(B b, (C c, c.x > a.x)), D d)"),
     (unroll_negated_seq, "NPDR1", "SEQ(A a, NOT SEQ(B b, C c, B e), D d)"),
+    (unroll_negated_seq_from_first, "NPDR2", "SEQ(A a, NOT SEQ(B b, C c, E e), D d)"),
+    (unroll_negated_seq_from_first, "NPDR2", "SEQ(A a, NOT SEQ((B b, b.x > 2), C c, c.x = 1), D d)"),
+    (unroll_negated_seq_from_first, "NPDR2", "SEQ(NOT SEQ(B b, SEQ(C c, E), C), D d)"),
+    (unroll_negated_seq_from_first, "NPDR2", "AND(A a, NOT SEQ(B b, C c))"),
+    (unroll_negated_seq_from_first, "NPDR2", "SEQ(A a, NOT SEQ(B b, C c, EXISTS E, B e), D d)"),
 ]
 
 # (clauses, whether the top-level scope is wider than the window)
@@ -168,8 +174,8 @@ def test_refusals(module, before, window, forced, history):
 def test_every_rule_is_checked():
     modules = {m for m, _, _ in RULE_CASES}
     from cepagg.lang.neel import RULES
-    assert modules == set(RULES)
+    assert modules == set(RULES) | {unroll_negated_seq_from_first}
     names = {r for _, r, _ in RULE_CASES}
     assert names >= {"FR1", "FR2", "FR3", "FR4", "FR5", "FR6", "FR7",
                      "DR1", "DR2", "DR3", "DR4", "DR5", "DR6",
-                     "NPDR1", "NPDR3", "NPDR4", "NPDR5", "NPDR6", "NPDR7"}
+                     "NPDR1", "NPDR2", "NPDR3", "NPDR4", "NPDR5", "NPDR6", "NPDR7"}
