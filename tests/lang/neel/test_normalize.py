@@ -120,13 +120,19 @@ ATTRS = {"x": (0, 5), "g": ["u", "v"]}
 
 
 def random_pattern(rng: random.Random, depth: int, names: list[int], positive: bool = True) -> str:
-    """A random pattern; positive events get fresh variables (v1, v2, ...) outside negations."""
+    """A random pattern; positive events get fresh variables (v1, v2, ...) outside negations,
+    some are Kleene (``A v1+``) or untyped (``u1``)."""
     def event() -> str:
         t = rng.choice(TYPES)
         if positive and rng.random() < 0.8:
             names[0] += 1
             v = f"v{names[0]}"
-            return f"({t} {v}, {v}.x > {rng.randint(0, 3)})" if rng.random() < 0.15 else f"{t} {v}"
+            r = rng.random()
+            if r < 0.15:
+                return f"({t} {v}, {v}.x > {rng.randint(0, 3)})"
+            if r < 0.22:
+                return f"{t} {v}+"
+            return f"u{names[0]}" if r < 0.26 else f"{t} {v}"
         return t
 
     if depth == 0 or rng.random() < 0.3:

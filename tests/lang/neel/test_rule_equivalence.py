@@ -50,6 +50,7 @@ RULE_CASES = [
     (distribute_or, "DR1", "SEQ(A a, OR(B b, SEQ(C c, NOT E)), D d)"),
     (distribute_or, "DR1", "SEQ(A a, NOT E, OR(B b, C c), D d, a.x < d.x)"),
     (distribute_or, "DR1", "SEQ(OR(A a, B b), C c)"),
+    (distribute_or, "DR1", "SEQ(a, OR(B b+, C c), d)"),
     (distribute_or, "DR2", "AND(A a, OR(B b, C c))"),
     (distribute_or, "DR2", "AND(A a, OR(A b, SEQ(B c, C d)), NOT E)"),
     (distribute_boolean_or, "DR3", "SEQ(A a, NOT B ∨ EXISTS SEQ(C c, NOT E), D d)"),

@@ -5,10 +5,11 @@ types". Derived from the rules (the chapter's Fig. 5.5 is not a correct normal f
 is in normal form when it is a conjunct or an OR of conjuncts, where a **conjunct** is a positive
 item alone, or a SEQ or AND whose items are
 
-* positive items: an event, ``(Type v, conditions)``, or a Kleene over one of these;
-* ``NOT x`` with x an event (negation pushed down to events);
-* ``EXISTS x`` with x an event or a flat SEQ or AND of events, ``NOT`` event and ``EXISTS``
-  event items (what NPDR1 leaves: ``∃SEQ(!B, C, !C)``; cepagg has no projected witnesses
+* positive items: an event (``Type v``, an untyped variable, ``(Type v, conditions)``), or a
+  Kleene over one;
+* ``NOT x`` with x such an item (negation pushed down to events; ``NOT B+`` is ``NOT B``);
+* ``EXISTS x`` with x such an item or a flat SEQ or AND of them, ``NOT`` item and ``EXISTS``
+  item items (what NPDR1 leaves: ``∃SEQ(!B, C, !C)``; cepagg has no projected witnesses
   that would flatten it further, see :mod:`.rules.expose_witness`).
 
 >>> from .rules.base import pattern
@@ -21,20 +22,27 @@ True
 from __future__ import annotations
 
 from .. import ast
-from .terms import is_boolean, is_primitive
+from .terms import is_boolean
 from .text import pattern_text
 
 
+def _event(p: ast.Pattern) -> bool:
+    """One event, typed or an untyped variable, with or without conditions."""
+    if isinstance(p, ast.Qualified):
+        p = p.body
+    return isinstance(p, ast.EventPattern)
+
+
 def _positive_item(p: ast.Pattern) -> bool:
-    return is_primitive(p) or isinstance(p, ast.Kleene) and is_primitive(p.body)
+    return _event(p) or isinstance(p, ast.Kleene) and _event(p.body)
 
 
 def _flat_guard_body(p: ast.Pattern) -> bool:
-    if is_primitive(p):
+    if _positive_item(p):
         return True
-    if not isinstance(p, (ast.Seq, ast.AndPattern)) or not any(is_primitive(x) for x in p.items):
+    if not isinstance(p, (ast.Seq, ast.AndPattern)) or not any(_positive_item(x) for x in p.items):
         return False
-    return all(is_primitive(x) or isinstance(x, (ast.Not, ast.Exists)) and is_primitive(x.body)
+    return all(_positive_item(x) or isinstance(x, (ast.Not, ast.Exists)) and _positive_item(x.body)
                for x in p.items)
 
 
@@ -48,7 +56,7 @@ def _conjunct(p: ast.Pattern) -> str | None:
         if _positive_item(x):
             continue
         if isinstance(x, ast.Not):
-            if not is_primitive(x.body):
+            if not _positive_item(x.body):
                 return f"{pattern_text(x)} is a negation of more than one event"
         elif isinstance(x, ast.Exists):
             if not _flat_guard_body(x.body):
