@@ -75,6 +75,7 @@ def test_q1_vectors(events, expected):
     ("SEQ(A a, NOT SEQ(B b, NOT C, D d), E e)", 'NPDR1: NOT inside NOT SEQ(...) means "for every ..."'),
     ("SEQ(A a, NOT SEQ(B b, C c, b.x < c.x), D d)", "NPDR1: a condition of SEQ(B b, C c, b.x < c.x) relates"),
     ("AND(A a, NOT SEQ(B b, C c))", "NPDR1: the scope of NOT SEQ(B b, C c) can be longer than the window"),
+    ("SEQ(A a, NOT SEQ(B, NOT SEQ(C, NOT SEQ(D, E))), F f)", "negations nested too deeply to rewrite"),
 ])
 def test_refusals_say_why(text, reason):
     with pytest.raises(NotNormalisable) as e:

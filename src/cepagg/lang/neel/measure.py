@@ -47,7 +47,7 @@ def weight(p: ast.Pattern) -> int:
     if isinstance(p, ast.Not):
         w = weight(p.body)
         if w > MAX_EXPONENT:
-            raise TooLarge(f"negations nested too deeply to rewrite (measure 3^{w})")
+            raise TooLarge(f"negations nested too deeply to rewrite (measure above 3^{MAX_EXPONENT})")
         return 3 ** w
     if isinstance(p, ast.Exists):
         return weight(p.body)
