@@ -17,10 +17,10 @@ nothing is rewritten that would change its meaning.
 'OR(SEQ(A a, B b, D d), SEQ(A a, C c, E e, D d))'
 >>> [s.rule for s in steps]
 ['DR1', 'FR1']
->>> normalize(pattern("SEQ(A a, AND(B b, C c), D d)"))
+>>> normalize(pattern("SEQ(A a, AND(B b, C c), D d)"))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-cepagg.lang.neel.normalize.NotNormalisable: AND(B b, C c) is nested inside a SEQ
+cepagg.lang.neel.normalize.NotNormalisable: AND(B b, C c) is nested inside a SEQ: ...
 """
 
 from __future__ import annotations
