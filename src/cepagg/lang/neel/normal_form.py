@@ -67,8 +67,8 @@ def _conjunct(p: ast.Pattern) -> str | None:
             return f"{pattern_text(x)} is a Kleene over a sub-pattern"
         elif isinstance(x, ast.AndPattern) and isinstance(p, ast.Seq):
             return (f"{pattern_text(x)} is nested inside a SEQ: an AND matches its events in any order "
-                    "and at equal times, which no union of flat sequences expresses (the chapter leaves SEQ(AND) "
-                    "unrewritten)")
+                    "and at equal times, which no union of flat sequences expresses (the chapter "
+                    "leaves SEQ(AND) unrewritten)")
         elif isinstance(x, ast.Seq) and isinstance(p, ast.AndPattern):
             return (f"{pattern_text(x)} is nested inside an AND: a conjunction of sequences (the chapter's "
                     "CNF), not a union of flat patterns")
