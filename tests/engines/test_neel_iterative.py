@@ -7,6 +7,7 @@ CHANGE, returning aggregates or matches. ``CEPAGG_NIGHTLY=1`` runs many more cas
 from __future__ import annotations
 
 import random
+from collections import Counter, defaultdict
 
 import pytest
 from generators import cases, compare, random_stream, seeded
@@ -78,8 +79,29 @@ def test_random_nested_queries_equal_the_reference():
         for _ in range(3):
             rows = random_stream(rng, TYPES, n=rng.randint(6, 12), max_gap=2, attrs=ATTRS)
             problems = compare(text, rows, "neel-iterative")
-            assert not problems, "\n".join(problems)
+            assert not problems or _same_matches(text, rows), "\n".join(problems)
         checked += 1
+
+
+def _same_matches(text: str, rows: list[dict]) -> bool:
+    """The same matches, numbered differently: the reference numbers matches by last event,
+    first event and event ids, which ties for two matches of the same events in other roles."""
+    q = compile_query(text)
+    if q.aggregates:
+        return False
+    batch = EventBatch.from_rows(rows)
+    expected, got = (ENGINES[e](q).run(batch) for e in ("reference", "neel-iterative"))
+    return _match_sets(expected) == _match_sets(got)
+
+
+def _match_sets(result) -> Counter:
+    cols = list(result.columns)
+    keys = cols[:cols.index("match")]
+    found: dict[tuple, set] = defaultdict(set)
+    for row in result.rows:
+        d = dict(zip(cols, row))
+        found[tuple(d[c] for c in keys) + (d["match"],)].add((d["var"], d["pos"], d["event_id"]))
+    return Counter((k[:-1], frozenset(v)) for k, v in found.items())
 
 
 RWSDCO = {"r": "Recycle", "w": "Washing", "s": "Sharpening", "d": "Disinfection", "c": "Checking",

@@ -62,10 +62,10 @@ def test_q1_normal_form_is_derived_from_the_rules():
     ("r1 r2 w3 s4 o5 d6 c7 o8 w9 o10", 4),  # TV11
     ("r0 w1 c2 s3 d4 c5 o6", 0),        # TV12: Fig. 5.5 returns {r0, w1, o6} here
 ])
-def test_q1_vectors(events, expected):
+def test_q1_vectors(events, expected, same_answer):
     rows = history(events, RWSDCO)
     before, after = run(Q1, "WITHIN 100", rows), run(normal_text(Q1), "WITHIN 100", rows)
-    assert not before.diff(after)
+    assert not same_answer(before, after)
     assert len({r[0] for r in before.rows}) == expected
 
 
@@ -97,7 +97,7 @@ def test_steps_chain_and_end_in_normal_form():
     "WITHIN 6",
     "PATTERN SEQ(A a, NOT AND(B, C) ∨ EXISTS E, D d) WHERE a.x < d.x WITHIN 4 SLIDE 2",
 ])
-def test_normal_query_keeps_every_clause(text):
+def test_normal_query_keeps_every_clause(text, same_answer):
     q = compile_query(text)
     normal, steps = normal_query(q)
     assert steps and is_normal_form(normal.syntax.pattern)
@@ -105,7 +105,23 @@ def test_normal_query_keeps_every_clause(text):
     for _ in range(N_HISTORIES * 10):
         rows = random_stream(rng, TYPES, n=rng.randint(6, 12), max_gap=2, attrs=ATTRS)
         batch = EventBatch.from_rows(rows)
-        assert not ENGINES["reference"](q).run(batch).diff(ENGINES["reference"](normal).run(batch)), rows
+        before, after = (ENGINES["reference"](x).run(batch) for x in (q, normal))
+        assert not same_answer(before, after), rows
+
+
+def test_twin_matches_compare_as_sets(same_answer):
+    """Two matches with the same events in other roles (``A v6``/``A``) tie in the reference's
+    numbering; the rewritten query may number them the other way round (found by the nightly
+    run), so answers are compared as sets of matches."""
+    text = ("AND(C v1, AND(OR(D v2, D v3), OR(B v4, (C v5, v5.x > 0), A v6), OR(E v7, A)), "
+            "OR((A v8, v8.x > 2), (C v9, v9.x > 2), (C v10, v10.x > 0)))")
+    rows = [{"type": t, "ts": ts, "x": x} for t, ts, x in [
+        ("D", 2, 4), ("C", 2, 3), ("A", 4, 1), ("C", 5, 1), ("A", 5, 4), ("B", 5, 3), ("C", 5, 5),
+        ("E", 7, 0), ("B", 7, 5), ("D", 7, 2), ("A", 9, 5)]]
+    q = compile_query(f"PATTERN {text} WITHIN 5 SLIDE 2")
+    normal, _ = normal_query(q)
+    before, after = (ENGINES["reference"](x).run(EventBatch.from_rows(rows)) for x in (q, normal))
+    assert before.diff(after) and not same_answer(before, after)
 
 
 def test_normal_form_is_a_fixed_point():
@@ -159,7 +175,7 @@ N_QUERIES = cases(100, 3000)
 N_HISTORIES = cases(12, 40)
 
 
-def test_random_nested_patterns_keep_their_answer():
+def test_random_nested_patterns_keep_their_answer(same_answer):
     rng = seeded("neel-normalize")
     normalised = refused = 0
     for _ in range(N_QUERIES):
@@ -183,7 +199,7 @@ def test_random_nested_patterns_keep_their_answer():
         for _ in range(N_HISTORIES):
             rows = random_stream(rng, TYPES, n=rng.randint(6, 12), max_gap=2)
             batch = EventBatch.from_rows(rows)
-            problems = e1.run(batch).diff(e2.run(batch))
+            problems = same_answer(e1.run(batch), e2.run(batch))
             assert not problems, "\n".join([text, after, clauses, str(rows), *problems,
                                             *[f"{s.rule}: {s.after}" for s in steps]])
     assert normalised >= N_QUERIES // 4, (normalised, refused)
