@@ -109,6 +109,25 @@ def test_normal_query_keeps_every_clause(text, same_answer):
         assert not same_answer(before, after), rows
 
 
+def test_chapter_example_23_is_recognised():
+    """Example 23 of the chapter, a DNF: accepted as it is, no step."""
+    text = ("OR(SEQ(Recycle r, Washing w), SEQ(Recycle r, EXISTS Washing, Sharpening s), "
+            "SEQ(Recycle r, NOT Washing, Sharpening s))")
+    assert is_normal_form(pattern(text))
+    assert normalize(pattern(text))[1] == []
+
+
+def test_chapter_q6_and_its_normal_form_agree(same_answer):
+    """Example 25's Q6 on TV18: both return {e1@0, e4@2, e7@4} only."""
+    q6 = "SEQ(E1 a, NOT SEQ(E2, E3), E4 b, SEQ(NOT AND(E5, E6), E7 c))"
+    rows = [{"type": t, "ts": ts} for t, ts in [("E1", 0), ("E2", 1), ("E4", 2), ("E5", 3), ("E7", 4),
+                                                ("E2", 5), ("E3", 6), ("E4", 7), ("E6", 8), ("E5", 9),
+                                                ("E7", 10)]]
+    before, after = run(q6, "WITHIN 100", rows), run(normal_text(q6), "WITHIN 100", rows)
+    assert not same_answer(before, after)
+    assert sorted(r[-1] for r in before.rows) == [0, 2, 4]
+
+
 def test_twin_matches_compare_as_sets(same_answer):
     """Two matches with the same events in other roles (``A v6``/``A``) tie in the reference's
     numbering; the rewritten query may number them the other way round (found by the nightly
