@@ -5,14 +5,16 @@ from __future__ import annotations
 from .aseq.engine import Aseq
 from .base import Engine, Evaluator
 from .greta import Greta
+from .neel_iterative import NeelIterative
 from .rcep import Rcep
 from .reference import Reference
 from .stack import Stack
 from .twostep import TwoStep
 
 ENGINES: dict[str, type[Engine]] = {
-    "reference": Reference, "aseq": Aseq, "greta": Greta, "twostep": TwoStep, "stack": Stack,
-    "rcep": Rcep,
+    "reference": Reference, "aseq": Aseq, "greta": Greta, "rcep": Rcep, "twostep": TwoStep,
+    "stack": Stack, "neel-iterative": NeelIterative,
 }
 
-__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "TwoStep", "Stack"]
+__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Rcep", "TwoStep", "Stack",
+           "NeelIterative"]

@@ -1,0 +1,29 @@
+"""FR1, FR2: a SEQ inside a SEQ is spliced into it.
+
+``SEQ(A, SEQ(B, C), D) = SEQ(A, B, C, D)`` (FR1); with negation or EXISTS inside the inner SEQ
+(FR2) too, because cepagg evaluates a nested sub-pattern inside the gap between its neighbours
+(docs/semantics.md §3-4): the inner SEQ's leading or trailing negation is bounded by the outer
+neighbours before and after as well. The inner SEQ's conditions join the outer's.
+
+>>> example(rewrite, "SEQ(A a, SEQ(B b, C c, NOT E), D d)")
+'FR2: SEQ(A a, B b, C c, NOT E, D d)'
+>>> example(rewrite, "SEQ(A a, SEQ(B b, C c, b.x < c.x), D d)")
+'FR1: SEQ(A a, B b, C c, D d, b.x < c.x)'
+"""
+
+from __future__ import annotations
+
+from ... import ast
+from ..terms import is_boolean
+from .base import Applied, Context, Outcome, example  # noqa: F401
+
+
+def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:
+    if not isinstance(node, ast.Seq):
+        return None
+    for i, item in enumerate(node.items):
+        if isinstance(item, ast.Seq):
+            rule = "FR2" if any(is_boolean(x) for x in item.items) else "FR1"
+            items = node.items[:i] + item.items + node.items[i + 1:]
+            return Applied(rule, ast.Seq(items, node.quals + item.quals))
+    return None
