@@ -20,6 +20,7 @@ from ..engines import ENGINES, Engine
 from ..errors import UnsupportedQuery
 from ..lang.model import Query
 from ..lang.printer import duration_text
+from .nested import explain_lines as nested_lines
 from .split import Split, bucket_keys, split_of
 
 #: Engines tried by ``auto``, fastest first.
@@ -72,6 +73,7 @@ class Plan:
             from ..engines.aseq.plan import explain_lines
 
             lines += explain_lines(q)
+        lines += nested_lines(q)
         lines.append(f"on Spark: {self.split.why}")
         buckets = ", ".join(self.bucket_keys)
         lines.append("streaming: " + (f"state in buckets hashed on {buckets}" if buckets else "state in one bucket")

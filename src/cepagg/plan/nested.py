@@ -1,0 +1,37 @@
+"""What ``explain`` says of a nested pattern: NEEL's rewriting to normal form, step by step.
+
+A pattern with AND, OR, or a negated or EXISTS sub-pattern is rewritten by the rules of
+:mod:`cepagg.lang.neel` into a union of flat sequences; ``explain`` prints each rule applied
+and the normal form, or why the pattern has none (such queries run on engines that evaluate
+the nesting directly: ``neel-iterative`` and the reference). A flat pattern prints nothing.
+"""
+
+from __future__ import annotations
+
+from ..lang.model import Query
+from ..lang.neel import NotNormalisable, normal_query
+
+
+def explain_lines(query: Query) -> list[str]:
+    """Lines for ``explain``: the rewrite steps and the normal form of ``query``'s pattern.
+
+    >>> from cepagg.lang import compile_query
+    >>> q = compile_query("RETURN COUNT(*) PATTERN SEQ(A a, OR(B b, C c), D d) WITHIN 10")
+    >>> print("\\n".join(explain_lines(q)))
+    nested pattern: rewritten to NEEL's normal form in 1 step
+      DR1: OR(SEQ(A a, B b, D d), SEQ(A a, C c, D d))
+    normal form: OR(SEQ(A a, B b, D d), SEQ(A a, C c, D d))
+    >>> explain_lines(compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 10"))
+    []
+    """
+    try:
+        normal, steps = normal_query(query)
+    except NotNormalisable as e:
+        return [f"nested pattern: no NEEL normal form ({e}); evaluated as nested"]
+    if not steps:
+        return []
+    lines = [f"nested pattern: rewritten to NEEL's normal form in {len(steps)} "
+             f"step{'s' if len(steps) != 1 else ''}"]
+    lines += [f"  {s.rule}: {s.after}" for s in steps]
+    lines.append(f"normal form: {steps[-1].after}")
+    return lines
