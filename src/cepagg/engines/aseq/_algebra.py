@@ -26,20 +26,10 @@ MAX; corrected in notes/aseq.md §4.7).
 
 import numpy as np
 
-try:
-    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821 - set by the twin loader
-except NameError:
-    _TWIN = False
+from .. import kernels
 
-if _TWIN:
-    def jit(f):
-        return f
-else:
-    import numba
-
-    # no allocation happens in kernels, so reference counting (a cost per array argument of every
-    # call) is switched off
-    jit = numba.njit(cache=True, nogil=True, _nrt=False)
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
 
 LIN = 0
 MAX = 1

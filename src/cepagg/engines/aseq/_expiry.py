@@ -14,16 +14,12 @@ Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (Lemma 3, SEM step 4); notes/ase
 
 import numpy as np
 
-try:
-    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
-    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
-    S = _ASEQ_DEPS["windows"]  # type: ignore[name-defined]  # noqa: F821
-except NameError:
-    _TWIN = False
-    from . import _algebra as A
-    from . import windows as S
+from .. import kernels
 
-jit = A.jit
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+A = kernels.sibling(__name__, "_algebra", _TWIN)
+S = kernels.sibling(__name__, "windows", _TWIN)
 
 # modes
 TOTAL = 0
@@ -114,7 +110,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
     """Unblock and expire STARTs up to time ``t`` (both effective at instants >= their time)."""
     w = prm[P_W]
     mode = prm[P_MODE]
-    checked = prm[P_CHECKED]
+    checked = prm[P_CHECKED] != 0
     aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
     if w < 0:
         if t == INF and mode == TOTAL:  # no window: every START's matches are final at the end
@@ -221,7 +217,7 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
     """Bring the state to instant ``t`` (before its events): report SLIDE windows that closed
     before ``t``, then expire up to ``t``."""
     mode = prm[P_MODE]
-    checked = prm[P_CHECKED]
+    checked = prm[P_CHECKED] != 0
     w = prm[P_W]
     s = prm[P_S]
     O = outnode.shape[0]

@@ -26,18 +26,13 @@ notes/aseq.md §4.2), §3.3 (Recounting Rule), §3.4 (filters); notes/aseq.md §
 
 import numpy as np
 
-try:
-    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
-    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
-    S = _ASEQ_DEPS["windows"]  # type: ignore[name-defined]  # noqa: F821
-    X = _ASEQ_DEPS["_expiry"]  # type: ignore[name-defined]  # noqa: F821
-except NameError:
-    _TWIN = False
-    from . import _algebra as A
-    from . import _expiry as X
-    from . import windows as S
+from .. import kernels
 
-jit = A.jit
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+A = kernels.sibling(__name__, "_algebra", _TWIN)
+S = kernels.sibling(__name__, "windows", _TWIN)
+X = kernels.sibling(__name__, "_expiry", _TWIN)
 
 # constants shared with the expiry steps (and read by the runtime as K.*)
 TOTAL, EMIT, RECORD, SLIDE = X.TOTAL, X.EMIT, X.RECORD, X.SLIDE
@@ -67,7 +62,7 @@ def instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, ou
              anc_ptr, anc_idx):
     """Step 4 for the applied pending group: EMIT rows or RECORD rows. Status as for :func:`run`."""
     mode = prm[P_MODE]
-    checked = prm[P_CHECKED]
+    checked = prm[P_CHECKED] != 0
     t = ctr[C_PTS]
     O = outnode.shape[0]
     if ctr[C_NOUT] + O > outM.shape[0]:

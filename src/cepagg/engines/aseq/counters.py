@@ -15,51 +15,29 @@ results), MIN and MAX, in the integer or floating family by the attribute's type
 Events are encoded per batch into *classes*: the set of roles (feeds) an event can take; each
 class lists its actions on nodes (extend, reset the gap after, leading negation).
 
-This module also chooses the implementation: :data:`KERNELS` is the compiled kernel module,
-:data:`TWIN` the same source run as Python (exact, on object arrays). Set the environment
-variable ``CEPAGG_ASEQ_TWIN=1`` to run everything on the twin.
+This module also chooses the implementation (:mod:`..kernels`): :data:`KERNELS` is the compiled
+kernel module (its twin with ``CEPAGG_TWINS=1``), :data:`TWIN` the same source run as Python
+(exact, on object arrays).
 
 Reference: seeds/000_a810ddb1f10442b7.txt §4.1 (PreTree, Example 7), §5 (aggregates).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from ..kernel_cache import drop_stale
-from . import _algebra, _expiry, _kernels, windows  # noqa: F401 (_expiry: twin order)
+from .. import kernels
+from . import _algebra, _kernels, windows
 from .plan import Feed, SeqPlan
 
 LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
 
 
-drop_stale(Path(__file__).parent, ("_algebra", "windows", "_expiry", "_kernels"), "aseq-kernels.sha256")
-
-
-def _load_twin():
-    deps: dict = {}
-    mods = {}
-    for name in ("_algebra", "windows", "_expiry", "_kernels"):
-        path = Path(__file__).with_name(f"{name}.py")
-        spec = importlib.util.spec_from_file_location(f"cepagg.engines.aseq._twin_{name}", path)
-        mod = importlib.util.module_from_spec(spec)
-        mod._ASEQ_TWIN = True  # type: ignore[attr-defined]
-        mod._ASEQ_DEPS = dict(deps)  # type: ignore[attr-defined]
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-        deps[name] = mod
-        mods[name] = mod
-    return mods
-
-
-_TWINS = _load_twin()
-TWIN = _TWINS["_kernels"]
-TWIN_ALGEBRA = _TWINS["_algebra"]
-KERNELS = TWIN if os.environ.get("CEPAGG_ASEQ_TWIN") == "1" else _kernels
+KERNELS = kernels.flavour(_kernels.__name__, False)
+TWIN = kernels.twin(_kernels.__name__)
+TWIN_ALGEBRA = kernels.twin(_algebra.__name__)
 ALGEBRA = _algebra
 WINDOWS = windows
 

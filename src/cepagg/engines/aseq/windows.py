@@ -33,14 +33,11 @@ Encyclopedia of Big Data Technologies (2019).
 
 import numpy as np
 
-try:
-    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
-    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
-except NameError:
-    _TWIN = False
-    from . import _algebra as A
+from .. import kernels
 
-jit = A.jit
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+A = kernels.sibling(__name__, "_algebra", _TWIN)
 
 
 @jit

@@ -25,18 +25,16 @@ NOT         negate the top truth
 
 from __future__ import annotations
 
-from . import _jit
+from .. import kernels
 
-_PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
-jit = _jit.jit(_PURE)
-inline = _jit.jit(_PURE, inline=True)
-entry = _jit.jit(_PURE, entry=True)
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
 
 LOAD_P, LOAD_E, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = range(12)
 CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 
 
-@inline
+@jit
 def run(code, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, sk):
     """Truth (0/1/2) of the program ``code[start:stop]`` (rows: opcode, argument) for
     predecessor row ``prow`` of ``pcol``/``pval`` and event row ``erow`` of ``ecol``/``evalid``.

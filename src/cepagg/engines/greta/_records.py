@@ -1,4 +1,4 @@
-"""Aggregate records and exact integers in int64 limbs (kernel code; see :mod:`._jit`).
+"""Aggregate records and exact integers in int64 limbs (kernel code; see :mod:`..kernels`).
 
 Every GRETA vertex, running total, index node and result holds one *record* per start
 bucket: the fields of the query's aggregates (:mod:`.plan`). A record is a row of three
@@ -23,12 +23,10 @@ The twin runs these functions on object arrays of Python integers with ``L == 1`
 
 from __future__ import annotations
 
-from . import _jit
+from .. import kernels
 
-_PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
-jit = _jit.jit(_PURE)
-inline = _jit.jit(_PURE, inline=True)
-entry = _jit.jit(_PURE, entry=True)
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
 
 MASK = 0xFFFFFFFF
 MIN_EMPTY = (1 << 63) - 1
@@ -36,7 +34,7 @@ MAX_EMPTY = -(1 << 63)
 HARD = 1  # "not exact": limbs are checked (the exact twin passes 0)
 
 
-@inline
+@jit
 def limit(n_terms, n_buckets):
     """Largest top limb a *normalised* vertex value may have when stored values are sums of at
     most ``n_terms`` of them (over at most ``n_buckets`` buckets): every sum stays below 2**62,
@@ -44,7 +42,7 @@ def limit(n_terms, n_buckets):
     return (1 << 58) // ((n_terms + 2) * (n_buckets + 2))
 
 
-@inline
+@jit
 def norm(I, row, off, L):
     """Propagate carries of the field at ``I[row, off:off+L]`` (lower limbs into [0, 2**32))."""
     c = 0
@@ -55,7 +53,7 @@ def norm(I, row, off, L):
     I[row, off + L - 1] += c
 
 
-@inline
+@jit
 def normalize(I, row, L, top_limit):
     """Normalise every integer field of a row; True when a top limb reaches ``top_limit``
     (the caller widens the arrays by a limb and retries)."""
@@ -71,7 +69,7 @@ def normalize(I, row, L, top_limit):
     return over
 
 
-@inline
+@jit
 def clear(I, F, M, row, mmin):
     for j in range(I.shape[1]):
         I[row, j] = 0
@@ -81,7 +79,7 @@ def clear(I, F, M, row, mmin):
         M[row, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
 
 
-@inline
+@jit
 def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
     """Record ``d[drow] += s[srow]`` (min/max for M). Limbs are added one by one without
     carrying: a stored value is a sum of normalised values, each limb far below 2**63
@@ -101,7 +99,7 @@ def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
     return False
 
 
-@inline
+@jit
 def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
     """Rows ``d0 .. d0+n-1`` += rows ``s0 .. s0+n-1``. Plain 2-D loops: a flat view
     (``reshape``) would cost a helper call and reference counting on every call, which made up
@@ -127,7 +125,7 @@ def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
                     dM[d0 + r, j] = v
 
 
-@inline
+@jit
 def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
     """Rows ``d0 .. d0+n-1`` = rows ``s0 .. s0+n-1`` (no flat views: see :func:`add_rows`)."""
     for r in range(n):
@@ -139,7 +137,7 @@ def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
             dM[d0 + r, j] = sM[s0 + r, j]
 
 
-@inline
+@jit
 def clear_rows(I, F, M, r0, n, mmin):
     """Rows ``r0 .. r0+n-1`` emptied."""
     for r in range(r0, r0 + n):
@@ -151,7 +149,7 @@ def clear_rows(I, F, M, r0, n, mmin):
             M[r, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
 
 
-@inline
+@jit
 def add_from_ring(dI, dF, dM, d0, sI, sF, sM, sbase, s0, n, R, mmin):
     """Linear rows ``d0..`` += the ring rows ``sbase + slot`` for slots ``s0, s0+1, ...``
     (modulo R): at most two contiguous blocks."""
@@ -163,7 +161,7 @@ def add_from_ring(dI, dF, dM, d0, sI, sF, sM, sbase, s0, n, R, mmin):
         add_rows(dI, dF, dM, d0 + n1, sI, sF, sM, sbase, n - n1, mmin)
 
 
-@inline
+@jit
 def add_ring_to_ring(dI, dF, dM, dbase, sI, sF, sM, sbase, s0, n, R, mmin):
     """Ring rows ``dbase + slot`` += ring rows ``sbase + slot`` for ``n`` slots from ``s0``."""
     n1 = R - s0
@@ -174,7 +172,7 @@ def add_ring_to_ring(dI, dF, dM, dbase, sI, sF, sM, sbase, s0, n, R, mmin):
         add_rows(dI, dF, dM, dbase, sI, sF, sM, sbase, n - n1, mmin)
 
 
-@inline
+@jit
 def copy_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R):
     """Ring rows ``dbase + slot`` (slots from ``s0``) = linear rows ``s_lin0..``."""
     for k in range(n):
@@ -187,7 +185,7 @@ def copy_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R):
             dM[dbase + slot, j] = sM[s_lin0 + k, j]
 
 
-@inline
+@jit
 def sub(dI, dF, drow, sI, sF, srow, L):
     """Record ``d[drow] -= s[srow]`` for the integer and float fields (not M); limb by limb,
     so subtracting a value that was added restores the limbs exactly."""
@@ -197,7 +195,7 @@ def sub(dI, dF, drow, sI, sF, srow, L):
         dF[drow, j] -= sF[srow, j]
 
 
-@inline
+@jit
 def copy(dI, dF, dM, drow, sI, sF, sM, srow):
     for j in range(dI.shape[1]):
         dI[drow, j] = sI[srow, j]
@@ -207,7 +205,7 @@ def copy(dI, dF, dM, drow, sI, sF, sM, srow):
         dM[drow, j] = sM[srow, j]
 
 
-@inline
+@jit
 def nonzero(I, row, field, L):
     """Is the field nonzero? (Sums of counts have no negative limbs, so a zero count has
     only zero limbs.)"""
@@ -218,7 +216,7 @@ def nonzero(I, row, field, L):
     return False
 
 
-@inline
+@jit
 def any_count(I, row0, nrows, L):
     """Is COUNT(*) nonzero in any of the rows ``row0 .. row0+nrows-1``?"""
     for r in range(row0, row0 + nrows):
@@ -228,14 +226,14 @@ def any_count(I, row0, nrows, L):
     return False
 
 
-@inline
+@jit
 def inc(I, row, field, L, hard):
     """``field += 1``."""
     I[row, field * L] += 1
     return False
 
 
-@inline
+@jit
 def add_field(I, row, dst, src, L, hard):
     """``I[row].dst += I[row].src`` (an event's own contribution: COUNT(E) += count)."""
     d = dst * L
@@ -245,7 +243,7 @@ def add_field(I, row, dst, src, L, hard):
     return False
 
 
-@inline
+@jit
 def as_float(I, row, field, L):
     """The field as a float (exact Python int in the L == 1 twin, so products stay exact)."""
     off = field * L
@@ -259,7 +257,7 @@ def as_float(I, row, field, L):
     return x
 
 
-@inline
+@jit
 def mul_add(I, row, dst, src, a, L, hard, tmp):
     """``I[row].dst += a * I[row].src`` for an integer ``|a| < 2**31`` and a normalised
     source; ``tmp`` is scratch of at least ``L + 2`` int64. Returns False when the product

@@ -24,13 +24,11 @@ next touched (:func:`clean`), and reads and writes are then plain contiguous blo
 
 from __future__ import annotations
 
-from . import _jit
+from .. import kernels
 
-_PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
-jit = _jit.jit(_PURE)
-inline = _jit.jit(_PURE, inline=True)
-entry = _jit.jit(_PURE, entry=True)
-_rec = _jit.sibling("_records", _PURE)
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+_rec = kernels.sibling(__name__, "_records", _TWIN)
 rec_add = _rec.add
 rec_clear = _rec.clear
 rec_add_rows = _rec.add_rows
@@ -38,7 +36,7 @@ rec_copy_rows = _rec.copy_rows
 rec_clear_rows = _rec.clear_rows
 
 
-@inline
+@jit
 def clean(I, F, M, T, node, base, alive, R, mmin):
     """Before node ``node`` (rows ``base + slot``) is read or written: forget the buckets it
     holds that expired (sequence below ``alive``). ``T[node]`` is the range of buckets the
@@ -56,7 +54,7 @@ def clean(I, F, M, T, node, base, alive, R, mmin):
         T[node, 1] = alive - 1
 
 
-@inline
+@jit
 def held(T, node, lo, hi):
     """Record that node ``node`` now holds buckets ``lo..hi`` too."""
     if T[node, 1] < T[node, 0]:
@@ -92,7 +90,7 @@ def held(T, node, lo, hi):
 EMPTY_KEY = -(1 << 63)
 
 
-@inline
+@jit
 def lower(KS, base, C, k):
     """First slot whose key is >= ``k``."""
     lo = 0
@@ -106,7 +104,7 @@ def lower(KS, base, C, k):
     return lo
 
 
-@inline
+@jit
 def find(KS, KO, base, C, k):
     """The slot holding key ``k``, or -1."""
     p = lower(KS, base, C, k)
@@ -117,13 +115,13 @@ def find(KS, KO, base, C, k):
     return -1
 
 
-@entry
+@jit
 def find_many(KS, KO, base, C, keys, out):
     for i in range(keys.shape[0]):
         out[i] = find(KS, KO, base, C, keys[i])
 
 
-@inline
+@jit
 def move_leaf(LI, LF, LM, LT, src, dst, R, mmin):
     if src == dst:
         return
@@ -135,7 +133,7 @@ def move_leaf(LI, LF, LM, LT, src, dst, R, mmin):
     LT[src, 1] = -1
 
 
-@inline
+@jit
 def live_slot(KO, LI, LF, LM, LT, loff, slot, R, mmin, alive):
     """Is the key in ``slot`` still needed (after forgetting its expired buckets)?"""
     leaf = loff + slot
@@ -158,7 +156,7 @@ def rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, j0, j1, R, L, mmin, ali
             rec_add_rows(NI, NF, NM, (off + par) * R, NI, NF, NM, (off + j) * R, R, mmin)
 
 
-@inline
+@jit
 def fill_free(KS, KO, loff, a, b, C):
     """Free slots from ``a`` on carry the key before them (through ``b`` and past it until the
     next occupied slot)."""
@@ -172,7 +170,7 @@ def fill_free(KS, KO, loff, a, b, C):
         s += 1
 
 
-@inline
+@jit
 def mark_pending(KS, KO, loff, v_irank, ix, p0, p1, pkeys):
     for v in range(p0, p1):
         r = v_irank[v, ix]
@@ -182,7 +180,7 @@ def mark_pending(KS, KO, loff, v_irank, ix, p0, p1, pkeys):
             pkeys[v - p0] = KS[loff + r]
 
 
-@inline
+@jit
 def mark_keys(KS, KO, loff, C, keys, value):
     """Occupancy ``value`` (2: in use, 1: plain) for the slots of ``keys`` that are present."""
     for i in range(keys.shape[0]):
@@ -191,7 +189,7 @@ def mark_keys(KS, KO, loff, C, keys, value):
             KO[loff + r] = value
 
 
-@inline
+@jit
 def remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys):
     for v in range(p0, p1):
         if v_irank[v, ix] >= 0:
@@ -200,7 +198,7 @@ def remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys):
             KO[loff + r] = 1
 
 
-@entry
+@jit
 def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, L, mmin, alive,
                 newest, new, t0, v_irank, ix, p0, p1, pkeys):
     """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
@@ -305,7 +303,7 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
     return placed
 
 
-@entry
+@jit
 def live_count(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, v_irank, ix, p0, p1, new):
     """Keys of index ``ix`` still in use (those of ``new`` included)."""
     n = 0
@@ -323,7 +321,7 @@ def live_count(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, v_irank, ix, p0,
     return n
 
 
-@entry
+@jit
 def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, loff, C, NI, NF, NM,
              NT, off, point, R, L, mmin, alive, newest, v_irank, ix, p0, p1, pkeys, new):
     """Move index ``ix``'s live keys from the old slot arrays (``oC`` slots) to new ones (``C``

@@ -32,6 +32,7 @@ from ...lang import ast
 from ...lang.expr import ConditionTypeError
 from . import _kernels as K
 from . import _program as PG
+from .kernel_args import PosPlan
 from .plan import GraphPlan, GretaPlan
 
 
@@ -324,8 +325,8 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
     pi[K.PI_LEAD] = 1 if lead else 0
     pi[K.PI_TRAIL] = 1 if trail else 0
     pi[K.PI_SUFFIX] = 0 if lead else 1
-    kp = (pi, ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
-          np.array(mmin, dtype=np.int64)) + progs.arrays()
+    kp = PosPlan(pi, ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
+                 np.array(mmin, dtype=np.int64), *progs.arrays())
     types = {st.type: st.index for st in t.states}
     positive = GraphLayout(gp, types, progs, kp, specs, idx_src)
     negatives = [build_negative(g, bits, q.within, strings) for g in gplan.graphs[1:]]
@@ -333,11 +334,11 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
                   np.array(mmin, dtype=np.int64), strings, trail, lead)
 
 
-def exact_plan(kp: tuple) -> tuple:
+def exact_plan(kp: PosPlan) -> PosPlan:
     """The same kernel plan with the exact flag set (object arrays, no limb limit)."""
-    pi = kp[0].copy()
+    pi = kp.pi.copy()
     pi[K.PI_EXACT] = 1
-    return (pi,) + kp[1:]
+    return kp._replace(pi=pi)
 
 
 # Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 3 "GRETA configuration", Section 4.1

@@ -19,8 +19,9 @@ from . import _kernels as K
 from . import _records
 from ...lang.expr import ConditionTypeError
 from . import index as _index
-from ._jit import twin
+from ..kernels import twin as _twin
 from .index import EMPTY_KEY
+from .kernel_args import PosArrays, PosScratch
 from .layout import DataKindError
 from .numbers import key_codes, to_exact, widen
 
@@ -36,9 +37,7 @@ def _float_keys(vals: np.ndarray) -> np.ndarray:
             raise DataKindError("integer key beyond 2**53 compared with floats in an edge condition")
     return key_codes(vals)
 
-G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM NT LI LF LM LT V v_irank v_col v_colv VI VF VM "
-           "w_k WI WF WM XI XF XM AI AF AM REC r_bkey RI RF RM o_k OI OF OM lastI lastF "
-           "lastM").split()
+G_NAMES = PosArrays._fields
 # record triples (int, float, min/max) and the length of their "entity" axis
 _RECORDS = ("T", "N", "L", "V", "W", "X", "A", "R", "O", "last")
 
@@ -80,7 +79,7 @@ class PosState:
         self.pure = pure
         pk = lay.positive.kernel_plan
         q = lay.plan.query
-        self.S = int(pk[0][K.PI_NS])
+        self.S = int(pk.pi[K.PI_NS])
         self.FI, self.FF, self.FM = lay.FI, lay.FF, lay.FM
         self.mmin = lay.mmin
         self.L = 1
@@ -186,19 +185,19 @@ class PosState:
         tF = np.zeros((rows, self.FF), dtype=object if self.exact else np.float64)
         tM = np.zeros((rows, self.FM), dtype=np.int64)
         nder = 0
-        self.X = (tI, tF, tM, np.zeros(self.L + 2, dtype=idt), np.zeros(64, dtype=np.float64),
-                  np.zeros(64, dtype=np.int64), np.zeros(self.R, dtype=np.int64),
-                  np.zeros(max(nder, 64), dtype=np.int64))
+        self.X = PosScratch(tI, tF, tM, np.zeros(self.L + 2, dtype=idt), np.zeros(64, dtype=np.float64),
+                            np.zeros(64, dtype=np.int64), np.zeros(self.R, dtype=np.int64),
+                            np.zeros(max(nder, 64), dtype=np.int64))
 
-    def scratch(self, n_derivations: int) -> tuple:
-        if self.X[7].shape[0] < n_derivations:
-            self.X = self.X[:7] + (np.zeros(n_derivations, dtype=np.int64),)
+    def scratch(self, n_derivations: int) -> PosScratch:
+        if self.X.thr.shape[0] < n_derivations:
+            self.X = self.X._replace(thr=np.zeros(n_derivations, dtype=np.int64))
         return self.X
 
-    def args(self) -> tuple:
+    def args(self) -> PosArrays:
         a = self.a
         if a.cached is None:
-            a.cached = tuple(a[n] for n in G_NAMES)
+            a.cached = PosArrays(*(a[n] for n in G_NAMES))
         return a.cached
 
     @property
@@ -335,7 +334,7 @@ class PosState:
     # -- ordered indexes: keys get slots that never shift (:mod:`.index`) ---------------------
 
     def _kernels_index(self):
-        return twin("index") if (self.exact or self.pure) else _index
+        return _twin(_index.__name__) if (self.exact or self.pure) else _index
 
     def slot_keys(self, ix: int) -> tuple[np.ndarray, np.ndarray, int]:
         """Index ``ix``'s slot keys and occupancy (views) and its number of slots."""
