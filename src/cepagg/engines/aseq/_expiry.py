@@ -1,15 +1,16 @@
 """Time passing in a partition: STARTs expire and unblock, SLIDE windows close, rows are written.
 
-A START is active at instant ``t`` iff ``t < start + w`` (notes/aseq.md §4.2: Fig. 5's test is
+A START is active at instant ``t`` iff ``t < start + w`` (the paper's Fig. 5 tests ``exp < ts``,
 inverted); a START blocked by a leading negative event ``n`` (one lies in ``(t - w, start)``) is
-unblocked at ``n + w``. Under WITHIN alone a START's matches are final when it leaves, so its
-vector at the output nodes is added to the totals then (its trailing negation has been checked up
-to ``start + w``). A SLIDE window ``[k·s, k·s+w)`` is the state at its last instant ``k·s+w-1``.
-Groups spanning partitions get *records*: the window sum whenever it changes (:mod:`.merge`).
+unblocked at ``n + w``. Under WITHIN alone a START's matches are final when it leaves, so its vector
+at the output nodes is added to the totals then (its trailing negation has been checked up to
+``start + w``). A SLIDE window ``[k·s, k·s+w)`` is the state at its last instant ``k·s+w-1``. Groups
+spanning partitions get *records*: the window sum whenever it changes (:mod:`.merge`).
 
 Functions take arrays and scalars only (numba); the twin loader runs the same source as Python.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (Lemma 3, SEM step 4); notes/aseq.md §4.2, §7.4.
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.2 (Lemma 3, SEM step 4).
 """
 
 import numpy as np
@@ -245,5 +246,5 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
 
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM: expiry, Lemma 3-4, output on expiry),
-# notes/aseq.md §4.2 (the corrected expiry test), docs/semantics.md §7 (result modes).
+# Reference: A-Seq (SIGMOD 2014) §3.2 (SEM: expiry, Lemma 3-4, output on expiry; Fig. 5's expiry
+# test is inverted), docs/semantics.md §7 (result modes).

@@ -20,8 +20,9 @@ exact twin of this module. Status 1 asks for a larger output buffer, 4 for more 
 window segment, 5 for the totals to be moved to Python integers (they alone would overflow),
 3 reports events out of time order.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM steps 1-4, Fig. 5 corrected in
-notes/aseq.md §4.2), §3.3 (Recounting Rule), §3.4 (filters); notes/aseq.md §7.4-7.7, §7.11.
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.2 (SEM steps 1-4; its Fig. 5 tests ``exp < ts``, inverted: a
+START is active while ``ts < exp``), §3.3 (Recounting Rule), §3.4 (filters).
 """
 
 import numpy as np
@@ -352,5 +353,5 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
     return 0, i
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 Fig. 5 (SEM, corrected: notes/aseq.md §4.2),
+# Reference: A-Seq (SIGMOD 2014) §3.2 Fig. 5 (SEM, with the expiry test corrected),
 # §3.3 (negation), §3.4 (HPC); docs/semantics.md §4, §7 (scopes, result modes).

@@ -19,7 +19,8 @@ This module also chooses the implementation (:mod:`..kernels`): :data:`KERNELS` 
 kernel module (its twin with ``CEPAGG_TWINS=1``), :data:`TWIN` the same source run as Python
 (exact, on object arrays).
 
-Reference: seeds/000_a810ddb1f10442b7.txt §4.1 (PreTree, Example 7), §5 (aggregates).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
 """
 
 from __future__ import annotations
@@ -412,5 +413,5 @@ def empty_cells(XI: np.ndarray, XF: np.ndarray, fam: Families) -> None:
         XF[:, c] = 0.0 if k == LIN else (-np.inf if k == MAX else np.inf)
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §4.1 (PreTree, Fig. 9, Example 7), §5 (aggregates);
-# notes/aseq.md §4.5, §7.16-7.17.
+# Reference: A-Seq (SIGMOD 2014) §4.1 (PreTree, Fig. 9, Example 7; queries of one tree share the
+# START type), §5 (aggregates).

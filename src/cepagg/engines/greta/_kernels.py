@@ -1012,7 +1012,8 @@ def neg_run(P, G, E, X, i0, until):
     return DONE, n
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt): Algorithm 2 (Section 4.2) and Theorem 2
+# Reference: Poppe, Lei, Rundensteiner, Maier, "GRETA: Graph-based Real-time Event Trend
+# Aggregation", PVLDB 11(1), 2017: Algorithm 2 (Section 4.2) and Theorem 2
 # (count propagation); Section 5.2 (negative graphs, Definition 5 invalidation, event pruning);
 # Section 6 (sliding windows share one graph; grouping); Section 7 (panes, batch purge);
 # Section 9 (skip-till-next-match and contiguous as a change of adjacency).

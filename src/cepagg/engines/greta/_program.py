@@ -123,5 +123,5 @@ def run(code, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, sk):
     return sk[0]
 
 
-# Reference: docs/semantics.md §5 (conditions, SQL nulls); GRETA (seeds/003_27db06cb574fa58b.txt)
+# Reference: docs/semantics.md §5 (conditions, SQL nulls); GRETA (PVLDB 2017)
 # Section 6 "edge predicates ... evaluated during graph construction".

@@ -294,5 +294,5 @@ def mul_add(I, row, dst, src, a, L, hard, tmp):
     return True
 
 
-# Reference: exact counts "of any size" (docs/semantics.md §8 Exactness; notes/greta.md §7
-# "Numeric types": the count of A+ over n events is 2**n - 1).
+# Reference: exact counts "of any size" (docs/semantics.md §8 Exactness): the count of A+ over n
+# events is 2**n - 1.

@@ -676,6 +676,7 @@ def _empty_inputs(nix: int, C: int, A: int) -> tuple:
 
 __all__ = ["Greta"]
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt): Sections 3-7 (framework, runtime), and
+# Reference: Poppe, Lei, Rundensteiner, Maier, "GRETA: Graph-based Real-time Event Trend
+# Aggregation", PVLDB 11(1), 2017: Sections 3-7 (framework, runtime), and
 # docs/semantics.md for every result mode.
 

@@ -368,7 +368,7 @@ def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, lo
     remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys)
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 7 "Vertex Trees" (range queries
+# Reference: GRETA (PVLDB 2017) Section 7 "Vertex Trees" (range queries
 # driven by edge predicates) and Section 8 (the O(n) predecessor scan this replaces);
 # P. M. Fenwick, "A new data structure for cumulative frequency tables", 1994.
 # A. Itai, A. G. Konheim, M. Rodeh, "A sparse table implementation of priority queues", 1981.

@@ -14,7 +14,8 @@ SUM(X.a), AVG(X.a)      integer field (integer/boolean a) or float field (float 
 MIN(X.a), MAX(X.a)      an order-code field (:mod:`.numbers`)
 ======================  ===========================================================
 
-The own contribution of an X event uses its complete count (notes/greta.md §3.4):
+The own contribution of an X event uses its complete count (the paper defers
+aggregate propagation to its technical report; derived here):
 ``sum += a * count``, ``min = min(min, a)`` when the event ends at least one trend.
 
 The kind of an aggregated attribute (integer or float sum, code of MIN/MAX) is taken from
@@ -341,6 +342,6 @@ def exact_plan(kp: PosPlan) -> PosPlan:
     return kp._replace(pi=pi)
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 3 "GRETA configuration", Section 4.1
-# (template), Section 6 (predicates on transitions); aggregate propagation as derived in
-# notes/greta.md §3.4 (the paper defers it to its technical report).
+# Reference: GRETA (PVLDB 2017) Section 3 "GRETA configuration", Section 4.1 (template), Section 6
+# (predicates on transitions); aggregate propagation is derived here (the paper defers it to its
+# technical report).

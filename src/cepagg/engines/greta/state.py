@@ -605,5 +605,5 @@ class NegState:
                   np.zeros(64, dtype=np.int64))
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 7 "GRETA Runtime Data Structures"
+# Reference: GRETA (PVLDB 2017) Section 7 "GRETA Runtime Data Structures"
 # (time panes, vertex trees, window hash tables, results hash table) and Theorem 4 (O(nk) space).
