@@ -188,7 +188,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
 @jit
 def room(seg, ctr, s, extra):
     """Can segment ``s`` take ``extra`` more items (else the caller grows it: status 4)?"""
-    return S.size(ctr, s) + extra <= seg[4].shape[0]
+    return S.size(ctr, s) + extra <= seg.bm.shape[0]
 
 
 @jit

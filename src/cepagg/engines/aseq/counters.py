@@ -25,6 +25,7 @@ Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -250,6 +251,11 @@ def families(unit: Unit, kinds: dict[str, str]) -> Families:
 # Per-partition state
 
 
+#: one window segment as the kernels take it (:mod:`.windows`): the aggregate map ``agg*``, the
+#: back items' maps ``b*`` and their (START time, last leading negation) ``bm``, the front items'
+#: vectors ``f*`` and theirs ``fm``; ``ctr`` holds each segment's back and front sizes
+Segment = namedtuple("Segment", "aggI aggF bI bF bm fI fF fm")
+
 STATE_FIELDS = ("aggI0", "aggF0", "bI0", "bF0", "bm0", "fI0", "fF0", "fm0",
                 "aggI1", "aggF1", "bI1", "bF1", "bm1", "fI1", "fF1", "fm1",
                 "ctr", "pk", "pVI", "pVF", "pres", "totI", "totF", "lastI", "lastF")
@@ -309,10 +315,8 @@ class PartState:
 
     # -- segments ------------------------------------------------------------------------------
 
-    def seg(self, s: int) -> tuple:
-        if s == 0:
-            return self.aggI0, self.aggF0, self.bI0, self.bF0, self.bm0, self.fI0, self.fF0, self.fm0
-        return self.aggI1, self.aggF1, self.bI1, self.bF1, self.bm1, self.fI1, self.fF1, self.fm1
+    def seg(self, s: int) -> "Segment":
+        return Segment(*(getattr(self, f"{n}{s}") for n in Segment._fields))
 
     def items(self, s: int) -> int:
         return int(self.ctr[2 * s] + self.ctr[2 * s + 1])

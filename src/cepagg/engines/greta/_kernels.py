@@ -85,6 +85,10 @@ R_TS, R_STATE, R_ALIVE, R_BLO, R_BHI, R_KMIN, R_KMAX = 0, 1, 2, 3, 4, 5, 6
 SC_NOW, SC_NV, SC_VSTART, SC_BHI, SC_BLO, SC_PEND, SC_PCOMMIT, SC_WLO, SC_WHI, SC_NREC, \
     SC_RSTART, SC_OUTN, SC_TLAST, SC_HASLAST, SC_NCOMMIT = range(15)
 N_SC = 15
+# a negative graph's plan scalars, state scalars and vertex columns
+NPI_W, NPI_NG = 0, 1
+NSC_NOW, NSC_NV, NSC_PEND, NSC_MAXLS, NSC_OUTN = range(5)
+N3_TS, N3_STATE, N3_LS = 0, 1, 2
 
 
 @jit
@@ -918,19 +922,18 @@ def take_event(P, G, E, X, i, t):
 def neg_run(P, G, E, X, i0, until):
     """A negative sub-pattern's graph over a batch: finished matches as (end, latest start).
 
-    Plan ``P``: (pi, st_start, st_end, tr_off, TR, der_off, DER, pg_off, PGC, pg_val);
-    pi = [W or 0, number of negation bits, -].
-    State ``G``: (sc, negM, V3, v_col, v_colv, o_t, o_ls); V3 columns ts, state, latest
-    start; sc = [now, nv, pend, emitted max start, out count].
-    Batch ``E``: (e_ts, e_state, e_col, e_colv, neg_t, neg_ls, neg_off, neg_used) -- the last
-    four are the matches of the child negations (nested NOT).
+    ``P``, ``G``, ``E``, ``X``: plan, state, batch and scratch (:mod:`.kernel_args`); the batch
+    carries the matches of the child negations (nested NOT). A vertex keeps the latest start of
+    the sub-pattern matches ending at it; a match whose latest start does not raise the maximum
+    reported so far (``sc[NSC_MAXLS]``) is useless and dropped.
     """
-    (pi, st_start, st_end, tr_off, TR, der_off, DER, pg_off, PGC, pg_val) = P
-    (sc, negM, V3, v_col, v_colv, o_t, o_ls) = G
-    (e_ts, e_state, e_col, e_colv, neg_t, neg_ls, neg_off, neg_used) = E
-    (sv, sk, thr) = X
-    W = pi[0]
-    ng = pi[1]
+    sc, negM, V3, v_col, v_colv, o_t, o_ls = G.sc, G.negM, G.V3, G.v_col, G.v_colv, G.o_t, G.o_ls
+    st_start, st_end, tr_off, TR, der_off, DER = P.st_start, P.st_end, P.tr_off, P.TR, P.der_off, P.DER
+    e_ts, e_state, e_col, e_colv = E.e_ts, E.e_state, E.e_col, E.e_colv
+    neg_t, neg_ls, neg_off, neg_used = E.neg_t, E.neg_ls, E.neg_off, E.neg_used
+    thr = X.thr
+    W = P.pi[NPI_W]
+    ng = P.pi[NPI_NG]
     n = e_ts.shape[0]
     cap = V3.shape[0]
     for d in range(DER.shape[0]):
@@ -939,7 +942,7 @@ def neg_run(P, G, E, X, i0, until):
     while True:
         final = i >= n
         t = until if final else e_ts[i]
-        if t > sc[0]:
+        if t > sc[NSC_NOW]:
             # child matches ending before t; drop vertices no match can use any more
             for g in range(ng):
                 j = neg_off[g] + neg_used[g]
@@ -951,8 +954,8 @@ def neg_run(P, G, E, X, i0, until):
             for d in range(DER.shape[0]):
                 thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
             w = 0
-            for v in range(sc[1]):
-                if V3[v, 2] <= sc[3] or (W > 0 and V3[v, 2] <= t - W):
+            for v in range(sc[NSC_NV]):
+                if V3[v, N3_LS] <= sc[NSC_MAXLS] or (W > 0 and V3[v, N3_LS] <= t - W):
                     continue
                 if w != v:
                     for j in range(3):
@@ -961,54 +964,54 @@ def neg_run(P, G, E, X, i0, until):
                         v_col[w, j] = v_col[v, j]
                         v_colv[w, j] = v_colv[v, j]
                 w += 1
-            sc[1] = w
-            sc[2] = w
-            sc[0] = t - 1 if final else t
+            sc[NSC_NV] = w
+            sc[NSC_PEND] = w
+            sc[NSC_NOW] = t - 1 if final else t
         if final:
             break
         s = e_state[i]
         i += 1
-        if sc[1] >= cap:
+        if sc[NSC_NV] >= cap:
             return GROW_V, i - 1
         ls = NEG_INF
         if st_start[s]:
             ls = t
         for tr in range(tr_off[s], tr_off[s + 1]):
             x = TR[tr, TR_SRC]
-            for v in range(sc[2]):
-                if V3[v, 1] != x or V3[v, 2] <= ls:
+            for v in range(sc[NSC_PEND]):
+                if V3[v, N3_STATE] != x or V3[v, N3_LS] <= ls:
                     continue
                 ok = False
                 for d in range(der_off[tr], der_off[tr + 1]):
-                    if DER[d, D_MASK] != 0 and V3[v, 0] < thr[d]:
+                    if DER[d, D_MASK] != 0 and V3[v, N3_TS] < thr[d]:
                         continue
                     p = DER[d, D_PROG]
-                    if p >= 0 and prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v,
-                                           e_col, e_colv, i - 1, sv, sk) != 1:
+                    if p >= 0 and prog_run(P.PGC, P.pg_val, P.pg_off[p], P.pg_off[p + 1], v_col, v_colv, v,
+                                           e_col, e_colv, i - 1, X.sv, X.sk) != 1:
                         continue
                     ok = True
                     break
                 if ok:
-                    ls = V3[v, 2]
-        if ls == NEG_INF or ls <= sc[3] or (W > 0 and t - ls >= W):
+                    ls = V3[v, N3_LS]
+        if ls == NEG_INF or ls <= sc[NSC_MAXLS] or (W > 0 and t - ls >= W):
             continue
         if st_end[s]:
-            m = sc[4]
+            m = sc[NSC_OUTN]
             if m >= o_t.shape[0]:
                 return GROW_REC, i - 1
             o_t[m] = t
             o_ls[m] = ls
-            sc[4] = m + 1
-            sc[3] = ls
+            sc[NSC_OUTN] = m + 1
+            sc[NSC_MAXLS] = ls
             continue  # extending it can only give matches with starts <= ls: useless
-        v = sc[1]
-        V3[v, 0] = t
-        V3[v, 1] = s
-        V3[v, 2] = ls
+        v = sc[NSC_NV]
+        V3[v, N3_TS] = t
+        V3[v, N3_STATE] = s
+        V3[v, N3_LS] = ls
         for j in range(v_col.shape[1]):
             v_col[v, j] = e_col[i - 1, j]
             v_colv[v, j] = e_colv[i - 1, j]
-        sc[1] = v + 1
+        sc[NSC_NV] = v + 1
     return DONE, n
 
 

@@ -39,7 +39,7 @@ from . import layout as lay
 from . import plan as pl
 from . import results as res
 from ..kernels import twin as _twin
-from .kernel_args import PosBatch
+from .kernel_args import NegBatch, PosBatch
 from .numbers import decode_floats, to_ints
 from .state import NegState, PosState
 
@@ -286,11 +286,11 @@ class Greta(Engine):
             neg_ls = np.concatenate([q[1] for q in qt]) if G else np.zeros(0, np.int64)
             neg_used = np.zeros(G, dtype=np.int64)
             col, colv = ncols[h]
-            E = (view.ts[sel], neg_states[h][sel], np.ascontiguousarray(col[sel]),
-                 np.ascontiguousarray(colv[sel]), neg_t.astype(np.int64), neg_ls.astype(np.int64),
-                 neg_off, neg_used)
+            E = NegBatch(view.ts[sel], neg_states[h][sel], np.ascontiguousarray(col[sel]),
+                         np.ascontiguousarray(colv[sel]), neg_t.astype(np.int64), neg_ls.astype(np.int64),
+                         neg_off, neg_used)
             kern = self.kernels
-            nder = len(g_layout.kernel_plan[6])
+            nder = len(g_layout.kernel_plan.DER)
             i = 0
             found_t, found_ls = [], []
             while True:

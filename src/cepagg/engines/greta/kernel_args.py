@@ -1,5 +1,5 @@
-"""The named records :func:`._kernels.pos_run` takes: the plan, the graph's arrays, the batch and
-scratch space.
+"""The named records :func:`._kernels.pos_run` and :func:`._kernels.neg_run` take: the plan, the
+graph's arrays, the batch and scratch space.
 
 Named tuples (numba types them field by field), so a kernel reads ``G.sc`` or ``P.TR`` instead of
 unpacking a 46-tuple by position; the arrays' own layouts (columns ``ST_*``, ``TR_*``, ``B_*``,
@@ -34,3 +34,18 @@ PosBatch = namedtuple("PosBatch", "e_ts e_state e_pos e_qpos e_ipos e_col e_colv
 #: scratch: one event's records per start bucket (``tI``, ``tF``, ``tM``), limb and program
 #: stacks, the bucket slots, and derivation thresholds ``thr``
 PosScratch = namedtuple("PosScratch", "tI tF tM tmp sv sk slots thr")
+
+#: a negative sub-pattern's plan (:func:`.layout.build_negative`): scalars ``pi`` (``NPI_*``),
+#: start and end state flags, transitions, derivations and condition programs as in ``PosPlan``
+NegPlan = namedtuple("NegPlan", "pi st_start st_end tr_off TR der_off DER pg_off PGC pg_val")
+
+#: a negative graph's state (:class:`.state.NegState`): scalars ``sc`` (``NSC_*``), latest starts
+#: of the child negations ``negM``, vertices ``V3`` (columns ``N3_*``) with their condition
+#: columns, and the finished matches found, as (end time ``o_t``, latest start ``o_ls``)
+NegArrays = namedtuple("NegArrays", "sc negM V3 v_col v_colv o_t o_ls")
+
+#: one batch of a partition's events for a negative graph, and its child negations' matches
+NegBatch = namedtuple("NegBatch", "e_ts e_state e_col e_colv neg_t neg_ls neg_off neg_used")
+
+#: scratch: program stacks and derivation thresholds
+NegScratch = namedtuple("NegScratch", "sv sk thr")

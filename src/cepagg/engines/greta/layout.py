@@ -33,7 +33,7 @@ from ...lang import ast
 from ...lang.expr import ConditionTypeError
 from . import _kernels as K
 from . import _program as PG
-from .kernel_args import PosPlan
+from .kernel_args import NegPlan, PosPlan
 from .plan import GraphPlan, GretaPlan
 
 
@@ -146,7 +146,7 @@ class GraphLayout:
     plan: GraphPlan
     types: dict[str, int]  # event type -> state
     programs: Programs
-    kernel_plan: tuple
+    kernel_plan: PosPlan | NegPlan
     index_specs: list  # IndexSpec per index id (positive graph)
     index_src: list[int]
 
@@ -200,8 +200,10 @@ def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None,
         st_start[s] = 1
     for s in t.end:
         st_end[s] = 1
-    pi = np.array([within or 0, len(bits), 0], dtype=np.int64)
-    kp = (pi, st_start, st_end, tr_off, TR, der_off, DER) + progs.arrays()
+    pi = np.zeros(3, dtype=np.int64)
+    pi[K.NPI_W] = within or 0
+    pi[K.NPI_NG] = len(bits)
+    kp = NegPlan(pi, st_start, st_end, tr_off, TR, der_off, DER, *progs.arrays())
     types = {st.type: st.index for st in t.states}
     return GraphLayout(gp, types, progs, kp, [], [])
 

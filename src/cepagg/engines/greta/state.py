@@ -21,7 +21,7 @@ from ...lang.expr import ConditionTypeError
 from . import index as _index
 from ..kernels import twin as _twin
 from .index import EMPTY_KEY
-from .kernel_args import PosArrays, PosScratch
+from .kernel_args import NegArrays, NegScratch, PosArrays, PosScratch
 from .layout import DataKindError
 from .numbers import key_codes, to_exact, widen
 
@@ -549,8 +549,8 @@ class NegState:
         self.cap = 16
         self.ocap = 64
         sc = np.zeros(5, dtype=np.int64)
-        sc[0] = K.NEG_INF
-        sc[3] = K.NEG_INF
+        sc[K.NSC_NOW] = K.NEG_INF
+        sc[K.NSC_MAXLS] = K.NEG_INF
         self.a = {
             "sc": sc,
             "negM": np.full(G, K.NEG_INF, dtype=np.int64),
@@ -560,12 +560,10 @@ class NegState:
             "o_t": np.zeros(self.ocap, dtype=np.int64),
             "o_ls": np.zeros(self.ocap, dtype=np.int64),
         }
-        self.X = (np.zeros(64, dtype=np.float64), np.zeros(64, dtype=np.int64),
-                  np.zeros(64, dtype=np.int64))
+        self.X = _neg_scratch()
 
-    def args(self) -> tuple:
-        a = self.a
-        return (a["sc"], a["negM"], a["V3"], a["v_col"], a["v_colv"], a["o_t"], a["o_ls"])
+    def args(self) -> NegArrays:
+        return NegArrays(*(self.a[n] for n in NegArrays._fields))
 
     def grow_vertices(self) -> None:
         for n in ("V3", "v_col", "v_colv"):
@@ -579,20 +577,20 @@ class NegState:
             self.a[n] = np.concatenate([self.a[n], np.zeros(self.ocap, dtype=np.int64)])
         self.ocap *= 2
 
-    def scratch(self, n_derivations: int) -> tuple:
-        if self.X[2].shape[0] < n_derivations:
-            self.X = self.X[:2] + (np.zeros(n_derivations, dtype=np.int64),)
+    def scratch(self, n_derivations: int) -> NegScratch:
+        if self.X.thr.shape[0] < n_derivations:
+            self.X = self.X._replace(thr=np.zeros(n_derivations, dtype=np.int64))
         return self.X
 
     def drain(self) -> tuple[np.ndarray, np.ndarray]:
         sc = self.a["sc"]
-        n = int(sc[4])
+        n = int(sc[K.NSC_OUTN])
         out = self.a["o_t"][:n].copy(), self.a["o_ls"][:n].copy()
-        sc[4] = 0
+        sc[K.NSC_OUTN] = 0
         return out
 
     def empty(self) -> bool:
-        return int(self.a["sc"][1]) == 0
+        return int(self.a["sc"][K.NSC_NV]) == 0
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -601,8 +599,11 @@ class NegState:
 
     def __setstate__(self, d):
         self.__dict__.update(d)
-        self.X = (np.zeros(64, dtype=np.float64), np.zeros(64, dtype=np.int64),
-                  np.zeros(64, dtype=np.int64))
+        self.X = _neg_scratch()
+
+
+def _neg_scratch() -> NegScratch:
+    return NegScratch(np.zeros(64, dtype=np.float64), np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64))
 
 
 # Reference: GRETA (PVLDB 2017) Section 7 "GRETA Runtime Data Structures"
