@@ -22,8 +22,9 @@ ever truncated or wrapped.
 
 The entry points and the two steps of :func:`pos_run` (:func:`move_time`, :func:`take_event`)
 take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays
-they use. Every function is compiled on its own (LLVM still inlines the small ones), which keeps
-numba's compilation short.
+they use. The small helpers of the per-event path (``@inline``: record arithmetic, index
+cleaning, the condition interpreter) are inlined by numba, as a call would cost more than their
+work; every other function is compiled on its own, which keeps numba's compilation short.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
 _rec = kernels.sibling(__name__, "_records", _TWIN)
 _idx = kernels.sibling(__name__, "index", _TWIN)
 _prog = kernels.sibling(__name__, "_program", _TWIN)
@@ -91,12 +93,12 @@ NSC_NOW, NSC_NV, NSC_PEND, NSC_MAXLS, NSC_OUTN = range(5)
 N3_TS, N3_STATE, N3_LS = 0, 1, 2
 
 
-@jit
+@inline
 def floordiv(a, b):
     return a // b
 
 
-@jit
+@inline
 def lead_threshold(negM, mask, ng):
     m = NEG_INF
     for g in range(ng):

@@ -28,13 +28,13 @@ from __future__ import annotations
 from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
-jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # called per candidate predecessor
 
 LOAD_P, LOAD_E, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = range(12)
 CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 
 
-@jit
+@inline
 def run(code, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, sk):
     """Truth (0/1/2) of the program ``code[start:stop]`` (rows: opcode, argument) for
     predecessor row ``prow`` of ``pcol``/``pval`` and event row ``erow`` of ``ecol``/``evalid``.

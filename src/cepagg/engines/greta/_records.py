@@ -27,6 +27,7 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
 
 MASK = 0xFFFFFFFF
 MIN_EMPTY = (1 << 63) - 1
@@ -34,7 +35,7 @@ MAX_EMPTY = -(1 << 63)
 HARD = 1  # "not exact": limbs are checked (the exact twin passes 0)
 
 
-@jit
+@inline
 def limit(n_terms, n_buckets):
     """Largest top limb a *normalised* vertex value may have when stored values are sums of at
     most ``n_terms`` of them (over at most ``n_buckets`` buckets): every sum stays below 2**62,
@@ -42,7 +43,7 @@ def limit(n_terms, n_buckets):
     return (1 << 58) // ((n_terms + 2) * (n_buckets + 2))
 
 
-@jit
+@inline
 def norm(I, row, off, L):
     """Propagate carries of the field at ``I[row, off:off+L]`` (lower limbs into [0, 2**32))."""
     c = 0
@@ -53,7 +54,7 @@ def norm(I, row, off, L):
     I[row, off + L - 1] += c
 
 
-@jit
+@inline
 def normalize(I, row, L, top_limit):
     """Normalise every integer field of a row; True when a top limb reaches ``top_limit``
     (the caller widens the arrays by a limb and retries)."""
@@ -69,7 +70,7 @@ def normalize(I, row, L, top_limit):
     return over
 
 
-@jit
+@inline
 def clear(I, F, M, row, mmin):
     for j in range(I.shape[1]):
         I[row, j] = 0
@@ -79,7 +80,7 @@ def clear(I, F, M, row, mmin):
         M[row, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
 
 
-@jit
+@inline
 def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
     """Record ``d[drow] += s[srow]`` (min/max for M). Limbs are added one by one without
     carrying: a stored value is a sum of normalised values, each limb far below 2**63
@@ -99,7 +100,7 @@ def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
     return False
 
 
-@jit
+@inline
 def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
     """Rows ``d0 .. d0+n-1`` += rows ``s0 .. s0+n-1``. Plain 2-D loops: a flat view
     (``reshape``) would cost a helper call and reference counting on every call, which made up
@@ -125,7 +126,7 @@ def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
                     dM[d0 + r, j] = v
 
 
-@jit
+@inline
 def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
     """Rows ``d0 .. d0+n-1`` = rows ``s0 .. s0+n-1`` (no flat views: see :func:`add_rows`)."""
     for r in range(n):
@@ -137,7 +138,7 @@ def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
             dM[d0 + r, j] = sM[s0 + r, j]
 
 
-@jit
+@inline
 def clear_rows(I, F, M, r0, n, mmin):
     """Rows ``r0 .. r0+n-1`` emptied."""
     for r in range(r0, r0 + n):
@@ -149,7 +150,7 @@ def clear_rows(I, F, M, r0, n, mmin):
             M[r, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
 
 
-@jit
+@inline
 def add_from_ring(dI, dF, dM, d0, sI, sF, sM, sbase, s0, n, R, mmin):
     """Linear rows ``d0..`` += the ring rows ``sbase + slot`` for slots ``s0, s0+1, ...``
     (modulo R): at most two contiguous blocks."""
@@ -161,7 +162,7 @@ def add_from_ring(dI, dF, dM, d0, sI, sF, sM, sbase, s0, n, R, mmin):
         add_rows(dI, dF, dM, d0 + n1, sI, sF, sM, sbase, n - n1, mmin)
 
 
-@jit
+@inline
 def add_ring_to_ring(dI, dF, dM, dbase, sI, sF, sM, sbase, s0, n, R, mmin):
     """Ring rows ``dbase + slot`` += ring rows ``sbase + slot`` for ``n`` slots from ``s0``."""
     n1 = R - s0
@@ -172,7 +173,7 @@ def add_ring_to_ring(dI, dF, dM, dbase, sI, sF, sM, sbase, s0, n, R, mmin):
         add_rows(dI, dF, dM, dbase, sI, sF, sM, sbase, n - n1, mmin)
 
 
-@jit
+@inline
 def copy_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R):
     """Ring rows ``dbase + slot`` (slots from ``s0``) = linear rows ``s_lin0..``."""
     for k in range(n):
@@ -185,7 +186,7 @@ def copy_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R):
             dM[dbase + slot, j] = sM[s_lin0 + k, j]
 
 
-@jit
+@inline
 def sub(dI, dF, drow, sI, sF, srow, L):
     """Record ``d[drow] -= s[srow]`` for the integer and float fields (not M); limb by limb,
     so subtracting a value that was added restores the limbs exactly."""
@@ -195,7 +196,7 @@ def sub(dI, dF, drow, sI, sF, srow, L):
         dF[drow, j] -= sF[srow, j]
 
 
-@jit
+@inline
 def copy(dI, dF, dM, drow, sI, sF, sM, srow):
     for j in range(dI.shape[1]):
         dI[drow, j] = sI[srow, j]
@@ -205,7 +206,7 @@ def copy(dI, dF, dM, drow, sI, sF, sM, srow):
         dM[drow, j] = sM[srow, j]
 
 
-@jit
+@inline
 def nonzero(I, row, field, L):
     """Is the field nonzero? (Sums of counts have no negative limbs, so a zero count has
     only zero limbs.)"""
@@ -216,7 +217,7 @@ def nonzero(I, row, field, L):
     return False
 
 
-@jit
+@inline
 def any_count(I, row0, nrows, L):
     """Is COUNT(*) nonzero in any of the rows ``row0 .. row0+nrows-1``?"""
     for r in range(row0, row0 + nrows):
@@ -226,14 +227,14 @@ def any_count(I, row0, nrows, L):
     return False
 
 
-@jit
+@inline
 def inc(I, row, field, L, hard):
     """``field += 1``."""
     I[row, field * L] += 1
     return False
 
 
-@jit
+@inline
 def add_field(I, row, dst, src, L, hard):
     """``I[row].dst += I[row].src`` (an event's own contribution: COUNT(E) += count)."""
     d = dst * L
@@ -243,7 +244,7 @@ def add_field(I, row, dst, src, L, hard):
     return False
 
 
-@jit
+@inline
 def as_float(I, row, field, L):
     """The field as a float (exact Python int in the L == 1 twin, so products stay exact)."""
     off = field * L
@@ -257,7 +258,7 @@ def as_float(I, row, field, L):
     return x
 
 
-@jit
+@inline
 def mul_add(I, row, dst, src, a, L, hard, tmp):
     """``I[row].dst += a * I[row].src`` for an integer ``|a| < 2**31`` and a normalised
     source; ``tmp`` is scratch of at least ``L + 2`` int64. Returns False when the product

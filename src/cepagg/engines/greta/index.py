@@ -28,6 +28,7 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
 _rec = kernels.sibling(__name__, "_records", _TWIN)
 rec_add = _rec.add
 rec_clear = _rec.clear
@@ -36,7 +37,7 @@ rec_copy_rows = _rec.copy_rows
 rec_clear_rows = _rec.clear_rows
 
 
-@jit
+@inline
 def clean(I, F, M, T, node, base, alive, R, mmin):
     """Before node ``node`` (rows ``base + slot``) is read or written: forget the buckets it
     holds that expired (sequence below ``alive``). ``T[node]`` is the range of buckets the
@@ -54,7 +55,7 @@ def clean(I, F, M, T, node, base, alive, R, mmin):
         T[node, 1] = alive - 1
 
 
-@jit
+@inline
 def held(T, node, lo, hi):
     """Record that node ``node`` now holds buckets ``lo..hi`` too."""
     if T[node, 1] < T[node, 0]:
