@@ -475,6 +475,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo_main(args)
 
 
+def cmd_warmup(args: argparse.Namespace) -> int:
+    from .engines.kernels import COMPILE_SECONDS, warm
+
+    print(f"cepagg: compiling the engines' kernels once per install, ~{max(COMPILE_SECONDS.values())} s "
+          f"(both engines in parallel) ...", file=sys.stderr, flush=True)
+    seconds = warm(log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"cepagg: kernels ready ({seconds:.0f} s); later runs and Spark workers on this machine load them",
+          file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="cepagg", description=(
         "Complex event analytics: aggregate pattern matches without constructing them."))
@@ -535,6 +546,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run example queries over real flight data on Spark (the main job)")
     add_demo_arguments(p)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("warmup", help="compile the engines' kernels now (once per install; ./dev does it)")
+    p.set_defaults(func=cmd_warmup)
     return parser
 
 

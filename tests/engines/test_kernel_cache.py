@@ -3,7 +3,7 @@ the file of each function)."""
 
 from __future__ import annotations
 
-from cepagg.engines.kernel_cache import drop_stale
+from cepagg.engines.kernels import drop_stale
 
 
 def test_cached_kernels_are_dropped_when_a_sibling_or_the_options_change(tmp_path):
@@ -19,14 +19,14 @@ def test_cached_kernels_are_dropped_when_a_sibling_or_the_options_change(tmp_pat
                   "other.f-1.py311.nbi"):
             (cache / f).write_bytes(b"")
 
-    drop_stale(tmp_path, ("_kernels", "_records"), "k.sha256", also=("_jit",))  # first run: stamp
+    drop_stale(tmp_path, ("_kernels", "_records"), "k.sha256", also=(tmp_path / "_jit.py",))  # first run: stamp
     put()
-    drop_stale(tmp_path, ("_kernels", "_records"), "k.sha256", also=("_jit",))
+    drop_stale(tmp_path, ("_kernels", "_records"), "k.sha256", also=(tmp_path / "_jit.py",))
     assert len(cached()) == 4  # nothing changed: the cache stays
     (tmp_path / "_records.py").write_text("# changed\n")
-    drop_stale(tmp_path, ("_kernels", "_records"), "k.sha256", also=("_jit",))
+    drop_stale(tmp_path, ("_kernels", "_records"), "k.sha256", also=(tmp_path / "_jit.py",))
     assert cached() == ["other.f-1.py311.nbi"]  # another module's kernels are not ours
     put()
     (tmp_path / "_jit.py").write_text("# other options\n")
-    drop_stale(tmp_path, ("_kernels", "_records"), "k.sha256", also=("_jit",))
+    drop_stale(tmp_path, ("_kernels", "_records"), "k.sha256", also=(tmp_path / "_jit.py",))
     assert cached() == ["other.f-1.py311.nbi"]

@@ -1,4 +1,5 @@
-"""The A-Seq test vectors of notes/aseq.md §5 (the same as test_reference_vectors.py), on aseq,
+"""Test vectors from the worked examples of A-Seq (SIGMOD 2014: Figs. 1-2, 4, 6-11; the same as
+test_reference_vectors.py), on aseq,
 plus vectors for the corner cases the issue names (negation right after START, consecutive,
 leading and trailing negation, repeated types, equal timestamps)."""
 

@@ -1,4 +1,4 @@
-"""The compiled kernels and their pure-Python twins (same source, cepagg.engines.greta._jit)
+"""The compiled kernels and their pure-Python twins (same source, cepagg.engines.kernels)
 agree, and the small pieces they are built from are right."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from generators import cases, random_stream
 from patterns import random_query
 
 from cepagg.engines.greta import Greta, _program, _records, index
-from cepagg.engines.greta._jit import twin
+from cepagg.engines.kernels import twin as _twin
 from cepagg.engines.greta.numbers import to_ints, widen
 from cepagg.events import EventBatch
 from cepagg.lang import ast, compile_query
@@ -33,7 +33,7 @@ def test_engine_twin_and_compiled_agree_row_for_row():
 
 @pytest.mark.parametrize("module", ["compiled", "twin"])
 def test_limbs_add_and_multiply_exactly(module):
-    rec = _records if module == "compiled" else twin("_records")
+    rec = _records if module == "compiled" else _twin(_records.__name__)
     rng = random.Random(3)
     for _ in range(200):
         L = rng.randint(1, 4)
@@ -64,8 +64,8 @@ def test_limbs_add_and_multiply_exactly(module):
 def test_fenwick_prefix_sums_minima_and_expiry(module):
     """A Fenwick tree of records over 2 bucket slots, as the kernel uses it: inserts along the
     update path, prefix queries, and buckets expiring through the nodes' held ranges."""
-    rec = _records if module == "compiled" else twin("_records")
-    ix = index if module == "compiled" else twin("index")
+    rec = _records if module == "compiled" else _twin(_records.__name__)
+    ix = index if module == "compiled" else _twin(index.__name__)
     rng = random.Random(5)
     n, R = 17, 2
     NI = np.zeros(((n + 1) * R, 1), dtype=np.int64)
@@ -135,7 +135,7 @@ def _expr(rng: random.Random, depth: int = 2) -> ast.Expr:
 
 @pytest.mark.parametrize("module", ["compiled", "twin"])
 def test_edge_programs_match_the_vectorised_evaluator(module):
-    prog = _program if module == "compiled" else twin("_program")
+    prog = _program if module == "compiled" else _twin(_program.__name__)
     rng = random.Random(11)
     n = 40
     cols = {name: (np.array([rng.randint(-3, 3) for _ in range(n)], dtype=np.float64),

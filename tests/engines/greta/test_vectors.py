@@ -1,4 +1,5 @@
-"""Every test vector of notes/greta.md §5, on the GRETA engine.
+"""Test vectors from the worked examples of GRETA (PVLDB 2017) (Figures 4 and 6,
+Example 4) and derived from them, on the GRETA engine.
 
 The reference evaluator reproduces the same vectors in tests/engines/test_reference_vectors.py;
 here they must come out of the graph, without a trend being built.
@@ -10,7 +11,7 @@ import pytest
 from helpers import events, run, stream
 
 FIG4 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"  # GRETA Figure 4
-FIG4_X = dict(x=[5, 10, None, 2, None, 7, None, None, 1, 4, 3])  # notes/greta.md §5.4
+FIG4_X = dict(x=[5, 10, None, 2, None, 7, None, None, 1, 4, 3])  # synthetic values on Figure 4
 PRICES = [10, 2, 9, 8, 7, 1, 6, 5, 4, 3]
 
 

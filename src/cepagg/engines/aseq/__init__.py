@@ -11,7 +11,8 @@ Modules, in the order data flows through them:
 * :mod:`.chop`, :mod:`.sharing` — Chop-Connect with snapshots, the sharing optimizer;
 * :mod:`.workload`, :mod:`.engine` — the workload API and the ``aseq`` engine.
 
-Reference: seeds/000_a810ddb1f10442b7.txt (Qi, Cao, Ray, Rundensteiner, SIGMOD 2014).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014.
 """
 
 from .engine import Aseq

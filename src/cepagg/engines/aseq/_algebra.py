@@ -3,7 +3,8 @@
 Per START event A-Seq keeps a *prefix counter vector*: for each node ``j`` of the pattern (a
 position of a SEQ, or a node of a PreTree), the number ``c[j]`` of valid prefix matches ending
 there (paper Lemma 1-2), plus, for SUM/COUNT(E)/AVG, the totals ``lin[j]`` of a value over those
-prefixes, and for MIN/MAX the extreme ``mx[j]`` (the corrected method of notes/aseq.md §4.7).
+prefixes, and for MIN/MAX the extreme ``mx[j]`` (the paper's §5 sketch is wrong in general: its MAX
+can come from an event in no match; here extremes propagate per prefix).
 
 Everything that happens at one timestamp — events extending prefixes (Lemma 1), negative
 events resetting the prefix before them (the Recounting Rule, Lemma 6) — is the same map for
@@ -20,26 +21,17 @@ plain Python on object arrays is the exact twin (Python integers never overflow)
 ``checked`` set, every integer operation is checked against :data:`LIMIT` via a float shadow and
 the function reports overflow instead of wrapping; callers then redo the step exactly.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.1 (DPC, Lemma 1-2), §3.3 (Lemma 5-6), §5 (SUM,
-MAX; corrected in notes/aseq.md §4.7).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.1 (DPC, Lemma 1-2), §3.3 (Lemma 5-6), §5 (SUM, MAX: propagated
+per prefix instead of the paper's sketch).
 """
 
 import numpy as np
 
-try:
-    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821 - set by the twin loader
-except NameError:
-    _TWIN = False
+from .. import kernels
 
-if _TWIN:
-    def jit(f):
-        return f
-else:
-    import numba
-
-    # no allocation happens in kernels, so reference counting (a cost per array argument of every
-    # call) is switched off
-    jit = numba.njit(cache=True, nogil=True, _nrt=False)
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
 
 LIN = 0
 MAX = 1
@@ -301,5 +293,5 @@ def combine_vec(aI, aF, bI, bF, oI, oF, j0, j1, kindI, kindF, checked):
     return ok
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.1 Lemma 1-2 (DPC), §3.3 Lemma 5-6 (Recounting
-# Rule), §5 (SUM/MAX, corrected by notes/aseq.md §4.7); the map view is this project's.
+# Reference: A-Seq (SIGMOD 2014) §3.1 Lemma 1-2 (DPC), §3.3 Lemma 5-6 (Recounting Rule), §5
+# (SUM/MAX, propagated per prefix instead of the paper's sketch); the map view is this project's.

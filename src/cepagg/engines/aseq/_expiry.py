@@ -1,29 +1,26 @@
 """Time passing in a partition: STARTs expire and unblock, SLIDE windows close, rows are written.
 
-A START is active at instant ``t`` iff ``t < start + w`` (notes/aseq.md §4.2: Fig. 5's test is
+A START is active at instant ``t`` iff ``t < start + w`` (the paper's Fig. 5 tests ``exp < ts``,
 inverted); a START blocked by a leading negative event ``n`` (one lies in ``(t - w, start)``) is
-unblocked at ``n + w``. Under WITHIN alone a START's matches are final when it leaves, so its
-vector at the output nodes is added to the totals then (its trailing negation has been checked up
-to ``start + w``). A SLIDE window ``[k·s, k·s+w)`` is the state at its last instant ``k·s+w-1``.
-Groups spanning partitions get *records*: the window sum whenever it changes (:mod:`.merge`).
+unblocked at ``n + w``. Under WITHIN alone a START's matches are final when it leaves, so its vector
+at the output nodes is added to the totals then (its trailing negation has been checked up to
+``start + w``). A SLIDE window ``[k·s, k·s+w)`` is the state at its last instant ``k·s+w-1``. Groups
+spanning partitions get *records*: the window sum whenever it changes (:mod:`.merge`).
 
 Functions take arrays and scalars only (numba); the twin loader runs the same source as Python.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (Lemma 3, SEM step 4); notes/aseq.md §4.2, §7.4.
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.2 (Lemma 3, SEM step 4).
 """
 
 import numpy as np
 
-try:
-    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
-    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
-    S = _ASEQ_DEPS["windows"]  # type: ignore[name-defined]  # noqa: F821
-except NameError:
-    _TWIN = False
-    from . import _algebra as A
-    from . import windows as S
+from .. import kernels
 
-jit = A.jit
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+A = kernels.sibling(__name__, "_algebra", _TWIN)
+S = kernels.sibling(__name__, "windows", _TWIN)
 
 # modes
 TOTAL = 0
@@ -114,7 +111,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
     """Unblock and expire STARTs up to time ``t`` (both effective at instants >= their time)."""
     w = prm[P_W]
     mode = prm[P_MODE]
-    checked = prm[P_CHECKED]
+    checked = prm[P_CHECKED] != 0
     aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
     if w < 0:
         if t == INF and mode == TOTAL:  # no window: every START's matches are final at the end
@@ -191,7 +188,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
 @jit
 def room(seg, ctr, s, extra):
     """Can segment ``s`` take ``extra`` more items (else the caller grows it: status 4)?"""
-    return S.size(ctr, s) + extra <= seg[4].shape[0]
+    return S.size(ctr, s) + extra <= seg.bm.shape[0]
 
 
 @jit
@@ -221,7 +218,7 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
     """Bring the state to instant ``t`` (before its events): report SLIDE windows that closed
     before ``t``, then expire up to ``t``."""
     mode = prm[P_MODE]
-    checked = prm[P_CHECKED]
+    checked = prm[P_CHECKED] != 0
     w = prm[P_W]
     s = prm[P_S]
     O = outnode.shape[0]
@@ -249,5 +246,5 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
 
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM: expiry, Lemma 3-4, output on expiry),
-# notes/aseq.md §4.2 (the corrected expiry test), docs/semantics.md §7 (result modes).
+# Reference: A-Seq (SIGMOD 2014) §3.2 (SEM: expiry, Lemma 3-4, output on expiry; Fig. 5's expiry
+# test is inverted), docs/semantics.md §7 (result modes).

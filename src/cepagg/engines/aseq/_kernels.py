@@ -20,24 +20,20 @@ exact twin of this module. Status 1 asks for a larger output buffer, 4 for more 
 window segment, 5 for the totals to be moved to Python integers (they alone would overflow),
 3 reports events out of time order.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM steps 1-4, Fig. 5 corrected in
-notes/aseq.md §4.2), §3.3 (Recounting Rule), §3.4 (filters); notes/aseq.md §7.4-7.7, §7.11.
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.2 (SEM steps 1-4; its Fig. 5 tests ``exp < ts``, inverted: a
+START is active while ``ts < exp``), §3.3 (Recounting Rule), §3.4 (filters).
 """
 
 import numpy as np
 
-try:
-    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
-    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
-    S = _ASEQ_DEPS["windows"]  # type: ignore[name-defined]  # noqa: F821
-    X = _ASEQ_DEPS["_expiry"]  # type: ignore[name-defined]  # noqa: F821
-except NameError:
-    _TWIN = False
-    from . import _algebra as A
-    from . import _expiry as X
-    from . import windows as S
+from .. import kernels
 
-jit = A.jit
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+A = kernels.sibling(__name__, "_algebra", _TWIN)
+S = kernels.sibling(__name__, "windows", _TWIN)
+X = kernels.sibling(__name__, "_expiry", _TWIN)
 
 # constants shared with the expiry steps (and read by the runtime as K.*)
 TOTAL, EMIT, RECORD, SLIDE = X.TOTAL, X.EMIT, X.RECORD, X.SLIDE
@@ -67,7 +63,7 @@ def instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, ou
              anc_ptr, anc_idx):
     """Step 4 for the applied pending group: EMIT rows or RECORD rows. Status as for :func:`run`."""
     mode = prm[P_MODE]
-    checked = prm[P_CHECKED]
+    checked = prm[P_CHECKED] != 0
     t = ctr[C_PTS]
     O = outnode.shape[0]
     if ctr[C_NOUT] + O > outM.shape[0]:
@@ -357,5 +353,5 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
     return 0, i
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 Fig. 5 (SEM, corrected: notes/aseq.md §4.2),
+# Reference: A-Seq (SIGMOD 2014) §3.2 Fig. 5 (SEM, with the expiry test corrected),
 # §3.3 (negation), §3.4 (HPC); docs/semantics.md §4, §7 (scopes, result modes).

@@ -18,8 +18,9 @@ result modes (WITHIN alone without leading negation), groups equal to partitions
 EMIT ON CHANGE. This evaluator is plain Python (it exists to share work; see
 :mod:`.sharing` for when it pays).
 
-Reference: seeds/000_a810ddb1f10442b7.txt §4.2 (Chop-Connect, Lemma 7, SnapShot, CNET,
-Examples 8-9 and multi-connect); notes/aseq.md §4.6 (pseudocode verified by brute force).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §4.2 (Chop-Connect, Lemma 7, SnapShot, CNET, Examples 8-9 and
+multi-connect).
 """
 
 from __future__ import annotations
@@ -368,5 +369,5 @@ def _any(masks: list, n: int) -> np.ndarray:
     return out
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §4.2 (Chop-Connect, Lemma 7, SnapShot, Examples 8-9,
-# multi-connect); notes/aseq.md §4.6.
+# Reference: A-Seq (SIGMOD 2014) §4.2 (Chop-Connect, Lemma 7, SnapShot, Examples 8-9,
+# multi-connect).

@@ -15,51 +15,31 @@ results), MIN and MAX, in the integer or floating family by the attribute's type
 Events are encoded per batch into *classes*: the set of roles (feeds) an event can take; each
 class lists its actions on nodes (extend, reset the gap after, leading negation).
 
-This module also chooses the implementation: :data:`KERNELS` is the compiled kernel module,
-:data:`TWIN` the same source run as Python (exact, on object arrays). Set the environment
-variable ``CEPAGG_ASEQ_TWIN=1`` to run everything on the twin.
+This module also chooses the implementation (:mod:`..kernels`): :data:`KERNELS` is the compiled
+kernel module (its twin with ``CEPAGG_TWINS=1``), :data:`TWIN` the same source run as Python
+(exact, on object arrays).
 
-Reference: seeds/000_a810ddb1f10442b7.txt §4.1 (PreTree, Example 7), §5 (aggregates).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
+from collections import namedtuple
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from ..kernel_cache import drop_stale
-from . import _algebra, _expiry, _kernels, windows  # noqa: F401 (_expiry: twin order)
+from .. import kernels
+from . import _algebra, _kernels, windows
 from .plan import Feed, SeqPlan
 
 LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
 
 
-drop_stale(Path(__file__).parent, ("_algebra", "windows", "_expiry", "_kernels"), "aseq-kernels.sha256")
-
-
-def _load_twin():
-    deps: dict = {}
-    mods = {}
-    for name in ("_algebra", "windows", "_expiry", "_kernels"):
-        path = Path(__file__).with_name(f"{name}.py")
-        spec = importlib.util.spec_from_file_location(f"cepagg.engines.aseq._twin_{name}", path)
-        mod = importlib.util.module_from_spec(spec)
-        mod._ASEQ_TWIN = True  # type: ignore[attr-defined]
-        mod._ASEQ_DEPS = dict(deps)  # type: ignore[attr-defined]
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
-        deps[name] = mod
-        mods[name] = mod
-    return mods
-
-
-_TWINS = _load_twin()
-TWIN = _TWINS["_kernels"]
-TWIN_ALGEBRA = _TWINS["_algebra"]
-KERNELS = TWIN if os.environ.get("CEPAGG_ASEQ_TWIN") == "1" else _kernels
+KERNELS = kernels.flavour(_kernels.__name__, False)
+TWIN = kernels.twin(_kernels.__name__)
+TWIN_ALGEBRA = kernels.twin(_algebra.__name__)
 ALGEBRA = _algebra
 WINDOWS = windows
 
@@ -271,6 +251,11 @@ def families(unit: Unit, kinds: dict[str, str]) -> Families:
 # Per-partition state
 
 
+#: one window segment as the kernels take it (:mod:`.windows`): the aggregate map ``agg*``, the
+#: back items' maps ``b*`` and their (START time, last leading negation) ``bm``, the front items'
+#: vectors ``f*`` and theirs ``fm``; ``ctr`` holds each segment's back and front sizes
+Segment = namedtuple("Segment", "aggI aggF bI bF bm fI fF fm")
+
 STATE_FIELDS = ("aggI0", "aggF0", "bI0", "bF0", "bm0", "fI0", "fF0", "fm0",
                 "aggI1", "aggF1", "bI1", "bF1", "bm1", "fI1", "fF1", "fm1",
                 "ctr", "pk", "pVI", "pVF", "pres", "totI", "totF", "lastI", "lastF")
@@ -330,10 +315,8 @@ class PartState:
 
     # -- segments ------------------------------------------------------------------------------
 
-    def seg(self, s: int) -> tuple:
-        if s == 0:
-            return self.aggI0, self.aggF0, self.bI0, self.bF0, self.bm0, self.fI0, self.fF0, self.fm0
-        return self.aggI1, self.aggF1, self.bI1, self.bF1, self.bm1, self.fI1, self.fF1, self.fm1
+    def seg(self, s: int) -> "Segment":
+        return Segment(*(getattr(self, f"{n}{s}") for n in Segment._fields))
 
     def items(self, s: int) -> int:
         return int(self.ctr[2 * s] + self.ctr[2 * s + 1])
@@ -434,5 +417,5 @@ def empty_cells(XI: np.ndarray, XF: np.ndarray, fam: Families) -> None:
         XF[:, c] = 0.0 if k == LIN else (-np.inf if k == MAX else np.inf)
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §4.1 (PreTree, Fig. 9, Example 7), §5 (aggregates);
-# notes/aseq.md §4.5, §7.16-7.17.
+# Reference: A-Seq (SIGMOD 2014) §4.1 (PreTree, Fig. 9, Example 7; queries of one tree share the
+# START type), §5 (aggregates).

@@ -9,8 +9,9 @@ For one unit and one batch this computes, column-wise:
 * the values of aggregated attributes per component, with null masks;
 * for EMIT ON CHANGE, the outputs for which its time is an instant.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (local predicates as arrival filters, hashed
-partitions); docs/semantics.md §6-7 (partitions, instants).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.4 (local predicates as arrival filters, hashed partitions);
+docs/semantics.md §6-7 (partitions, instants).
 """
 
 from __future__ import annotations
@@ -229,4 +230,4 @@ class Encoder:
         return valI, vldI, valF, vldF
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (local predicates, HPC); notes/aseq.md §4.4.
+# Reference: A-Seq (SIGMOD 2014) §3.4 (local predicates, HPC).

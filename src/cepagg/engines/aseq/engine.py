@@ -11,7 +11,8 @@ engine is a thin wrapper: it refuses at plan time what A-Seq cannot answer
 >>> Aseq(q).run(EventBatch.from_rows(rows)).rows
 [(4,)]
 
-Reference: seeds/000_a810ddb1f10442b7.txt (A-Seq, SIGMOD 2014).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014.
 """
 
 from __future__ import annotations
@@ -51,4 +52,4 @@ class Aseq(Engine):
         return [row for _, row in self.workload.finish(state)]
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3 (single-query A-Seq).
+# Reference: A-Seq (SIGMOD 2014) §3 (single-query A-Seq).

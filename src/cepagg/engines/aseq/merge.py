@@ -10,8 +10,9 @@ events of the pattern's types in the group, docs/semantics.md §7). Both are don
 partition has been brought to the same time (the runtime's *horizon*): the group's events must
 reach the engine in time order (with Spark, partition by the group key).
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (HPC: "the query result is the sum over
-partitions"); notes/aseq.md §7.11 (output on change).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.4 (HPC: "the query result is the sum over partitions"), §3.2
+(output when the result changes).
 """
 
 from __future__ import annotations
@@ -184,5 +185,5 @@ def _ug(run: "UnitRun", o: int, pkey: tuple) -> tuple:
     return tuple(pkey[plan.partition_attrs.index(g.attr)] for g in plan.query.group_by if g.var is None)
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (HPC); docs/semantics.md §6-7 (groups gather
+# Reference: A-Seq (SIGMOD 2014) §3.4 (HPC); docs/semantics.md §6-7 (groups gather
 # partitions; EMIT ON CHANGE instants).

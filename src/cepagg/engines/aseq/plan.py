@@ -17,8 +17,10 @@ events, under skip-till-any-match. The bound :class:`~cepagg.lang.model.Query` i
 Everything else is refused at plan time with a sentence saying why (:func:`refusal`); the
 planner then falls back to another engine.
 
-Reference: seeds/000_a810ddb1f10442b7.txt (A-Seq, SIGMOD 2014) §2.1 (query model), §3.4
-(predicates); notes/aseq.md §3, §7.8-7.10.
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §2.1 (query model), §3.4 (predicates); negation at either end of a
+pattern, negation under predicates and cross-event predicates other than equivalence are left open
+by the paper.
 """
 
 from __future__ import annotations
@@ -317,5 +319,5 @@ def _chain_attributes(q: Query, general: list[Condition], positives: list[str]) 
     return tuple(chain)
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §2.1 (query model), §3.3 (negation), §3.4 (local,
-# equivalence predicates, HPC); notes/aseq.md §7.8-7.10 (open decisions taken here).
+# Reference: A-Seq (SIGMOD 2014) §2.1 (query model), §3.3 (negation), §3.4 (local, equivalence
+# predicates, HPC); the cases the paper leaves open are decided here.

@@ -11,8 +11,9 @@ not outlive its window.
 On int64 overflow a partition switches to Python integers (the exact twin of the kernel) from
 the step that overflowed, and back to int64 when its values are small again.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (HPC), §3.2 (output on change); notes/aseq.md
-§7.11, §7.14.
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.4 (HPC), §3.2 (output when the result changes; the paper leaves
+the output policy and the width of counts open).
 """
 
 from __future__ import annotations
@@ -401,5 +402,5 @@ def _extreme(i: int, v, fam: Families):
     return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else v
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.4 (HPC: per-key states, results summed or per
-# group); notes/aseq.md §4.4, §7.10-7.11.
+# Reference: A-Seq (SIGMOD 2014) §3.4 (HPC: per-key states, results summed or per group; GROUP BY
+# with a different key and the output policy are left open by the paper).

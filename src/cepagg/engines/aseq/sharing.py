@@ -27,8 +27,9 @@ two-stacks units a unit event costs a few row operations while a chopped piece p
 item, so chops win only with small windows or rare CNET types — which is what the model says,
 and what ``cepagg explain`` shows.
 
-Reference: seeds/000_a810ddb1f10442b7.txt §4 (PreTree §4.1, Chop-Connect §4.2, the optimizer
-is "assumed to exist"); notes/aseq.md §7.16.
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §4 (PreTree §4.1, Chop-Connect §4.2, the optimizer is "assumed to
+exist").
 """
 
 from __future__ import annotations
@@ -222,5 +223,5 @@ def _optimize(plans: list[SeqPlan], stats: Stats, notes: list[str]) -> dict[int,
     return chosen
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §4.1 (PreTree), §4.2 (Chop-Connect, SnapShot, the
-# optimizer left open); notes/aseq.md §4.5-4.6, §7.16.
+# Reference: A-Seq (SIGMOD 2014) §4.1 (PreTree), §4.2 (Chop-Connect, SnapShot, the optimizer left
+# open).

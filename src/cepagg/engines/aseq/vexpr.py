@@ -145,4 +145,5 @@ def holds_all(exprs, table: pa.Table) -> np.ndarray:
     return out
 
 
-# Reference: docs/semantics.md §5 (conditions, nulls); notes/aseq.md §3.3 (local predicates).
+# Reference: docs/semantics.md §5 (conditions, nulls); A-Seq (SIGMOD 2014) §2.1, §3.4 (local
+# predicates).

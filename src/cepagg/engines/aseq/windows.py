@@ -26,21 +26,19 @@ still blocked by a recent negative event, and the unblocked ones. All functions 
 and scalars only (numba); a segment is the arrays ``agg*, b*, bm, f*, fm`` and its counters in
 ``ctr[2s]`` (back size) and ``ctr[2s+1]`` (front size).
 
-Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM, Lemma 3-4) — this replaces SEM's per-START
-loop; two-stacks: Tangwongsan, Hirzel, Schneider, "Sliding-Window Aggregation Algorithms",
-Encyclopedia of Big Data Technologies (2019).
+Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
+Sequence Patterns", SIGMOD 2014, §3.2 (SEM, Lemma 3-4) — this replaces SEM's per-START loop;
+two-stacks: Tangwongsan, Hirzel, Schneider, "Sliding-Window Aggregation Algorithms", Encyclopedia of
+Big Data Technologies (2019).
 """
 
 import numpy as np
 
-try:
-    _TWIN = _ASEQ_TWIN  # type: ignore[name-defined]  # noqa: F821
-    A = _ASEQ_DEPS["_algebra"]  # type: ignore[name-defined]  # noqa: F821
-except NameError:
-    _TWIN = False
-    from . import _algebra as A
+from .. import kernels
 
-jit = A.jit
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+A = kernels.sibling(__name__, "_algebra", _TWIN)
 
 
 @jit
@@ -154,5 +152,5 @@ def push(aggI, aggF, bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF, c
     return True
 
 
-# Reference: seeds/000_a810ddb1f10442b7.txt §3.2 (SEM, Fig. 5, Lemma 3-4), replaced here by a
-# two-stacks sliding aggregation of the per-timestamp maps; notes/aseq.md §7.15 (SEM's O(k)).
+# Reference: A-Seq (SIGMOD 2014) §3.2 (SEM, Fig. 5, Lemma 3-4: O(k) per event for k active STARTs),
+# replaced here by a two-stacks sliding aggregation of the per-timestamp maps.

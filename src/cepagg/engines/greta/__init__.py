@@ -4,7 +4,7 @@ Modules (one job each): :mod:`.template` (Algorithm 1), :mod:`.split` (Algorithm
 :mod:`.plan` (refusals, predicate classes, aggregation paths), :mod:`.layout` (plan as kernel
 arrays), :mod:`.vector` and :mod:`.encode` (vertex predicates and columns per batch),
 :mod:`._kernels`, :mod:`._records`, :mod:`.index`, :mod:`._program` (compiled loops, each
-with a pure-Python twin, :mod:`._jit`), :mod:`.numbers` (exact integers in limbs),
+with a pure-Python twin, :mod:`..kernels`), :mod:`.numbers` (exact integers in limbs),
 :mod:`.state` (the runtime graph's arrays, a ring of start buckets shared by all windows),
 :mod:`.results` (window results merged across partitions), :mod:`.engine` (the protocol).
 """

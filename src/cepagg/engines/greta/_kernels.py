@@ -20,22 +20,23 @@ Both return ``(status, next_event)``; a status other than ``DONE`` asks the call
 array or widen the integers (:mod:`.numbers`) and call again from ``next_event``: nothing is
 ever truncated or wrapped.
 
-Only the two entry points take tuples (plan, state, batch, scratch; layouts in
-:mod:`.state` and :mod:`.layout`); helpers take the arrays they use, which keeps numba's
-compilation short.
+The entry points and the two steps of :func:`pos_run` (:func:`move_time`, :func:`take_event`)
+take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays
+they use. The small helpers of the per-event path (``@inline``: record arithmetic, index
+cleaning, the condition interpreter) are inlined by numba, as a call would cost more than their
+work; every other function is compiled on its own, which keeps numba's compilation short.
 """
 
 from __future__ import annotations
 
-from . import _jit
+from .. import kernels
 
-_PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
-jit = _jit.jit(_PURE)
-inline = _jit.jit(_PURE, inline=True)
-entry = _jit.jit(_PURE, entry=True)
-_rec = _jit.sibling("_records", _PURE)
-_idx = _jit.sibling("index", _PURE)
-_prog = _jit.sibling("_program", _PURE)
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
+_rec = kernels.sibling(__name__, "_records", _TWIN)
+_idx = kernels.sibling(__name__, "index", _TWIN)
+_prog = kernels.sibling(__name__, "_program", _TWIN)
 
 rec_add = _rec.add
 rec_sub = _rec.sub
@@ -86,6 +87,10 @@ R_TS, R_STATE, R_ALIVE, R_BLO, R_BHI, R_KMIN, R_KMAX = 0, 1, 2, 3, 4, 5, 6
 SC_NOW, SC_NV, SC_VSTART, SC_BHI, SC_BLO, SC_PEND, SC_PCOMMIT, SC_WLO, SC_WHI, SC_NREC, \
     SC_RSTART, SC_OUTN, SC_TLAST, SC_HASLAST, SC_NCOMMIT = range(15)
 N_SC = 15
+# a negative graph's plan scalars, state scalars and vertex columns
+NPI_W, NPI_NG = 0, 1
+NSC_NOW, NSC_NV, NSC_PEND, NSC_MAXLS, NSC_OUTN = range(5)
+N3_TS, N3_STATE, N3_LS = 0, 1, 2
 
 
 @inline
@@ -119,7 +124,7 @@ def clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, slot):
     B[slot, B_SEQ] = -1
 
 
-@inline
+@jit
 def start_bucket(sc, B, negM, mask, ng, mode, hasw, S, t):
     """Sequence number of the start bucket of a trend starting at ``t`` (created when new);
     -1 when no trend may start here (leading negation), -2 when the ring is full."""
@@ -201,7 +206,7 @@ def scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i, epos, 
     return over
 
 
-@inline
+@jit
 def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, e_aval, mmin, L,
                      hard, tmp):
     """COUNT(E), SUM, MIN, MAX: the event's own part, with its complete count. Returns
@@ -242,7 +247,7 @@ def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, 
 # END events: contributions to windows, totals, EMIT accumulators
 
 
-@inline
+@jit
 def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
     """Per-window contribution of the END event just computed, into scratch rows ``R + k -
     kmin``. Returns (overflow, kmin, kmax)."""
@@ -277,7 +282,7 @@ def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
     return False, kmin, kmax
 
 
-@inline
+@jit
 def end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard):
     """WITHIN alone: sum of the buckets whose leading negation allows an end at ``t``."""
     rec_clear(tI, tF, tM, R, mmin)
@@ -398,7 +403,7 @@ def close_window(k, trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM, o_k, OI, OF, OM
     return DONE
 
 
-@inline
+@jit
 def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF, LM, LT, R, L,
            mmin, hard, store):
     """Insert the vertices of the finished timestamp into running totals and indexes.
@@ -504,7 +509,7 @@ def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
         grptr[g] = 0
 
 
-@inline
+@jit
 def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val, sv, sk):
     """skip-till-next-match: event ``i`` could follow the stored vertices of the states it may
     follow, which stop being predecessors of events after ``t``."""
@@ -526,38 +531,16 @@ def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC,
 # the loop
 
 
-@entry
+@jit
 def pos_run(P, G, E, X, i0, until):
     """Process events ``i0..`` of the batch, then move time to ``until`` (exclusive: every
-    event before ``until`` has been seen). Returns ``(status, next_event)``."""
-    (pi, ST, fol, tr_off, TR, der_off, DER, own_off, OWN, mmin, pg_off, PGC, pg_val) = P
-    (sc, negM, gdone, grptr, B, TI, TF, TM, IDX, NI, NF, NM, NT, LI, LF, LM, LT, V, v_irank, v_col,
-     v_colv,
-     VI, VF, VM, w_k, WI, WF, WM, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF, RM, o_k, OI, OF,
-     OM, lastI, lastF, lastM) = G
-    (e_ts, e_state, e_pos, e_qpos, e_ipos, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval,
-     neg_t, neg_ls, neg_off, neg_used) = E
-    (tI, tF, tM, tmp, sv, sk, slots, thr) = X
-    R = B.shape[0]
-    RW = w_k.shape[0]
-    L = TI.shape[1] // pi[PI_FI]
-    hard = 0 if pi[PI_EXACT] else HARD
-    mode = pi[PI_MODE]
-    hasw = pi[PI_HASW]
-    W = pi[PI_W]
-    S = pi[PI_S]
-    strat = pi[PI_STRAT]
-    ng = pi[PI_NG]
-    ns = pi[PI_NS]
-    trail = pi[PI_TRAIL]
-    emit = mode == MODE_EMIT
-    start_state = pi[PI_START]
-    end_state = pi[PI_END]
-    n = e_ts.shape[0]
-    vcap = V.shape[0]
-    rcap = REC.shape[0]
-    for d in range(DER.shape[0]):
-        thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
+    event before ``until`` has been seen). Returns ``(status, next_event)``.
+
+    ``P``, ``G``, ``E``, ``X``: the plan, the graph's arrays, the batch and scratch space
+    (:mod:`.kernel_args`)."""
+    sc = G.sc
+    n = E.e_ts.shape[0]
+    thresholds(P, G, X)
     i = i0
     while True:
         final = i >= n
@@ -566,317 +549,393 @@ def pos_run(P, G, E, X, i0, until):
             if t <= sc[SC_NOW]:
                 break
         else:
-            t = e_ts[i]
+            t = E.e_ts[i]
         if t > sc[SC_NOW]:
-            # ---- time moves on to t: commit the last timestamp's vertices ----
-            if sc[SC_PCOMMIT] < sc[SC_NV]:
-                if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF,
-                          LM, LT, R, L, mmin, hard, pi[PI_STORE]):
-                    return WIDEN, i
-            # ---- EMIT: the value after the last timestamp ----
-            if emit and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
-                st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
-                              sc[SC_NOW], hasw, W, R, L, mmin, hard)
-                if st != DONE:
-                    return st, i
-            # ---- negative matches ending before t, window closes, EMIT changes ----
-            over = False
-            while True:
-                ta = POS_INF
-                for g in range(ng):
-                    j = neg_off[g] + neg_used[g]
-                    if j < neg_off[g + 1] and neg_t[j] < t and neg_t[j] < ta:
-                        ta = neg_t[j]
-                tb = POS_INF
-                if mode == MODE_SLIDE and sc[SC_WLO] <= sc[SC_WHI]:
-                    e = sc[SC_WLO] * S + W
-                    if e <= t:
-                        tb = e
-                tc = POS_INF
-                if emit and hasw and sc[SC_BLO] <= sc[SC_BHI]:
-                    e = B[sc[SC_BLO] & (R - 1), B_KEY] + W
-                    if e < t:
-                        tc = e
-                    for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
-                        slot = seq & (R - 1)
-                        if B[slot, B_M] != NEG_INF:
-                            e = B[slot, B_M] + W
-                            if sc[SC_TLAST] < e and e < t and e < tc:
-                                tc = e
-                tau = ta
-                if tb < tau:
-                    tau = tb
-                if tc < tau:
-                    tau = tc
-                if tau == POS_INF:
-                    break
-                if tb == tau:
-                    st = close_window(sc[SC_WLO], trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM,
-                                      o_k, OI, OF, OM, L, mmin, hard)
-                    if st != DONE:
-                        return st, i
-                    sc[SC_WLO] += 1
-                    continue
-                if ta == tau:
-                    for g in range(ng):
-                        j = neg_off[g] + neg_used[g]
-                        while j < neg_off[g + 1] and neg_t[j] == tau:
-                            ls = neg_ls[j]
-                            if ls > negM[g]:
-                                negM[g] = ls
-                            if (ST[end_state, ST_TRAIL] >> g) & 1 and ls > gdone[g]:
-                                r = grptr[g]
-                                if r < sc[SC_RSTART]:
-                                    r = sc[SC_RSTART]
-                                while r < sc[SC_NREC] and REC[r, R_TS] < ls:
-                                    if REC[r, R_ALIVE]:
-                                        if invalidate_record(r, tau, mode, hasw, W, XI, XF, XM, AI,
-                                                             AF, AM, REC, r_bkey, RI, RF, RM, B,
-                                                             sc, R, L, mmin, hard):
-                                            over = True
-                                    r += 1
-                                grptr[g] = r
-                                gdone[g] = ls
-                            neg_used[g] += 1
-                            j += 1
-                if emit:
-                    if hasw:
-                        while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
-                            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R,
-                                       sc[SC_BLO] & (R - 1))
-                            sc[SC_BLO] += 1
-                    st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF,
-                                  lastM, tau, hasw, W, R, L, mmin, hard)
-                    if st != DONE:
-                        return st, i
-                    sc[SC_TLAST] = tau
-                if over:
-                    return WIDEN, i
-            if mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
-                sc[SC_WLO] = POS_INF
-                sc[SC_WHI] = NEG_INF
-            # ---- expire start buckets no trend ending at t or later can use ----
-            if mode == MODE_SLIDE or hasw:
-                limit = floordiv(t - W, S) + 1 if mode == MODE_SLIDE else t - W + 1
-                while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] < limit:
-                    clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, sc[SC_BLO] & (R - 1))
-                    sc[SC_BLO] += 1
-            # ---- trailing negation: scopes that ended ----
-            if mode == MODE_TOTAL and trail:
-                r = sc[SC_RSTART]
-                while r < sc[SC_NREC] and ((hasw == 0 and t >= POS_INF) or
-                                           (hasw == 1 and REC[r, R_TS] + W <= t)):
-                    if REC[r, R_ALIVE]:
-                        REC[r, R_ALIVE] = 0
-                        for k in range(REC[r, R_BHI] - REC[r, R_BLO] + 1):
-                            rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard)
-                            if rec_normalize(XI, 0, L, TOP if hard else 0):
-                                over = True
-                    r += 1
-                    if over:
-                        return WIDEN, i
-            if mode == MODE_SLIDE and trail:
-                while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_KMAX] < sc[SC_WLO]:
-                    sc[SC_RSTART] += 1
-            if emit and trail and hasw:
-                while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_TS] + W <= t:
-                    sc[SC_RSTART] += 1
-            if emit:
-                st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
-                              t, hasw, W, R, L, mmin, hard)
-                if st != DONE:
-                    return st, i
-                sc[SC_TLAST] = t
+            st = move_time(P, G, E, X, t, final)
+            if st != DONE:
+                return st, i
             if final:
-                sc[SC_NOW] = t - 1
-                sc[SC_PEND] = sc[SC_NV]
-                sc[SC_PCOMMIT] = sc[SC_NV]
-                if sc[SC_VSTART] > 0 or sc[SC_NV] > 0:
-                    compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
-                if sc[SC_RSTART] > 0:
-                    compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
                 break
-            sc[SC_NOW] = t
-            sc[SC_PEND] = sc[SC_NV]
-            sc[SC_PCOMMIT] = sc[SC_NV]
-            for d in range(DER.shape[0]):
-                thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
-        # ---- event i at time t ----
-        s = e_state[i]
-        if sc[SC_NV] >= vcap:
-            if sc[SC_VSTART] > 0 or pi[PI_STORE]:
-                compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
-            if sc[SC_NV] >= vcap:
-                return GROW_V, i
-        if sc[SC_NREC] >= rcap:
-            compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
-            if sc[SC_NREC] >= rcap:
-                return GROW_REC, i
-        seq0 = -1
-        if start_state == s and pi[PI_SLO] <= t and t < pi[PI_SHI]:
-            seq0 = start_bucket(sc, B, negM, ST[s, ST_LEAD], ng, mode, hasw, S, t)
-            if seq0 == -2:
-                return GROW_R, i
-        blo = sc[SC_BLO]
-        nb = sc[SC_BHI] - blo + 1
-        if nb > 0:
-            s0 = blo & (R - 1)
-            for k in range(nb):
-                slots[k] = (blo + k) & (R - 1)
-                rec_clear(tI, tF, tM, k, mmin)
-            over = False
-            for tr in range(tr_off[s], tr_off[s + 1]):
-                x = TR[tr, TR_SRC]
-                kind = TR[tr, TR_KIND]
-                if kind == KIND_TOTAL:
-                    rec_add_from_ring(tI, tF, tM, 0, TI, TF, TM, x * R, s0, nb, R, mmin)
-                elif kind == KIND_INDEX:
-                    ix = TR[tr, TR_ARG]
-                    q = e_qpos[i, ix]
-                    if IDX[ix, IX_POINT]:
-                        if q >= 0:
-                            leaf = IDX[ix, IX_LOFF] + q
-                            fen_clean(LI, LF, LM, LT, leaf, leaf * R, blo, R, mmin)
-                            rec_add_from_ring(tI, tF, tM, 0, LI, LF, LM, leaf * R, s0, nb, R, mmin)
-                    else:
-                        j = q
-                        off = IDX[ix, IX_OFF]
-                        while j > 0:
-                            node = off + j
-                            fen_clean(NI, NF, NM, NT, node, node * R, blo, R, mmin)
-                            rec_add_from_ring(tI, tF, tM, 0, NI, NF, NM, node * R, s0, nb, R, mmin)
-                            j -= j & (-j)
-                else:
-                    if scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i,
-                                 e_pos[i], t, tr, der_off, DER, thr, pg_off, PGC, pg_val, sv, sk,
-                                 slots, blo, nb, x, R, L, mmin, hard, strat, sc[SC_VSTART],
-                                 sc[SC_PEND]):
-                        over = True
-                if over:
-                    return WIDEN, i
-            if seq0 >= 0:
-                rec_inc(tI, seq0 - blo, 0, L, hard)
-            if rec_any_count(tI, 0, nb, L):
-                # the largest top limb a vertex value may have so that no stored sum wraps
-                top = 0
-                if hard:
-                    terms = sc[SC_NCOMMIT] - B[blo & (R - 1), B_C0] + 1
-                    top = rec_limit(terms, R + RW)
-                for k in range(nb):
-                    if rec_normalize(tI, k, L, top):
-                        return WIDEN, i
-                if own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm,
-                                    e_aval, mmin, L, hard, tmp):
-                    return WIDEN, i
-                for k in range(nb):
-                    if rec_normalize(tI, k, L, top):
-                        return WIDEN, i
-                over = False
-                if end_state == s:
-                    kmin = 0
-                    kmax = 0
-                    if mode == MODE_SLIDE:
-                        bad, kmin, kmax = end_slide(tI, tF, tM, B, slots, t, W, S, nb, R,
-                                                    pi[PI_SUFFIX], L, mmin, hard)
-                    elif mode == MODE_TOTAL:
-                        bad = end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard)
-                    else:
-                        bad = False
-                    if bad:
-                        return WIDEN, i
-                    if trail:
-                        r = sc[SC_NREC]
-                        REC[r, R_TS] = t
-                        REC[r, R_STATE] = s
-                        REC[r, R_ALIVE] = 1
-                        REC[r, R_BLO] = blo
-                        REC[r, R_BHI] = blo + nb - 1
-                        REC[r, R_KMIN] = kmin
-                        REC[r, R_KMAX] = kmax
-                        if mode == MODE_SLIDE:
-                            for k in range(kmin, kmax + 1):
-                                rec_copy(RI, RF, RM, r * RW + (k & (RW - 1)), tI, tF, tM, R + k - kmin)
-                        else:
-                            for k in range(nb):
-                                r_bkey[r, k] = B[slots[k], B_KEY]
-                                if mode == MODE_TOTAL and hasw and B[slots[k], B_M] > t - W:
-                                    rec_clear(RI, RF, RM, r * R + k, mmin)
-                                else:
-                                    rec_copy(RI, RF, RM, r * R + k, tI, tF, tM, k)
-                        sc[SC_NREC] = r + 1
-                    if mode == MODE_SLIDE:
-                        if sc[SC_WLO] > sc[SC_WHI]:
-                            sc[SC_WLO] = kmin
-                            sc[SC_WHI] = kmax
-                        if kmin < sc[SC_WLO]:
-                            sc[SC_WLO] = kmin
-                        if kmax > sc[SC_WHI]:
-                            sc[SC_WHI] = kmax
-                        for k in range(kmin, kmax + 1):
-                            slot = k & (RW - 1)
-                            if w_k[slot] != k:
-                                rec_clear(WI, WF, WM, slot, mmin)
-                                w_k[slot] = k
-                            if not trail:
-                                if rec_add(WI, WF, WM, slot, tI, tF, tM, R + k - kmin, L, mmin, hard):
+        st, i = take_event(P, G, E, X, i, t)
+        if st != DONE:
+            return st, i
+    return DONE, n
+
+
+@jit
+def thresholds(P, G, X):
+    """Each derivation's lower bound on a predecessor's time set by the leading negations."""
+    DER = P.DER
+    thr = X.thr
+    for d in range(DER.shape[0]):
+        thr[d] = lead_threshold(G.negM, DER[d, D_MASK], P.pi[PI_NG])
+
+
+@jit
+def move_time(P, G, E, X, t, final):
+    """Time moves on to ``t`` (the next event's, or ``until`` when ``final``): commit the last
+    timestamp's vertices, apply negative matches, close windows, expire start buckets, report
+    EMIT changes. Returns a status (``DONE``: go on with the event)."""
+    pi, ST, mmin = P.pi, P.ST, P.mmin
+    sc, negM, gdone, grptr, B, TI, TF, TM, IDX = G.sc, G.negM, G.gdone, G.grptr, G.B, G.TI, G.TF, G.TM, G.IDX
+    NI, NF, NM, NT, LI, LF, LM, LT, V = G.NI, G.NF, G.NM, G.NT, G.LI, G.LF, G.LM, G.LT, G.V
+    v_irank, v_col, v_colv, VI, VF, VM, w_k, WI = G.v_irank, G.v_col, G.v_colv, G.VI, G.VF, G.VM, G.w_k, G.WI
+    WF, WM, XI, XF, XM, AI, AF, AM, REC = G.WF, G.WM, G.XI, G.XF, G.XM, G.AI, G.AF, G.AM, G.REC
+    r_bkey, RI, RF, RM, o_k, OI, OF, OM, lastI = G.r_bkey, G.RI, G.RF, G.RM, G.o_k, G.OI, G.OF, G.OM, G.lastI
+    lastF, lastM = G.lastF, G.lastM
+    neg_t, neg_ls, neg_off, neg_used = E.neg_t, E.neg_ls, E.neg_off, E.neg_used
+    tI, tF, tM = X.tI, X.tF, X.tM
+    R = G.B.shape[0]
+    L = G.TI.shape[1] // P.pi[PI_FI]
+    hard = 0 if P.pi[PI_EXACT] else HARD
+    mode = P.pi[PI_MODE]
+    hasw = P.pi[PI_HASW]
+    W = P.pi[PI_W]
+    S = P.pi[PI_S]
+    strat = P.pi[PI_STRAT]
+    ng = P.pi[PI_NG]
+    trail = P.pi[PI_TRAIL]
+    emit = P.pi[PI_MODE] == MODE_EMIT
+    end_state = P.pi[PI_END]
+    # ---- time moves on to t: commit the last timestamp's vertices ----
+    if sc[SC_PCOMMIT] < sc[SC_NV]:
+        if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF,
+                  LM, LT, R, L, mmin, hard, pi[PI_STORE]):
+            return WIDEN
+    # ---- EMIT: the value after the last timestamp ----
+    if emit and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
+        st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
+                      sc[SC_NOW], hasw, W, R, L, mmin, hard)
+        if st != DONE:
+            return st
+    # ---- negative matches ending before t, window closes, EMIT changes ----
+    over = False
+    while True:
+        ta = POS_INF
+        for g in range(ng):
+            j = neg_off[g] + neg_used[g]
+            if j < neg_off[g + 1] and neg_t[j] < t and neg_t[j] < ta:
+                ta = neg_t[j]
+        tb = POS_INF
+        if mode == MODE_SLIDE and sc[SC_WLO] <= sc[SC_WHI]:
+            e = sc[SC_WLO] * S + W
+            if e <= t:
+                tb = e
+        tc = POS_INF
+        if emit and hasw and sc[SC_BLO] <= sc[SC_BHI]:
+            e = B[sc[SC_BLO] & (R - 1), B_KEY] + W
+            if e < t:
+                tc = e
+            for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
+                slot = seq & (R - 1)
+                if B[slot, B_M] != NEG_INF:
+                    e = B[slot, B_M] + W
+                    if sc[SC_TLAST] < e and e < t and e < tc:
+                        tc = e
+        tau = ta
+        if tb < tau:
+            tau = tb
+        if tc < tau:
+            tau = tc
+        if tau == POS_INF:
+            break
+        if tb == tau:
+            st = close_window(sc[SC_WLO], trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM,
+                              o_k, OI, OF, OM, L, mmin, hard)
+            if st != DONE:
+                return st
+            sc[SC_WLO] += 1
+            continue
+        if ta == tau:
+            for g in range(ng):
+                j = neg_off[g] + neg_used[g]
+                while j < neg_off[g + 1] and neg_t[j] == tau:
+                    ls = neg_ls[j]
+                    if ls > negM[g]:
+                        negM[g] = ls
+                    if (ST[end_state, ST_TRAIL] >> g) & 1 and ls > gdone[g]:
+                        r = grptr[g]
+                        if r < sc[SC_RSTART]:
+                            r = sc[SC_RSTART]
+                        while r < sc[SC_NREC] and REC[r, R_TS] < ls:
+                            if REC[r, R_ALIVE]:
+                                if invalidate_record(r, tau, mode, hasw, W, XI, XF, XM, AI,
+                                                     AF, AM, REC, r_bkey, RI, RF, RM, B,
+                                                     sc, R, L, mmin, hard):
                                     over = True
-                    elif mode == MODE_TOTAL:
-                        if not trail:
-                            rec_add(XI, XF, XM, 0, tI, tF, tM, R, L, mmin, hard)
-                            if rec_normalize(XI, 0, L, TOP if hard else 0):
-                                over = True
+                            r += 1
+                        grptr[g] = r
+                        gdone[g] = ls
+                    neg_used[g] += 1
+                    j += 1
+        if emit:
+            if hasw:
+                while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
+                    clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R,
+                               sc[SC_BLO] & (R - 1))
+                    sc[SC_BLO] += 1
+            st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF,
+                          lastM, tau, hasw, W, R, L, mmin, hard)
+            if st != DONE:
+                return st
+            sc[SC_TLAST] = tau
+        if over:
+            return WIDEN
+    if mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
+        sc[SC_WLO] = POS_INF
+        sc[SC_WHI] = NEG_INF
+    # ---- expire start buckets no trend ending at t or later can use ----
+    if mode == MODE_SLIDE or hasw:
+        limit = floordiv(t - W, S) + 1 if mode == MODE_SLIDE else t - W + 1
+        while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] < limit:
+            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, sc[SC_BLO] & (R - 1))
+            sc[SC_BLO] += 1
+    # ---- trailing negation: scopes that ended ----
+    if mode == MODE_TOTAL and trail:
+        r = sc[SC_RSTART]
+        while r < sc[SC_NREC] and ((hasw == 0 and t >= POS_INF) or
+                                   (hasw == 1 and REC[r, R_TS] + W <= t)):
+            if REC[r, R_ALIVE]:
+                REC[r, R_ALIVE] = 0
+                for k in range(REC[r, R_BHI] - REC[r, R_BLO] + 1):
+                    rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard)
+                    if rec_normalize(XI, 0, L, TOP if hard else 0):
+                        over = True
+            r += 1
+            if over:
+                return WIDEN
+    if mode == MODE_SLIDE and trail:
+        while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_KMAX] < sc[SC_WLO]:
+            sc[SC_RSTART] += 1
+    if emit and trail and hasw:
+        while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_TS] + W <= t:
+            sc[SC_RSTART] += 1
+    if emit:
+        st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
+                      t, hasw, W, R, L, mmin, hard)
+        if st != DONE:
+            return st
+        sc[SC_TLAST] = t
+    if final:
+        sc[SC_NOW] = t - 1
+        sc[SC_PEND] = sc[SC_NV]
+        sc[SC_PCOMMIT] = sc[SC_NV]
+        if sc[SC_VSTART] > 0 or sc[SC_NV] > 0:
+            compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
+        if sc[SC_RSTART] > 0:
+            compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
+        return DONE
+    sc[SC_NOW] = t
+    sc[SC_PEND] = sc[SC_NV]
+    sc[SC_PCOMMIT] = sc[SC_NV]
+    thresholds(P, G, X)
+    return DONE
+
+
+@jit
+def take_event(P, G, E, X, i, t):
+    """Event ``i`` at time ``t``: its record per start bucket from its predecessors', its
+    contribution to the results if it ends a trend, and its vertex for later events.
+    Returns ``(status, next event)``."""
+    pi, ST, fol, tr_off, TR, der_off, DER = P.pi, P.ST, P.fol, P.tr_off, P.TR, P.der_off, P.DER
+    own_off, OWN, mmin, pg_off, PGC, pg_val = P.own_off, P.OWN, P.mmin, P.pg_off, P.PGC, P.pg_val
+    sc, negM, grptr, B, TI, TF, TM, IDX, NI = G.sc, G.negM, G.grptr, G.B, G.TI, G.TF, G.TM, G.IDX, G.NI
+    NF, NM, NT, LI, LF, LM, LT, V, v_irank = G.NF, G.NM, G.NT, G.LI, G.LF, G.LM, G.LT, G.V, G.v_irank
+    v_col, v_colv, VI, VF, VM, w_k, WI, WF, WM = G.v_col, G.v_colv, G.VI, G.VF, G.VM, G.w_k, G.WI, G.WF, G.WM
+    XI, XF, XM, AI, AF, AM, REC, r_bkey, RI = G.XI, G.XF, G.XM, G.AI, G.AF, G.AM, G.REC, G.r_bkey, G.RI
+    RF, RM = G.RF, G.RM
+    e_state, e_pos, e_qpos, e_ipos, e_col, e_colv = E.e_state, E.e_pos, E.e_qpos, E.e_ipos, E.e_col, E.e_colv
+    e_aint, e_aflt, e_amm, e_aval = E.e_aint, E.e_aflt, E.e_amm, E.e_aval
+    tI, tF, tM, tmp, sv, sk, slots, thr = X.tI, X.tF, X.tM, X.tmp, X.sv, X.sk, X.slots, X.thr
+    R = G.B.shape[0]
+    RW = G.w_k.shape[0]
+    L = G.TI.shape[1] // P.pi[PI_FI]
+    hard = 0 if P.pi[PI_EXACT] else HARD
+    mode = P.pi[PI_MODE]
+    hasw = P.pi[PI_HASW]
+    W = P.pi[PI_W]
+    S = P.pi[PI_S]
+    strat = P.pi[PI_STRAT]
+    ng = P.pi[PI_NG]
+    ns = P.pi[PI_NS]
+    trail = P.pi[PI_TRAIL]
+    start_state = P.pi[PI_START]
+    end_state = P.pi[PI_END]
+    vcap = G.V.shape[0]
+    rcap = G.REC.shape[0]
+    s = e_state[i]
+    if sc[SC_NV] >= vcap:
+        if sc[SC_VSTART] > 0 or pi[PI_STORE]:
+            compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
+        if sc[SC_NV] >= vcap:
+            return GROW_V, i
+    if sc[SC_NREC] >= rcap:
+        compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
+        if sc[SC_NREC] >= rcap:
+            return GROW_REC, i
+    seq0 = -1
+    if start_state == s and pi[PI_SLO] <= t and t < pi[PI_SHI]:
+        seq0 = start_bucket(sc, B, negM, ST[s, ST_LEAD], ng, mode, hasw, S, t)
+        if seq0 == -2:
+            return GROW_R, i
+    blo = sc[SC_BLO]
+    nb = sc[SC_BHI] - blo + 1
+    if nb > 0:
+        s0 = blo & (R - 1)
+        for k in range(nb):
+            slots[k] = (blo + k) & (R - 1)
+            rec_clear(tI, tF, tM, k, mmin)
+        over = False
+        for tr in range(tr_off[s], tr_off[s + 1]):
+            x = TR[tr, TR_SRC]
+            kind = TR[tr, TR_KIND]
+            if kind == KIND_TOTAL:
+                rec_add_from_ring(tI, tF, tM, 0, TI, TF, TM, x * R, s0, nb, R, mmin)
+            elif kind == KIND_INDEX:
+                ix = TR[tr, TR_ARG]
+                q = e_qpos[i, ix]
+                if IDX[ix, IX_POINT]:
+                    if q >= 0:
+                        leaf = IDX[ix, IX_LOFF] + q
+                        fen_clean(LI, LF, LM, LT, leaf, leaf * R, blo, R, mmin)
+                        rec_add_from_ring(tI, tF, tM, 0, LI, LF, LM, leaf * R, s0, nb, R, mmin)
+                else:
+                    j = q
+                    off = IDX[ix, IX_OFF]
+                    while j > 0:
+                        node = off + j
+                        fen_clean(NI, NF, NM, NT, node, node * R, blo, R, mmin)
+                        rec_add_from_ring(tI, tF, tM, 0, NI, NF, NM, node * R, s0, nb, R, mmin)
+                        j -= j & (-j)
+            else:
+                if scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i,
+                             e_pos[i], t, tr, der_off, DER, thr, pg_off, PGC, pg_val, sv, sk,
+                             slots, blo, nb, x, R, L, mmin, hard, strat, sc[SC_VSTART],
+                             sc[SC_PEND]):
+                    over = True
+            if over:
+                return WIDEN, i
+        if seq0 >= 0:
+            rec_inc(tI, seq0 - blo, 0, L, hard)
+        if rec_any_count(tI, 0, nb, L):
+            # the largest top limb a vertex value may have so that no stored sum wraps
+            top = 0
+            if hard:
+                terms = sc[SC_NCOMMIT] - B[blo & (R - 1), B_C0] + 1
+                top = rec_limit(terms, R + RW)
+            for k in range(nb):
+                if rec_normalize(tI, k, L, top):
+                    return WIDEN, i
+            if own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm,
+                                e_aval, mmin, L, hard, tmp):
+                return WIDEN, i
+            for k in range(nb):
+                if rec_normalize(tI, k, L, top):
+                    return WIDEN, i
+            over = False
+            if end_state == s:
+                kmin = 0
+                kmax = 0
+                if mode == MODE_SLIDE:
+                    bad, kmin, kmax = end_slide(tI, tF, tM, B, slots, t, W, S, nb, R,
+                                                pi[PI_SUFFIX], L, mmin, hard)
+                elif mode == MODE_TOTAL:
+                    bad = end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard)
+                else:
+                    bad = False
+                if bad:
+                    return WIDEN, i
+                if trail:
+                    r = sc[SC_NREC]
+                    REC[r, R_TS] = t
+                    REC[r, R_STATE] = s
+                    REC[r, R_ALIVE] = 1
+                    REC[r, R_BLO] = blo
+                    REC[r, R_BHI] = blo + nb - 1
+                    REC[r, R_KMIN] = kmin
+                    REC[r, R_KMAX] = kmax
+                    if mode == MODE_SLIDE:
+                        for k in range(kmin, kmax + 1):
+                            rec_copy(RI, RF, RM, r * RW + (k & (RW - 1)), tI, tF, tM, R + k - kmin)
                     else:
                         for k in range(nb):
-                            if rec_add(AI, AF, AM, slots[k], tI, tF, tM, k, L, mmin, hard):
+                            r_bkey[r, k] = B[slots[k], B_KEY]
+                            if mode == MODE_TOTAL and hasw and B[slots[k], B_M] > t - W:
+                                rec_clear(RI, RF, RM, r * R + k, mmin)
+                            else:
+                                rec_copy(RI, RF, RM, r * R + k, tI, tF, tM, k)
+                    sc[SC_NREC] = r + 1
+                if mode == MODE_SLIDE:
+                    if sc[SC_WLO] > sc[SC_WHI]:
+                        sc[SC_WLO] = kmin
+                        sc[SC_WHI] = kmax
+                    if kmin < sc[SC_WLO]:
+                        sc[SC_WLO] = kmin
+                    if kmax > sc[SC_WHI]:
+                        sc[SC_WHI] = kmax
+                    for k in range(kmin, kmax + 1):
+                        slot = k & (RW - 1)
+                        if w_k[slot] != k:
+                            rec_clear(WI, WF, WM, slot, mmin)
+                            w_k[slot] = k
+                        if not trail:
+                            if rec_add(WI, WF, WM, slot, tI, tF, tM, R + k - kmin, L, mmin, hard):
                                 over = True
-                # keep the vertex for later events
-                v = sc[SC_NV]
-                V[v, V_TS] = t
-                V[v, V_STATE] = s
-                V[v, V_POS] = e_pos[i]
-                V[v, V_BLO] = blo
-                V[v, V_BHI] = blo + nb - 1
-                V[v, V_DEATH] = POS_INF
-                for j in range(v_irank.shape[1]):
-                    v_irank[v, j] = e_ipos[i, j]
-                for j in range(v_col.shape[1]):
-                    v_col[v, j] = e_col[i, j]
-                    v_colv[v, j] = e_colv[i, j]
-                rec_copy_to_ring(VI, VF, VM, v * R, tI, tF, tM, 0, s0, nb, R)
-                sc[SC_NV] = v + 1
-                if over:
-                    if strat == STRAT_NEXT:
-                        kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off,
-                             PGC, pg_val, sv, sk)
-                    return WIDEN, i + 1
-        if strat == STRAT_NEXT:
-            kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val,
-                 sv, sk)
-        i += 1
-    return DONE, n
+                elif mode == MODE_TOTAL:
+                    if not trail:
+                        rec_add(XI, XF, XM, 0, tI, tF, tM, R, L, mmin, hard)
+                        if rec_normalize(XI, 0, L, TOP if hard else 0):
+                            over = True
+                else:
+                    for k in range(nb):
+                        if rec_add(AI, AF, AM, slots[k], tI, tF, tM, k, L, mmin, hard):
+                            over = True
+            # keep the vertex for later events
+            v = sc[SC_NV]
+            V[v, V_TS] = t
+            V[v, V_STATE] = s
+            V[v, V_POS] = e_pos[i]
+            V[v, V_BLO] = blo
+            V[v, V_BHI] = blo + nb - 1
+            V[v, V_DEATH] = POS_INF
+            for j in range(v_irank.shape[1]):
+                v_irank[v, j] = e_ipos[i, j]
+            for j in range(v_col.shape[1]):
+                v_col[v, j] = e_col[i, j]
+                v_colv[v, j] = e_colv[i, j]
+            rec_copy_to_ring(VI, VF, VM, v * R, tI, tF, tM, 0, s0, nb, R)
+            sc[SC_NV] = v + 1
+            if over:
+                if strat == STRAT_NEXT:
+                    kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off,
+                         PGC, pg_val, sv, sk)
+                return WIDEN, i + 1
+    if strat == STRAT_NEXT:
+        kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val,
+             sv, sk)
+    return DONE, i + 1
 
 
 # ----------------------------------------------------------------------------------------------
 # negative sub-patterns
 
 
-@entry
+@jit
 def neg_run(P, G, E, X, i0, until):
     """A negative sub-pattern's graph over a batch: finished matches as (end, latest start).
 
-    Plan ``P``: (pi, st_start, st_end, tr_off, TR, der_off, DER, pg_off, PGC, pg_val);
-    pi = [W or 0, number of negation bits, -].
-    State ``G``: (sc, negM, V3, v_col, v_colv, o_t, o_ls); V3 columns ts, state, latest
-    start; sc = [now, nv, pend, emitted max start, out count].
-    Batch ``E``: (e_ts, e_state, e_col, e_colv, neg_t, neg_ls, neg_off, neg_used) -- the last
-    four are the matches of the child negations (nested NOT).
+    ``P``, ``G``, ``E``, ``X``: plan, state, batch and scratch (:mod:`.kernel_args`); the batch
+    carries the matches of the child negations (nested NOT). A vertex keeps the latest start of
+    the sub-pattern matches ending at it; a match whose latest start does not raise the maximum
+    reported so far (``sc[NSC_MAXLS]``) is useless and dropped.
     """
-    (pi, st_start, st_end, tr_off, TR, der_off, DER, pg_off, PGC, pg_val) = P
-    (sc, negM, V3, v_col, v_colv, o_t, o_ls) = G
-    (e_ts, e_state, e_col, e_colv, neg_t, neg_ls, neg_off, neg_used) = E
-    (sv, sk, thr) = X
-    W = pi[0]
-    ng = pi[1]
+    sc, negM, V3, v_col, v_colv, o_t, o_ls = G.sc, G.negM, G.V3, G.v_col, G.v_colv, G.o_t, G.o_ls
+    st_start, st_end, tr_off, TR, der_off, DER = P.st_start, P.st_end, P.tr_off, P.TR, P.der_off, P.DER
+    e_ts, e_state, e_col, e_colv = E.e_ts, E.e_state, E.e_col, E.e_colv
+    neg_t, neg_ls, neg_off, neg_used = E.neg_t, E.neg_ls, E.neg_off, E.neg_used
+    thr = X.thr
+    W = P.pi[NPI_W]
+    ng = P.pi[NPI_NG]
     n = e_ts.shape[0]
     cap = V3.shape[0]
     for d in range(DER.shape[0]):
@@ -885,7 +944,7 @@ def neg_run(P, G, E, X, i0, until):
     while True:
         final = i >= n
         t = until if final else e_ts[i]
-        if t > sc[0]:
+        if t > sc[NSC_NOW]:
             # child matches ending before t; drop vertices no match can use any more
             for g in range(ng):
                 j = neg_off[g] + neg_used[g]
@@ -897,8 +956,8 @@ def neg_run(P, G, E, X, i0, until):
             for d in range(DER.shape[0]):
                 thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
             w = 0
-            for v in range(sc[1]):
-                if V3[v, 2] <= sc[3] or (W > 0 and V3[v, 2] <= t - W):
+            for v in range(sc[NSC_NV]):
+                if V3[v, N3_LS] <= sc[NSC_MAXLS] or (W > 0 and V3[v, N3_LS] <= t - W):
                     continue
                 if w != v:
                     for j in range(3):
@@ -907,58 +966,59 @@ def neg_run(P, G, E, X, i0, until):
                         v_col[w, j] = v_col[v, j]
                         v_colv[w, j] = v_colv[v, j]
                 w += 1
-            sc[1] = w
-            sc[2] = w
-            sc[0] = t - 1 if final else t
+            sc[NSC_NV] = w
+            sc[NSC_PEND] = w
+            sc[NSC_NOW] = t - 1 if final else t
         if final:
             break
         s = e_state[i]
         i += 1
-        if sc[1] >= cap:
+        if sc[NSC_NV] >= cap:
             return GROW_V, i - 1
         ls = NEG_INF
         if st_start[s]:
             ls = t
         for tr in range(tr_off[s], tr_off[s + 1]):
             x = TR[tr, TR_SRC]
-            for v in range(sc[2]):
-                if V3[v, 1] != x or V3[v, 2] <= ls:
+            for v in range(sc[NSC_PEND]):
+                if V3[v, N3_STATE] != x or V3[v, N3_LS] <= ls:
                     continue
                 ok = False
                 for d in range(der_off[tr], der_off[tr + 1]):
-                    if DER[d, D_MASK] != 0 and V3[v, 0] < thr[d]:
+                    if DER[d, D_MASK] != 0 and V3[v, N3_TS] < thr[d]:
                         continue
                     p = DER[d, D_PROG]
-                    if p >= 0 and prog_run(PGC, pg_val, pg_off[p], pg_off[p + 1], v_col, v_colv, v,
-                                           e_col, e_colv, i - 1, sv, sk) != 1:
+                    if p >= 0 and prog_run(P.PGC, P.pg_val, P.pg_off[p], P.pg_off[p + 1], v_col, v_colv, v,
+                                           e_col, e_colv, i - 1, X.sv, X.sk) != 1:
                         continue
                     ok = True
                     break
                 if ok:
-                    ls = V3[v, 2]
-        if ls == NEG_INF or ls <= sc[3] or (W > 0 and t - ls >= W):
+                    ls = V3[v, N3_LS]
+        if ls == NEG_INF or ls <= sc[NSC_MAXLS] or (W > 0 and t - ls >= W):
             continue
         if st_end[s]:
-            m = sc[4]
+            m = sc[NSC_OUTN]
             if m >= o_t.shape[0]:
                 return GROW_REC, i - 1
             o_t[m] = t
             o_ls[m] = ls
-            sc[4] = m + 1
-            sc[3] = ls
+            sc[NSC_OUTN] = m + 1
+            sc[NSC_MAXLS] = ls
             continue  # extending it can only give matches with starts <= ls: useless
-        v = sc[1]
-        V3[v, 0] = t
-        V3[v, 1] = s
-        V3[v, 2] = ls
+        v = sc[NSC_NV]
+        V3[v, N3_TS] = t
+        V3[v, N3_STATE] = s
+        V3[v, N3_LS] = ls
         for j in range(v_col.shape[1]):
             v_col[v, j] = e_col[i - 1, j]
             v_colv[v, j] = e_colv[i - 1, j]
-        sc[1] = v + 1
+        sc[NSC_NV] = v + 1
     return DONE, n
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt): Algorithm 2 (Section 4.2) and Theorem 2
+# Reference: Poppe, Lei, Rundensteiner, Maier, "GRETA: Graph-based Real-time Event Trend
+# Aggregation", PVLDB 11(1), 2017: Algorithm 2 (Section 4.2) and Theorem 2
 # (count propagation); Section 5.2 (negative graphs, Definition 5 invalidation, event pruning);
 # Section 6 (sliding windows share one graph; grouping); Section 7 (panes, batch purge);
 # Section 9 (skip-till-next-match and contiguous as a change of adjacency).

@@ -25,12 +25,10 @@ NOT         negate the top truth
 
 from __future__ import annotations
 
-from . import _jit
+from .. import kernels
 
-_PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
-jit = _jit.jit(_PURE)
-inline = _jit.jit(_PURE, inline=True)
-entry = _jit.jit(_PURE, entry=True)
+_TWIN = kernels.is_twin(globals())
+inline = kernels.jit(_TWIN, inline=True)  # called per candidate predecessor
 
 LOAD_P, LOAD_E, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = range(12)
 CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
@@ -125,5 +123,5 @@ def run(code, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, sk):
     return sk[0]
 
 
-# Reference: docs/semantics.md §5 (conditions, SQL nulls); GRETA (seeds/003_27db06cb574fa58b.txt)
+# Reference: docs/semantics.md §5 (conditions, SQL nulls); GRETA (PVLDB 2017)
 # Section 6 "edge predicates ... evaluated during graph construction".

@@ -1,4 +1,4 @@
-"""Aggregate records and exact integers in int64 limbs (kernel code; see :mod:`._jit`).
+"""Aggregate records and exact integers in int64 limbs (kernel code; see :mod:`..kernels`).
 
 Every GRETA vertex, running total, index node and result holds one *record* per start
 bucket: the fields of the query's aggregates (:mod:`.plan`). A record is a row of three
@@ -23,12 +23,11 @@ The twin runs these functions on object arrays of Python integers with ``L == 1`
 
 from __future__ import annotations
 
-from . import _jit
+from .. import kernels
 
-_PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
-jit = _jit.jit(_PURE)
-inline = _jit.jit(_PURE, inline=True)
-entry = _jit.jit(_PURE, entry=True)
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
 
 MASK = 0xFFFFFFFF
 MIN_EMPTY = (1 << 63) - 1
@@ -296,5 +295,5 @@ def mul_add(I, row, dst, src, a, L, hard, tmp):
     return True
 
 
-# Reference: exact counts "of any size" (docs/semantics.md §8 Exactness; notes/greta.md §7
-# "Numeric types": the count of A+ over n events is 2**n - 1).
+# Reference: exact counts "of any size" (docs/semantics.md §8 Exactness): the count of A+ over n
+# events is 2**n - 1.

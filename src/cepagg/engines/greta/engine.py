@@ -38,7 +38,8 @@ from . import encode as enc
 from . import layout as lay
 from . import plan as pl
 from . import results as res
-from ._jit import twin
+from ..kernels import twin as _twin
+from .kernel_args import NegBatch, PosBatch
 from .numbers import decode_floats, to_ints
 from .state import NegState, PosState
 
@@ -75,7 +76,6 @@ class GretaState:
     instants: dict = field(default_factory=dict)  # EMIT: unqualified group -> [times]
     emit_logs: dict = field(default_factory=dict)  # EMIT: group -> {(pkey, skey): log}
     emit_last: dict = field(default_factory=dict)  # EMIT: group -> last emitted values
-    emit_done: dict = field(default_factory=dict)  # EMIT: unqualified group -> instants done
     kinds: dict = field(default_factory=dict)
     watermark: int = K.NEG_INF
 
@@ -102,7 +102,7 @@ class Greta(Engine):
         if paths == "auto" and pl.may_prefer_scan(query) and \
                 any(t.path == "index" for g in self.plan.graphs for t in g.transitions):
             self.sparse_plan = pl.compile_plan(query, paths="no-index")
-        self.kernels = twin("_kernels") if pure else K
+        self.kernels = _twin(K.__name__) if pure else K
         self.funcs = agg.funcs_of(query)
         # COUNT, MIN and MAX cells are already final: finalising them row by row is skipped
         self._cells_final = partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
@@ -286,11 +286,11 @@ class Greta(Engine):
             neg_ls = np.concatenate([q[1] for q in qt]) if G else np.zeros(0, np.int64)
             neg_used = np.zeros(G, dtype=np.int64)
             col, colv = ncols[h]
-            E = (view.ts[sel], neg_states[h][sel], np.ascontiguousarray(col[sel]),
-                 np.ascontiguousarray(colv[sel]), neg_t.astype(np.int64), neg_ls.astype(np.int64),
-                 neg_off, neg_used)
+            E = NegBatch(view.ts[sel], neg_states[h][sel], np.ascontiguousarray(col[sel]),
+                         np.ascontiguousarray(colv[sel]), neg_t.astype(np.int64), neg_ls.astype(np.int64),
+                         neg_off, neg_used)
             kern = self.kernels
-            nder = len(g_layout.kernel_plan[6])
+            nder = len(g_layout.kernel_plan.DER)
             i = 0
             found_t, found_ls = [], []
             while True:
@@ -383,12 +383,13 @@ class Greta(Engine):
             E = E + (neg_t, neg_ls, neg_off, neg_used)
         else:
             E = E + _NO_NEGATIONS
+        E = PosBatch(*E)
         kp = layout.positive.kernel_plan
-        nder = kp[6].shape[0]
+        nder = kp.DER.shape[0]
         i = 0
         while True:
             if st.exact:
-                status, i = twin("_kernels").pos_run(lay.exact_plan(kp), st.args(), E, st.scratch(nder), i, until)
+                status, i = _twin(K.__name__).pos_run(lay.exact_plan(kp), st.args(), E, st.scratch(nder), i, until)
             else:
                 status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
             self._drain(state, layout, sub)
@@ -675,6 +676,7 @@ def _empty_inputs(nix: int, C: int, A: int) -> tuple:
 
 __all__ = ["Greta"]
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt): Sections 3-7 (framework, runtime), and
+# Reference: Poppe, Lei, Rundensteiner, Maier, "GRETA: Graph-based Real-time Event Trend
+# Aggregation", PVLDB 11(1), 2017: Sections 3-7 (framework, runtime), and
 # docs/semantics.md for every result mode.
 

@@ -24,13 +24,12 @@ next touched (:func:`clean`), and reads and writes are then plain contiguous blo
 
 from __future__ import annotations
 
-from . import _jit
+from .. import kernels
 
-_PURE = globals().get("_PURE", _jit.PURE_DEFAULT)
-jit = _jit.jit(_PURE)
-inline = _jit.jit(_PURE, inline=True)
-entry = _jit.jit(_PURE, entry=True)
-_rec = _jit.sibling("_records", _PURE)
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
+_rec = kernels.sibling(__name__, "_records", _TWIN)
 rec_add = _rec.add
 rec_clear = _rec.clear
 rec_add_rows = _rec.add_rows
@@ -92,7 +91,7 @@ def held(T, node, lo, hi):
 EMPTY_KEY = -(1 << 63)
 
 
-@inline
+@jit
 def lower(KS, base, C, k):
     """First slot whose key is >= ``k``."""
     lo = 0
@@ -106,7 +105,7 @@ def lower(KS, base, C, k):
     return lo
 
 
-@inline
+@jit
 def find(KS, KO, base, C, k):
     """The slot holding key ``k``, or -1."""
     p = lower(KS, base, C, k)
@@ -117,13 +116,13 @@ def find(KS, KO, base, C, k):
     return -1
 
 
-@entry
+@jit
 def find_many(KS, KO, base, C, keys, out):
     for i in range(keys.shape[0]):
         out[i] = find(KS, KO, base, C, keys[i])
 
 
-@inline
+@jit
 def move_leaf(LI, LF, LM, LT, src, dst, R, mmin):
     if src == dst:
         return
@@ -135,7 +134,7 @@ def move_leaf(LI, LF, LM, LT, src, dst, R, mmin):
     LT[src, 1] = -1
 
 
-@inline
+@jit
 def live_slot(KO, LI, LF, LM, LT, loff, slot, R, mmin, alive):
     """Is the key in ``slot`` still needed (after forgetting its expired buckets)?"""
     leaf = loff + slot
@@ -158,7 +157,7 @@ def rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, j0, j1, R, L, mmin, ali
             rec_add_rows(NI, NF, NM, (off + par) * R, NI, NF, NM, (off + j) * R, R, mmin)
 
 
-@inline
+@jit
 def fill_free(KS, KO, loff, a, b, C):
     """Free slots from ``a`` on carry the key before them (through ``b`` and past it until the
     next occupied slot)."""
@@ -172,7 +171,7 @@ def fill_free(KS, KO, loff, a, b, C):
         s += 1
 
 
-@inline
+@jit
 def mark_pending(KS, KO, loff, v_irank, ix, p0, p1, pkeys):
     for v in range(p0, p1):
         r = v_irank[v, ix]
@@ -182,7 +181,7 @@ def mark_pending(KS, KO, loff, v_irank, ix, p0, p1, pkeys):
             pkeys[v - p0] = KS[loff + r]
 
 
-@inline
+@jit
 def mark_keys(KS, KO, loff, C, keys, value):
     """Occupancy ``value`` (2: in use, 1: plain) for the slots of ``keys`` that are present."""
     for i in range(keys.shape[0]):
@@ -191,7 +190,7 @@ def mark_keys(KS, KO, loff, C, keys, value):
             KO[loff + r] = value
 
 
-@inline
+@jit
 def remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys):
     for v in range(p0, p1):
         if v_irank[v, ix] >= 0:
@@ -200,7 +199,7 @@ def remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys):
             KO[loff + r] = 1
 
 
-@entry
+@jit
 def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, L, mmin, alive,
                 newest, new, t0, v_irank, ix, p0, p1, pkeys):
     """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
@@ -305,7 +304,7 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
     return placed
 
 
-@entry
+@jit
 def live_count(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, v_irank, ix, p0, p1, new):
     """Keys of index ``ix`` still in use (those of ``new`` included)."""
     n = 0
@@ -323,7 +322,7 @@ def live_count(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, v_irank, ix, p0,
     return n
 
 
-@entry
+@jit
 def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, loff, C, NI, NF, NM,
              NT, off, point, R, L, mmin, alive, newest, v_irank, ix, p0, p1, pkeys, new):
     """Move index ``ix``'s live keys from the old slot arrays (``oC`` slots) to new ones (``C``
@@ -370,7 +369,7 @@ def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, lo
     remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys)
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 7 "Vertex Trees" (range queries
+# Reference: GRETA (PVLDB 2017) Section 7 "Vertex Trees" (range queries
 # driven by edge predicates) and Section 8 (the O(n) predecessor scan this replaces);
 # P. M. Fenwick, "A new data structure for cumulative frequency tables", 1994.
 # A. Itai, A. G. Konheim, M. Rodeh, "A sparse table implementation of priority queues", 1981.

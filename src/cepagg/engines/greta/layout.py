@@ -14,7 +14,8 @@ SUM(X.a), AVG(X.a)      integer field (integer/boolean a) or float field (float 
 MIN(X.a), MAX(X.a)      an order-code field (:mod:`.numbers`)
 ======================  ===========================================================
 
-The own contribution of an X event uses its complete count (notes/greta.md §3.4):
+The own contribution of an X event uses its complete count (the paper defers
+aggregate propagation to its technical report; derived here):
 ``sum += a * count``, ``min = min(min, a)`` when the event ends at least one trend.
 
 The kind of an aggregated attribute (integer or float sum, code of MIN/MAX) is taken from
@@ -32,6 +33,7 @@ from ...lang import ast
 from ...lang.expr import ConditionTypeError
 from . import _kernels as K
 from . import _program as PG
+from .kernel_args import NegPlan, PosPlan
 from .plan import GraphPlan, GretaPlan
 
 
@@ -144,7 +146,7 @@ class GraphLayout:
     plan: GraphPlan
     types: dict[str, int]  # event type -> state
     programs: Programs
-    kernel_plan: tuple
+    kernel_plan: PosPlan | NegPlan
     index_specs: list  # IndexSpec per index id (positive graph)
     index_src: list[int]
 
@@ -198,8 +200,10 @@ def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None,
         st_start[s] = 1
     for s in t.end:
         st_end[s] = 1
-    pi = np.array([within or 0, len(bits), 0], dtype=np.int64)
-    kp = (pi, st_start, st_end, tr_off, TR, der_off, DER) + progs.arrays()
+    pi = np.zeros(3, dtype=np.int64)
+    pi[K.NPI_W] = within or 0
+    pi[K.NPI_NG] = len(bits)
+    kp = NegPlan(pi, st_start, st_end, tr_off, TR, der_off, DER, *progs.arrays())
     types = {st.type: st.index for st in t.states}
     return GraphLayout(gp, types, progs, kp, [], [])
 
@@ -324,8 +328,8 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
     pi[K.PI_LEAD] = 1 if lead else 0
     pi[K.PI_TRAIL] = 1 if trail else 0
     pi[K.PI_SUFFIX] = 0 if lead else 1
-    kp = (pi, ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
-          np.array(mmin, dtype=np.int64)) + progs.arrays()
+    kp = PosPlan(pi, ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
+                 np.array(mmin, dtype=np.int64), *progs.arrays())
     types = {st.type: st.index for st in t.states}
     positive = GraphLayout(gp, types, progs, kp, specs, idx_src)
     negatives = [build_negative(g, bits, q.within, strings) for g in gplan.graphs[1:]]
@@ -333,13 +337,13 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
                   np.array(mmin, dtype=np.int64), strings, trail, lead)
 
 
-def exact_plan(kp: tuple) -> tuple:
+def exact_plan(kp: PosPlan) -> PosPlan:
     """The same kernel plan with the exact flag set (object arrays, no limb limit)."""
-    pi = kp[0].copy()
+    pi = kp.pi.copy()
     pi[K.PI_EXACT] = 1
-    return (pi,) + kp[1:]
+    return kp._replace(pi=pi)
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 3 "GRETA configuration", Section 4.1
-# (template), Section 6 (predicates on transitions); aggregate propagation as derived in
-# notes/greta.md §3.4 (the paper defers it to its technical report).
+# Reference: GRETA (PVLDB 2017) Section 3 "GRETA configuration", Section 4.1 (template), Section 6
+# (predicates on transitions); aggregate propagation is derived here (the paper defers it to its
+# technical report).

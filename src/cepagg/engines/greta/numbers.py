@@ -76,4 +76,5 @@ def decode_floats(codes: np.ndarray) -> np.ndarray:
     return bits.view(np.float64)
 
 
-# Reference: docs/semantics.md §8 (exact counts, "they never wrap"); notes/greta.md §7.
+# Reference: docs/semantics.md §8 (exact counts, "they never wrap"): the count of A+ over n events
+# is 2**n - 1, beyond any fixed width.

@@ -387,6 +387,6 @@ def _text(q: Query, e: ast.Expr) -> str:
     return "an equivalence"
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt): Section 3 (Query Analyzer), Section 6
+# Reference: GRETA (PVLDB 2017): Section 3 (Query Analyzer), Section 6
 # ("Predicates": vertex and edge predicates, equivalence predicates partition the stream),
 # Section 7 (Vertex Trees for range queries), Section 8 (the O(n) predecessor scan).

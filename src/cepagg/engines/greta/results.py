@@ -87,5 +87,5 @@ class WindowResults:
         self.merged = (g, k, ints, floats, codes)
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 5 (shared sliding windows: a
+# Reference: GRETA (PVLDB 2017) Section 5 (shared sliding windows: a
 # trend's aggregate counts in every window holding it, emitted when the window closes).

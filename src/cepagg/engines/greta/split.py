@@ -92,5 +92,5 @@ def split(pattern: PNode) -> list[SubPattern]:
     return out
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt), Section 5.1 "Static GRETA Template for
+# Reference: GRETA (PVLDB 2017), Section 5.1 "Static GRETA Template for
 # Negation", Algorithm 3 (pattern split), Definitions 4 (dependent graph) and 5 (invalid event).

@@ -19,8 +19,9 @@ from . import _kernels as K
 from . import _records
 from ...lang.expr import ConditionTypeError
 from . import index as _index
-from ._jit import twin
+from ..kernels import twin as _twin
 from .index import EMPTY_KEY
+from .kernel_args import NegArrays, NegScratch, PosArrays, PosScratch
 from .layout import DataKindError
 from .numbers import key_codes, to_exact, widen
 
@@ -36,9 +37,7 @@ def _float_keys(vals: np.ndarray) -> np.ndarray:
             raise DataKindError("integer key beyond 2**53 compared with floats in an edge condition")
     return key_codes(vals)
 
-G_NAMES = ("sc negM gdone grptr B TI TF TM IDX NI NF NM NT LI LF LM LT V v_irank v_col v_colv VI VF VM "
-           "w_k WI WF WM XI XF XM AI AF AM REC r_bkey RI RF RM o_k OI OF OM lastI lastF "
-           "lastM").split()
+G_NAMES = PosArrays._fields
 # record triples (int, float, min/max) and the length of their "entity" axis
 _RECORDS = ("T", "N", "L", "V", "W", "X", "A", "R", "O", "last")
 
@@ -80,7 +79,7 @@ class PosState:
         self.pure = pure
         pk = lay.positive.kernel_plan
         q = lay.plan.query
-        self.S = int(pk[0][K.PI_NS])
+        self.S = int(pk.pi[K.PI_NS])
         self.FI, self.FF, self.FM = lay.FI, lay.FF, lay.FM
         self.mmin = lay.mmin
         self.L = 1
@@ -186,19 +185,19 @@ class PosState:
         tF = np.zeros((rows, self.FF), dtype=object if self.exact else np.float64)
         tM = np.zeros((rows, self.FM), dtype=np.int64)
         nder = 0
-        self.X = (tI, tF, tM, np.zeros(self.L + 2, dtype=idt), np.zeros(64, dtype=np.float64),
-                  np.zeros(64, dtype=np.int64), np.zeros(self.R, dtype=np.int64),
-                  np.zeros(max(nder, 64), dtype=np.int64))
+        self.X = PosScratch(tI, tF, tM, np.zeros(self.L + 2, dtype=idt), np.zeros(64, dtype=np.float64),
+                            np.zeros(64, dtype=np.int64), np.zeros(self.R, dtype=np.int64),
+                            np.zeros(max(nder, 64), dtype=np.int64))
 
-    def scratch(self, n_derivations: int) -> tuple:
-        if self.X[7].shape[0] < n_derivations:
-            self.X = self.X[:7] + (np.zeros(n_derivations, dtype=np.int64),)
+    def scratch(self, n_derivations: int) -> PosScratch:
+        if self.X.thr.shape[0] < n_derivations:
+            self.X = self.X._replace(thr=np.zeros(n_derivations, dtype=np.int64))
         return self.X
 
-    def args(self) -> tuple:
+    def args(self) -> PosArrays:
         a = self.a
         if a.cached is None:
-            a.cached = tuple(a[n] for n in G_NAMES)
+            a.cached = PosArrays(*(a[n] for n in G_NAMES))
         return a.cached
 
     @property
@@ -335,7 +334,7 @@ class PosState:
     # -- ordered indexes: keys get slots that never shift (:mod:`.index`) ---------------------
 
     def _kernels_index(self):
-        return twin("index") if (self.exact or self.pure) else _index
+        return _twin(_index.__name__) if (self.exact or self.pure) else _index
 
     def slot_keys(self, ix: int) -> tuple[np.ndarray, np.ndarray, int]:
         """Index ``ix``'s slot keys and occupancy (views) and its number of slots."""
@@ -550,8 +549,8 @@ class NegState:
         self.cap = 16
         self.ocap = 64
         sc = np.zeros(5, dtype=np.int64)
-        sc[0] = K.NEG_INF
-        sc[3] = K.NEG_INF
+        sc[K.NSC_NOW] = K.NEG_INF
+        sc[K.NSC_MAXLS] = K.NEG_INF
         self.a = {
             "sc": sc,
             "negM": np.full(G, K.NEG_INF, dtype=np.int64),
@@ -561,12 +560,10 @@ class NegState:
             "o_t": np.zeros(self.ocap, dtype=np.int64),
             "o_ls": np.zeros(self.ocap, dtype=np.int64),
         }
-        self.X = (np.zeros(64, dtype=np.float64), np.zeros(64, dtype=np.int64),
-                  np.zeros(64, dtype=np.int64))
+        self.X = _neg_scratch()
 
-    def args(self) -> tuple:
-        a = self.a
-        return (a["sc"], a["negM"], a["V3"], a["v_col"], a["v_colv"], a["o_t"], a["o_ls"])
+    def args(self) -> NegArrays:
+        return NegArrays(*(self.a[n] for n in NegArrays._fields))
 
     def grow_vertices(self) -> None:
         for n in ("V3", "v_col", "v_colv"):
@@ -580,20 +577,20 @@ class NegState:
             self.a[n] = np.concatenate([self.a[n], np.zeros(self.ocap, dtype=np.int64)])
         self.ocap *= 2
 
-    def scratch(self, n_derivations: int) -> tuple:
-        if self.X[2].shape[0] < n_derivations:
-            self.X = self.X[:2] + (np.zeros(n_derivations, dtype=np.int64),)
+    def scratch(self, n_derivations: int) -> NegScratch:
+        if self.X.thr.shape[0] < n_derivations:
+            self.X = self.X._replace(thr=np.zeros(n_derivations, dtype=np.int64))
         return self.X
 
     def drain(self) -> tuple[np.ndarray, np.ndarray]:
         sc = self.a["sc"]
-        n = int(sc[4])
+        n = int(sc[K.NSC_OUTN])
         out = self.a["o_t"][:n].copy(), self.a["o_ls"][:n].copy()
-        sc[4] = 0
+        sc[K.NSC_OUTN] = 0
         return out
 
     def empty(self) -> bool:
-        return int(self.a["sc"][1]) == 0
+        return int(self.a["sc"][K.NSC_NV]) == 0
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -602,9 +599,12 @@ class NegState:
 
     def __setstate__(self, d):
         self.__dict__.update(d)
-        self.X = (np.zeros(64, dtype=np.float64), np.zeros(64, dtype=np.int64),
-                  np.zeros(64, dtype=np.int64))
+        self.X = _neg_scratch()
 
 
-# Reference: GRETA (seeds/003_27db06cb574fa58b.txt) Section 7 "GRETA Runtime Data Structures"
+def _neg_scratch() -> NegScratch:
+    return NegScratch(np.zeros(64, dtype=np.float64), np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64))
+
+
+# Reference: GRETA (PVLDB 2017) Section 7 "GRETA Runtime Data Structures"
 # (time panes, vertex trees, window hash tables, results hash table) and Theorem 4 (O(nk) space).

@@ -182,5 +182,5 @@ def _rows(e: ast.Expr, lookup: Lookup) -> int:
     raise ValueError("an expression without attributes needs an explicit row count")
 
 
-# Reference: docs/semantics.md §5 (conditions, nulls); GRETA (seeds/003_27db06cb574fa58b.txt)
+# Reference: docs/semantics.md §5 (conditions, nulls); GRETA (PVLDB 2017)
 # Section 6 "vertex predicates" evaluated on single events to filter the stream.

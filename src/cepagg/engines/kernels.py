@@ -1,0 +1,277 @@
+"""Compiled kernels and their exact pure-Python twins, from one source.
+
+The engines' inner loops (A-Seq: ``aseq/_algebra``, ``windows``, ``_expiry``, ``_kernels``;
+GRETA: ``greta/_records``, ``index``, ``_program``, ``_kernels``) are *kernel modules*: plain
+functions over arrays and scalars. Each starts with::
+
+    from .. import kernels
+    _TWIN = kernels.is_twin(globals())
+    jit = kernels.jit(_TWIN)
+    A = kernels.sibling(__name__, "_algebra", _TWIN)   # another kernel module, same flavour
+
+Imported normally, its ``@jit`` functions are compiled by numba and cached on disk beside the
+source (``__pycache__``), so a later process -- a Spark worker on the same machine included --
+loads machine code instead of compiling. :func:`twin` loads a second copy of the same source
+with ``_TWIN = True``: the functions stay Python and call the twins of their siblings. The
+engines run the twin on object arrays of Python integers when a value outgrows int64, and the
+tests run both flavours on the same inputs and require the same outputs.
+
+``CEPAGG_TWINS=1`` in the environment makes every kernel module a twin (slow; for debugging).
+
+Numba checks a cached function against its own source file only, while kernels call functions
+of sibling files; :func:`drop_stale` keeps the cache honest across files. The first compilation
+in a process says so on stderr (:func:`_announce`); ``cepagg warmup`` compiles everything once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+#: every kernel module runs as its twin (set ``CEPAGG_TWINS=1``)
+TWINS_ONLY = os.environ.get("CEPAGG_TWINS") == "1"
+
+#: the kernel modules of each engine package, in dependency order
+PACKAGES = {
+    "aseq": ("_algebra", "windows", "_expiry", "_kernels"),
+    "greta": ("_records", "index", "_program", "_kernels"),
+}
+
+_HERE = Path(__file__).parent
+_twins: dict[str, ModuleType] = {}
+
+
+def is_twin(module_globals: dict) -> bool:
+    """Whether the kernel module with these globals is a twin (set by :func:`twin`)."""
+    return bool(module_globals.get("_TWIN", TWINS_ONLY))
+
+
+def jit(twin: bool, inline: bool = False):
+    """The decorator for the kernel functions of a module of flavour ``twin``.
+
+    Compiled: ``cache=True`` (machine code on disk), ``nogil``, and no reference counting
+    (kernels never allocate; counting costs per array argument of every call). Calls between
+    kernels are typed without literal values: numba would otherwise compile a callee once per
+    constant argument (``f(x, 0)`` and ``f(x, 1)`` are two compilations) -- LLVM still folds
+    the constants where it inlines the callee.
+
+    ``inline``: the function is inlined into its callers by numba before they are compiled: for
+    the few small helpers of a per-event path, where a call (numba's calling convention passes
+    each array as a structure of seven words) costs more than the helper's work; every inlined
+    copy is compiled again in each caller."""
+    if twin:
+        return lambda f: f
+    from numba import njit
+
+    def compile_(f):
+        _guard_once(f.__module__)
+        if inline:
+            dispatcher = njit(cache=True, nogil=True, _nrt=False, inline="always")(f)
+        else:
+            dispatcher = njit(cache=True, nogil=True, _nrt=False)(f)
+        _without_literals(dispatcher)
+        _listen()
+        return dispatcher
+
+    return compile_
+
+
+def _without_literals(dispatcher) -> None:
+    from numba.core import types
+
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return typed(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+
+
+def twin(module: str) -> ModuleType:
+    """The twin of kernel module ``module`` (a full name, e.g. ``cepagg.engines.aseq._kernels``):
+    the same source loaded again with ``_TWIN = True``."""
+    if module not in _twins:
+        spec = importlib.util.find_spec(module)
+        assert spec is not None and spec.origin is not None
+        name = f"{module}__twin"
+        copy = importlib.util.spec_from_file_location(name, spec.origin)
+        assert copy is not None and copy.loader is not None
+        loaded = importlib.util.module_from_spec(copy)
+        loaded._TWIN = True  # type: ignore[attr-defined]
+        sys.modules[name] = loaded
+        copy.loader.exec_module(loaded)
+        _twins[module] = loaded
+    return _twins[module]
+
+
+def sibling(caller: str, name: str, twin_: bool) -> ModuleType:
+    """Kernel module ``name`` of the caller's package, in the caller's flavour. ``caller`` is
+    the caller's ``__name__`` (a twin's name ends in ``__twin``)."""
+    package = caller.rsplit(".", 1)[0]
+    full = f"{package}.{name}"
+    return twin(full) if twin_ else importlib.import_module(full)
+
+
+def flavour(module: str, twin_: bool) -> ModuleType:
+    """Kernel module ``module`` (full name) compiled, or its twin when ``twin_`` (or when every
+    kernel runs as a twin)."""
+    return twin(module) if (twin_ or TWINS_ONLY) else importlib.import_module(module)
+
+
+# ----------------------------------------------------------------------------------------------
+# the on-disk cache
+
+
+def drop_stale(package_dir: Path, names: tuple[str, ...], stamp_name: str, also: tuple[Path, ...] = ()) -> None:
+    """Delete the cached kernels of modules ``names`` in ``package_dir`` unless their sources,
+    and the files ``also`` (how they are compiled), are unchanged since the stamp
+    ``__pycache__/<stamp_name>`` was written.
+
+    Numba checks a cached function against its own file only; a kernel calling a function of a
+    sibling file would keep the sibling's old code."""
+    sources = b"".join((package_dir / f"{n}.py").read_bytes() for n in names)
+    sources += b"".join(p.read_bytes() for p in also)
+    digest = hashlib.sha256(sources).hexdigest()
+    cache = package_dir / "__pycache__"
+    stamp = cache / stamp_name
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    try:
+        cache.mkdir(exist_ok=True)
+        for f in cache.iterdir():
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] in names:
+                f.unlink()
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: numba then does not cache either
+        pass
+
+
+def guard(package: str) -> None:
+    """:func:`drop_stale` for engine package ``package`` (``"aseq"`` or ``"greta"``): :func:`jit`
+    calls it once per process, before the package's first kernel can load from the cache."""
+    drop_stale(_HERE / package, PACKAGES[package], f"{package}-kernels.sha256", also=(Path(__file__),))
+
+
+_guarded: set[str] = set()
+
+
+def _guard_once(module: str) -> None:
+    package = module.split(".")[-2]
+    if package in PACKAGES and package not in _guarded:
+        _guarded.add(package)
+        guard(package)
+
+
+def clear_cache() -> int:
+    """Delete every cached kernel of both engines (the state of a fresh install); returns how
+    many files went."""
+    gone = 0
+    for package in PACKAGES:
+        cache = _HERE / package / "__pycache__"
+        if cache.is_dir():
+            for f in cache.iterdir():
+                if f.suffix in (".nbi", ".nbc") or f.name.endswith("-kernels.sha256"):
+                    f.unlink()
+                    gone += 1
+    return gone
+
+
+# ----------------------------------------------------------------------------------------------
+# saying so when kernels compile
+
+#: seconds the first query of a fresh install compiles, per engine, on a quiet machine
+#: (docs/benchmarks.md, "Cold start")
+COMPILE_SECONDS = {"aseq": 20, "greta": 35}
+
+_listening = False
+_announced: set[str] = set()
+
+
+def _listen() -> None:
+    global _listening
+    if _listening:
+        return
+    _listening = True
+    from numba.core import event
+
+    class _Announcer(event.Listener):
+        def on_start(self, ev):
+            _announce(ev.data["dispatcher"].py_func.__module__)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", _Announcer())
+
+
+def _announce(module: str) -> None:
+    """One line on stderr the first time a process compiles an engine's kernels."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[:2] != ["cepagg", "engines"] or parts[2] not in PACKAGES:
+        return
+    package = parts[2]
+    if package in _announced:
+        return
+    _announced.add(package)
+    print(f"cepagg: compiling the {package} kernels once per install (~{COMPILE_SECONDS[package]} s; "
+          f"`cepagg warmup` does it ahead) ...", file=sys.stderr, flush=True)
+
+
+def warm(log=print) -> float:
+    """Compile every kernel of both engines into the on-disk cache (or find it there) by running
+    small queries; the two engines compile in parallel processes. Returns the seconds taken."""
+    import subprocess
+
+    started = time.perf_counter()
+    procs = {package: subprocess.Popen([sys.executable, "-c", f"from {__name__} import warm_engine; "
+                                        f"warm_engine({package!r})"], stdout=subprocess.PIPE, text=True)
+             for package in PACKAGES}
+    failed = []
+    for package, proc in procs.items():
+        out, _ = proc.communicate()
+        if proc.returncode:
+            failed.append(package)
+        else:
+            log(f"  {package} kernels ready in {float(out.strip().splitlines()[-1]):.1f} s")
+    if failed:
+        raise RuntimeError(f"compiling the {', '.join(failed)} kernels failed")
+    return time.perf_counter() - started
+
+
+def warm_engine(package: str) -> None:
+    """Run the small queries of engine ``package`` (compiling its kernels); print the seconds."""
+    _announced.add(package)  # the caller says what happens
+    started = time.perf_counter()
+    from ..datasets.stock import generate
+    from ..lang import compile_query
+    from ..plan import plan
+
+    batch = generate(n_events=200, companies=3, sectors=2, tick_ms=250, seed=1, ticker_types=True)
+    trends = generate(n_events=200, companies=3, sectors=2, tick_ms=250, seed=1)
+    for text, tickers in WARM_QUERIES[package]:
+        events = batch if tickers else trends
+        p = plan(compile_query(text, schema=events.attribute_kinds()))
+        assert p.engine == package, (p.engine, text)
+        p.build().run(events)
+    print(f"{time.perf_counter() - started:.2f}")
+
+
+#: queries whose runs reach every compiled kernel of each engine, with the argument types of
+#: any query (integer and float attributes, windows, an ordered index, a negative graph)
+WARM_QUERIES = {
+    "aseq": [("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WITHIN 4 s RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True)],
+    "greta": [("""RETURN sector, COUNT(*), AVG(S.price), MAX(S.volume) PATTERN Stock S+
+                  WHERE [company, sector] AND S.price > NEXT(S).price
+                  GROUP-BY sector WITHIN 10 seconds SLIDE 5 seconds""", False),
+              ("PATTERN SEQ(C0 A, NOT C2 N, C1 B+) WITHIN 4 seconds RETURN COUNT(*), MAX(B.volume), SUM(B.price)",
+               True)],
+}
