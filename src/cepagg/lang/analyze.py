@@ -21,6 +21,12 @@ from .model import (
 #: Attributes every event has, whatever the input columns.
 BUILTIN_ATTRS = ("ts", "type")
 
+#: The longest window or slide, in the stream's time unit, and the largest tuple-count window.
+#: Engines compute times such as ``ts - w``, ``ts + w`` and ``k * slide + w`` in 64-bit
+#: integers; at most 2^61 keeps them in range with a margin (every in-process engine returns the
+#: same rows at this limit: tests/lang/test_query_limits.py).
+MAX_SPAN = 2**61
+
 _STRATEGY_ALIASES = {
     "skip-till-any-match": "skip-till-any-match", "any": "skip-till-any-match",
     "skip-till-next-match": "skip-till-next-match", "next": "skip-till-next-match",
@@ -141,7 +147,7 @@ class _Analyzer:
             kid = self.new_id()
             body = self.bind(node.body, _Ctx(ctx.scopes, ctx.kleenes + (kid,), ctx.optional, ctx.alts))
             if isinstance(body, (NotP, ExistsP, BoolOrP, KleeneP)):
-                # (NOT P)+ is NOT P (GRETA §2); (P+)+ has the same matches as P+
+                # (NOT P)+ is NOT P (GRETA, PVLDB 2017, Sec. 2); (P+)+ has the same matches as P+
                 self._drop_kleene(kid)
                 return body
             return KleeneP(kid, body, pos=node.pos)
@@ -296,16 +302,21 @@ class _Analyzer:
     # Durations
 
     def duration(self, d: ast.Duration, clause: str) -> int:
+        """A time duration in the stream's time unit: positive, whole, at most MAX_SPAN."""
         if d.count:
             raise self.error(f"A tuple-count window is only allowed in the query's WITHIN.", d)
         factor = TIME_UNITS_MS[d.unit] if d.unit else TIME_UNITS_MS[self.time_unit]
         value = d.value * factor / TIME_UNITS_MS[self.time_unit]
+        written = " ".join(self.text[d.pos.start:d.pos.end].split())
         if value <= 0:
             raise self.error(f"{clause} must be positive.", d)
-        if abs(value - round(value)) > 1e-9:
-            raise self.error(f"{clause} {d.value:g} {d.unit} is not a whole number of "
+        if value.denominator != 1:
+            raise self.error(f"{clause} {written} is not a whole number of "
                              f"{self.time_unit}, the stream's time unit.", d)
-        return int(round(value))
+        if value > MAX_SPAN:
+            raise self.error(f"{clause} {written} is too long: a window or slide is at most "
+                             f"2^61 = {MAX_SPAN} {self.time_unit} (the stream's time unit).", d)
+        return int(value)
 
     # ------------------------------------------------------------------------------------------
     # Schema checks
@@ -425,8 +436,8 @@ def _conditions(a: _Analyzer, syntax: ast.QuerySyntax, variables: dict[str, Vari
                 raise a.error("An equivalence list [..] cannot be combined with OR or NOT; "
                               "write it as a condition of its own.", node)
             if isinstance(node, ast.AggSubquery):
-                raise a.error("Aggregate sub-queries inside conditions (NEEL §5.6 decorrelation) "
-                              "are not supported.", node)
+                raise a.error("Aggregate sub-queries inside conditions (NEEL's decorrelation, Liu's "
+                              "dissertation Sec. 5.6) are not supported.", node)
             if isinstance(node, ast.AggCall):
                 raise a.error("Aggregates belong in RETURN, not in conditions.", node)
         bound_expr, used, unqualified, next_var, has_first_last = _resolve_expr(a, expr, variables, scopes)
@@ -662,9 +673,12 @@ def _windows(a: _Analyzer, syntax):
     within = within_events = slide = None
     if syntax.within is not None:
         if syntax.within.count:
-            if syntax.within.value <= 0 or syntax.within.value != int(syntax.within.value):
+            n = syntax.within.value
+            if n <= 0 or n.denominator != 1:
                 raise a.error("A tuple-count window must be a positive whole number.", syntax.within)
-            within_events = int(syntax.within.value)
+            if n > MAX_SPAN:
+                raise a.error(f"A tuple-count window is at most 2^61 = {MAX_SPAN} events.", syntax.within)
+            within_events = int(n)
         else:
             within = a.duration(syntax.within, "WITHIN")
     if syntax.slide is not None:

@@ -76,11 +76,14 @@ def _type_text(name: str) -> str:
 
 _PRECEDENCE = {"or": 1, "and": 2}
 
+# The inverse of the parser's escapes, for a double-quoted string.
+_STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
 
 def expr_text(e: ast.Expr) -> str:
     if isinstance(e, ast.Literal):
         if isinstance(e.value, str):
-            return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            return '"' + "".join(_STRING_ESCAPES.get(c, c) for c in e.value) + '"'
         return repr(e.value) if isinstance(e.value, float) else str(e.value)
     if isinstance(e, ast.Attr):
         return e.name if e.var is None else f"{_display(e.var)}.{e.name}"
