@@ -128,6 +128,10 @@ class _Analyzer:
             if len(items) == 1:
                 return items[0]
             return AndP(self.new_id(), items, pos=node.pos)
+        if isinstance(node, ast.OrPattern) and len(node.items) == 1:  # OR(P) is P, bound in every match
+            body = self.bind(node.items[0], ctx)
+            self.quals.extend((q, ctx.scopes) for q in node.quals)
+            return body
         if isinstance(node, ast.OrPattern):
             oid = self.new_id()
             alts = tuple(self.bind(i, _Ctx(ctx.scopes, ctx.kleenes, True, ctx.alts + ((oid, k),)))
@@ -649,7 +653,7 @@ def _aggregate(a: _Analyzer, item: ast.ReturnItem, variables) -> Aggregate:
     if call.var is None:
         if call.func != "COUNT":
             raise a.error(f"{call.func} needs an attribute: {call.func}(X.attr).", call)
-        return Aggregate("COUNT", (), None, column)
+        return Aggregate("COUNT", (), None, column, item.text)
     names = a.resolve(call.var, variables, call)
     for n in names:
         if variables[n].negated:
@@ -657,7 +661,7 @@ def _aggregate(a: _Analyzer, item: ast.ReturnItem, variables) -> Aggregate:
     if call.func == "COUNT":
         if call.attr is not None:
             raise a.error("COUNT takes * or a variable, e.g. COUNT(*) or COUNT(E).", call)
-        return Aggregate("COUNT", tuple(names), None, column)
+        return Aggregate("COUNT", tuple(names), None, column, item.text)
     if call.attr is None:
         raise a.error(f"{call.func} needs an attribute: {call.func}({call.var}.attr).", call)
     a.check_attr(call.attr, call)
@@ -666,7 +670,7 @@ def _aggregate(a: _Analyzer, item: ast.ReturnItem, variables) -> Aggregate:
     kind = a.schema.get(call.attr) if a.schema else None
     if call.func in ("SUM", "AVG") and kind in ("str", "bool"):
         raise a.error(f"{call.func} needs a numeric attribute; {call.attr} holds {kind} values.", call)
-    return Aggregate(call.func, tuple(names), call.attr, column)
+    return Aggregate(call.func, tuple(names), call.attr, column, item.text)
 
 
 def _windows(a: _Analyzer, syntax):
