@@ -418,6 +418,10 @@ FOUND = [
     "PATTERN SEQ(A a) WHERE a.x > - -1",  # printed as --1, a comment
     "PATTERN SEQ(A v1, NOT v1, A v3)",  # the untyped v1 printed with its scope, v1@2
     "PATTERN A v1 WHERE [v1.x] GROUP BY v1.x RETURN COUNT(*)",  # [v1.x] was dropped
+    "PATTERN `99`",  # type names that are not names, or read as keywords, printed bare
+    "PATTERN SEQ(`Not`, `SEQ`) WHERE `Not`.x > 1",
+    "PATTERN SEQ(A, `Count`) RETURN `Count`",
+    "PATTERN SEQ(A, `First`) WHERE `First`.x > 1",
 ]
 
 

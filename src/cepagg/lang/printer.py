@@ -35,12 +35,21 @@ def _display(var: str) -> str:
 
 _PLAIN_NAME = re.compile(r"(?!\d)\w+")
 
+# Words the lexer reads as keywords or functions where a type or variable could also stand.
+_RESERVED = {"PATTERN", "WHERE", "GROUP", "RETURN", "AGG", "WITHIN", "SLIDE", "EMIT", "ON", "CHANGE",
+             "CHANGES", "STRATEGY", "USING", "AS", "SEQ", "AND", "OR", "NOT", "EXISTS", "EXIST",
+             "COUNT", "SUM", "AVG", "MIN", "MAX", "NEXT", "FIRST", "LAST"}
+
+
+def _plain(name: str) -> bool:
+    return bool(_PLAIN_NAME.fullmatch(name)) and name.upper() not in _RESERVED
+
 
 def _ref(var: str) -> str:
     """A variable where it is referred to (conditions, RETURN, aggregates, GROUP BY): its name,
-    in backticks when it is a type name that is not a plain name."""
+    in backticks when it is a type name that is not a plain name or reads as a keyword."""
     name = _display(var)
-    return name if _PLAIN_NAME.fullmatch(name) else f"`{name}`"
+    return name if _plain(name) else f"`{name}`"
 
 
 def pattern_text(node: PNode, scoped: dict[int, list[str]] | None = None,
@@ -81,9 +90,8 @@ def pattern_text(node: PNode, scoped: dict[int, list[str]] | None = None,
 
 
 def _type_text(name: str) -> str:
-    if name[:1].islower() or not name.replace("_", "a").isalnum():
-        return f"`{name}`"
-    return name
+    """A type in a pattern: in backticks unless it is a plain name starting in upper case."""
+    return name if _plain(name) and not name[:1].islower() else f"`{name}`"
 
 
 _PRECEDENCE = {"or": 1, "and": 2}
