@@ -371,7 +371,8 @@ def check_text(text: str, counts: Counter | None = None) -> None:
         except QueryError as err:
             if text.strip():
                 assert err.line is not None and err.column is not None, (text, err.message)
-                assert 1 <= err.line <= text.count("\n") + 1, (text, str(err))
+                line = text.split("\n")[err.line - 1] if 1 <= err.line <= text.count("\n") + 1 else None
+                assert line is not None and 1 <= err.column <= len(line) + 1, (text, str(err))
             counts["refused"] += 1
             return
         counts["accepted"] += 1

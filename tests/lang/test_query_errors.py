@@ -142,6 +142,10 @@ PATTERNS = [
         "relates variables of two different negated or EXISTS sub-patterns"),
     Bad("unknown-strategy", "PATTERN SEQ(A, B) STRATEGY skip-till-some-match", 1, 28,
         "Unknown selection strategy 'skip-till-some-match'"),
+    Bad("window-around-only-a-negation", "PATTERN (!A a WITHIN 1)", 1, 9,
+        "A sub-pattern with its own window needs a positive event"),
+    Bad("inner-window-around-a-negation", "PATTERN SEQ(A, (NOT B WITHIN 5 s), C)", 1, 16,
+        "A sub-pattern with its own window needs a positive event"),
     Bad("contiguity-with-and", "PATTERN AND(A, B) STRATEGY contiguous", 1, 28,
         "contiguous needs an order between events; AND has none."),
 ]

@@ -179,6 +179,10 @@ class _Analyzer:
             return body
         if isinstance(node, ast.Windowed):
             body = self.bind(node.body, ctx)
+            if isinstance(body, _Conj) or not is_positive_item(body):
+                raise self.error("A sub-pattern with its own window needs a positive event (negation "
+                                 "with nothing around it); write the window around a SEQ holding it.",
+                                 node)
             return WindowP(self.new_id(), body, self.duration(node.within, "WITHIN"), pos=node.pos)
         if isinstance(node, ast.Unsupported):  # pragma: no branch
             raise self.error(f"{node.what} is not supported; write P+ for one or more, or list the "
