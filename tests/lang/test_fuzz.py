@@ -423,6 +423,7 @@ FOUND = [
     "PATTERN SEQ(`Not`, `SEQ`) WHERE `Not`.x > 1",
     "PATTERN SEQ(A, `Count`) RETURN `Count`",
     "PATTERN SEQ(A, `First`) WHERE `First`.x > 1",
+    "PATTERN SEQ(A a, `odd type`) GROUP BY a.x, `odd type`.x RETURN COUNT(*)",  # column `odd type_x`
 ]
 
 

@@ -113,6 +113,8 @@ AGGREGATES = [
         1, 57, "b is inside OR and is not bound in every match"),
     Bad("group-by-twice", "RETURN COUNT(*) PATTERN SEQ(A,B) GROUP BY id, id", 1, 47,
         "GROUP BY lists 'id' twice."),
+    Bad("group-by-same-variable-attribute-twice", "RETURN COUNT(*) PATTERN SEQ(A a, B) GROUP BY a.id, a.id",
+        1, 52, "GROUP BY lists 'id' twice."),
 ]
 
 PATTERNS = [

@@ -604,7 +604,7 @@ def _group_by(a: _Analyzer, syntax, variables, partition_by, equivalences):
                 equivalences.append((var.name, attr.name))
             column = attr.name if attr.name not in columns else f"{attr.var}_{attr.name}"
             key = GroupKey(column, var.name, attr.name)
-        if key.column in columns:
+        if key.column in columns or any((k.var, k.attr) == (key.var, key.attr) for k in keys):
             raise a.error(f"GROUP BY lists '{attr.name}' twice.", attr)
         columns.add(key.column)
         keys.append(key)

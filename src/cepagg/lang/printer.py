@@ -181,7 +181,8 @@ def to_text(q: Query) -> str:
                 items.append(f"{text} AS {a.column}")
             else:  # the default column, the call as written (`count(b)`): written again
                 items.append(a.column)
-        lines.append("RETURN " + ", ".join([g.column for g in q.group_by] + items))
+        # group columns are output anyway; listed when they can be written as a name
+        lines.append("RETURN " + ", ".join([g.column for g in q.group_by if _plain(g.column)] + items))
     else:
         lines.append("RETURN " + ", ".join(_ref(v) for v in q.return_vars))
     return "\n".join(lines)
