@@ -11,7 +11,8 @@ spliced, numbers made extreme, odd characters dropped in. For every text:
   empty text has none); any other exception fails the test;
 * no text takes longer than ``TIME_BOUND`` seconds (an alarm stops a hang);
 * an accepted query prints (what ``cepagg check`` does), its printed form is accepted again,
-  means the same (same bound model, node ids aside) and prints the same.
+  means the same (same bound model, node ids aside) and prints the same;
+* the same holds again with a schema of attribute kinds (more checks run).
 
 Hypothesis runs derandomised without a database, so every run checks the same texts; each
 example checks one generated query and ``MUTANTS`` mutants of it.
@@ -362,27 +363,47 @@ def shape(q: Query):
     )
 
 
+SCHEMA = {"x": "int", "price": "float", "id": "int", "name": "str"}
+
+
+def _positioned(err: QueryError, text: str) -> None:
+    if not text.strip():
+        return  # an empty query has no place to point at
+    assert err.line is not None and err.column is not None, (text, err.message)
+    line = text.split("\n")[err.line - 1] if 1 <= err.line <= text.count("\n") + 1 else None
+    assert line is not None and 1 <= err.column <= len(line) + 1, (text, str(err))
+
+
+def _round_trip(q: Query, text: str, schema) -> None:
+    printed = str(q)  # `cepagg check`
+    try:
+        again = compile_query(printed, schema=schema)
+    except QueryError as err:
+        raise AssertionError(f"the printed form of {text!r} is refused:\n{printed}\n{err}") from None
+    assert shape(again) == shape(q), (text, printed)
+    assert str(again) == printed, (text, printed, str(again))
+
+
 def check_text(text: str, counts: Counter | None = None) -> None:
+    """The properties, for one text: without a schema, and (when accepted) with one."""
     counts = Counter() if counts is None else counts
     counts["texts"] += 1
     with time_bound(TIME_BOUND, text):
         try:
             q = compile_query(text)
         except QueryError as err:
-            if text.strip():
-                assert err.line is not None and err.column is not None, (text, err.message)
-                line = text.split("\n")[err.line - 1] if 1 <= err.line <= text.count("\n") + 1 else None
-                assert line is not None and 1 <= err.column <= len(line) + 1, (text, str(err))
+            _positioned(err, text)
             counts["refused"] += 1
             return
         counts["accepted"] += 1
-        printed = str(q)  # `cepagg check`
-        try:
-            again = compile_query(printed)
+        _round_trip(q, text, None)
+        try:  # attribute names and kinds known: more checks, same promise
+            q = compile_query(text, schema=SCHEMA)
         except QueryError as err:
-            raise AssertionError(f"the printed form of {text!r} is refused:\n{printed}\n{err}") from None
-        assert shape(again) == shape(q), (text, printed)
-        assert str(again) == printed, (text, printed, str(again))
+            _positioned(err, text)
+            return
+        counts["accepted with a schema"] += 1
+        _round_trip(q, text, SCHEMA)
 
 
 COUNTS: Counter = Counter()
