@@ -445,6 +445,8 @@ FOUND = [
     "PATTERN SEQ(A, `Count`) RETURN `Count`",
     "PATTERN SEQ(A, `First`) WHERE `First`.x > 1",
     "PATTERN SEQ(A a, `odd type`) GROUP BY a.x, `odd type`.x RETURN COUNT(*)",  # column `odd type_x`
+    "PATTERN SEQ(A, NOT A A, C)",  # the negated alias A was merged into the positive A
+    "PATTERN SEQ(A, !SEQ(B, A A), C)",
 ]
 
 

@@ -244,15 +244,17 @@ class _Analyzer:
 
     def separate_scopes(self) -> None:
         """An alias reused in exclusive OR alternatives at different negation depths (NEEL's
-        ``SEQ(R r, W w) OR SEQ(R r, !W w, S s)``) names one variable per scope."""
+        ``SEQ(R r, W w) OR SEQ(R r, !W w, S s)``) names one variable per scope; so does an alias
+        equal to a type used without alias in another scope (``SEQ(A, NOT A A, C)``: the negated
+        ``A A`` is not the positive ``A``)."""
         by_written: dict[str, list[_Decl]] = {}
-        for d in self.decls:
-            if d.explicit:
-                by_written.setdefault(d.written, []).append(d)
+        for d in self.decls:  # implicit names are per scope already; an equal alias follows them
+            by_written.setdefault(d.written, []).append(d)
         for written, ds in by_written.items():
-            if len({d.scope for d in ds}) > 1:
+            if any(d.explicit for d in ds) and len({d.scope for d in ds}) > 1:
                 for d in ds:
-                    d.name = written if d.scope is None else f"{written}@{d.scope}"
+                    if d.explicit:
+                        d.name = written if d.scope is None else f"{written}@{d.scope}"
 
     def variables(self) -> dict[str, Variable]:
         by_name: dict[str, list[_Decl]] = {}
