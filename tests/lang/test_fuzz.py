@@ -447,6 +447,7 @@ FOUND = [
     "PATTERN SEQ(A a, `odd type`) GROUP BY a.x, `odd type`.x RETURN COUNT(*)",  # column `odd type_x`
     "PATTERN SEQ(A, NOT A A, C)",  # the negated alias A was merged into the positive A
     "PATTERN SEQ(A, !SEQ(B, A A), C)",
+    "PATTERN SEQ(A v1, NOT A A, A v2)",  # printed as NOT A, a variable of another name
 ]
 
 

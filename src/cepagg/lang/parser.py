@@ -324,6 +324,8 @@ class _Build(Transformer_NonRecursive):
         if var is None and not quoted and name[:1].islower():
             # SASE convention: a lower-case bare name is an untyped variable (any event binds).
             return ast.EventPattern(None, name, pos=self.P(meta))
+        if var == name:  # `A A` is `A`: the variable a type gives itself when written alone
+            var = None
         return ast.EventPattern(name, var, pos=self.P(meta))
 
     def _split_args(self, meta, args):
