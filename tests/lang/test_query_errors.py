@@ -113,6 +113,8 @@ AGGREGATES = [
         1, 57, "b is inside OR and is not bound in every match"),
     Bad("group-by-twice", "RETURN COUNT(*) PATTERN SEQ(A,B) GROUP BY id, id", 1, 47,
         "GROUP BY lists 'id' twice."),
+    Bad("group-by-same-variable-attribute-twice", "RETURN COUNT(*) PATTERN SEQ(A a, B) GROUP BY a.id, a.id",
+        1, 52, "GROUP BY lists 'id' twice."),
 ]
 
 PATTERNS = [
@@ -142,6 +144,10 @@ PATTERNS = [
         "relates variables of two different negated or EXISTS sub-patterns"),
     Bad("unknown-strategy", "PATTERN SEQ(A, B) STRATEGY skip-till-some-match", 1, 28,
         "Unknown selection strategy 'skip-till-some-match'"),
+    Bad("window-around-only-a-negation", "PATTERN (!A a WITHIN 1)", 1, 9,
+        "A sub-pattern with its own window needs a positive event"),
+    Bad("inner-window-around-a-negation", "PATTERN SEQ(A, (NOT B WITHIN 5 s), C)", 1, 16,
+        "A sub-pattern with its own window needs a positive event"),
     Bad("contiguity-with-and", "PATTERN AND(A, B) STRATEGY contiguous", 1, 28,
         "contiguous needs an order between events; AND has none."),
 ]
@@ -184,7 +190,71 @@ WINDOWS = [
         "EMIT ON CHANGE is only defined for time windows."),
 ]
 
-CASES = SYNTAX + NAMES + AGGREGATES + PATTERNS + CONDITIONS + WINDOWS
+
+def _col(text: str, fragment: str, nth: int = 1) -> int:
+    """1-based column of the nth occurrence of fragment (the tables below are one line each)."""
+    at = -1
+    for _ in range(nth):
+        at = text.index(fragment, at + 1)
+    return at + 1
+
+
+def _bad(id_: str, text: str, fragment: str, message: str, nth: int = 1) -> Bad:
+    return Bad(id_, text, 1, _col(text, fragment, nth), message)
+
+
+_DEEP = "Nested too deeply: a query may nest at most 100 operators inside one another."
+_BANGS = "PATTERN SEQ(A, " + "!" * 480 + "B, C)"
+_SEQ_101 = "PATTERN " + "SEQ(A, " * 101 + "B" + ")" * 101
+_SUM_101 = "PATTERN SEQ(A a) WHERE a.x > 1" + " + 1" * 100
+_NOT_101 = "PATTERN SEQ(A a) WHERE " + "NOT " * 101 + "a.x > 1"
+_DIGITS = "9" * 4301
+
+# Input that once escaped as another exception (RecursionError, OverflowError, ValueError, a
+# codec error) or passed `check` and failed at run time: refused by parse() at the right place.
+LIMITS_SYNTAX = [
+    _bad("480-bangs", _BANGS, "!", _DEEP, nth=100),
+    _bad("101-nested-seqs", _SEQ_101, "SEQ(", _DEEP, nth=101),
+    _bad("101-nested-sums", _SUM_101, "1", _DEEP),  # a + chain nests to the left
+    _bad("101-nested-nots-in-where", _NOT_101, "NOT", _DEEP, nth=101),
+    _bad("integer-of-4301-digits", f"PATTERN SEQ(A a) WHERE a.x > {_DIGITS}", "9",
+         "The number 99999999999999999999...9999999999 (4301 characters) is out of range."),
+    _bad("integer-beyond-int64", "PATTERN SEQ(A a) WHERE a.x > 9223372036854775808", "9",
+         "The integer 9223372036854775808 is out of range: integers are 64-bit"),
+    _bad("float-overflow", "PATTERN SEQ(A a) WHERE a.x > 1e400", "1e400",
+         "The number 1e400 is out of the range of a 64-bit float."),
+    _bad("float-underflow", "PATTERN SEQ(A a) WHERE a.x > 1e-400", "1e-400",
+         "The number 1e-400 is out of the range of a 64-bit float."),
+    _bad("exponent-of-5-digits", "PATTERN SEQ(A, B) WITHIN 1e99999 s", "1e99999",
+         "The number 1e99999 is out of range."),
+    _bad("escape-x", r"PATTERN SEQ(A a) WHERE a.x = '\x'", "\\",
+         r"Unknown escape '\x' in a string; the escapes are \\, \", \', \n, \t, \r."),
+    _bad("escape-N", r"PATTERN SEQ(A a) WHERE a.x = '\N'", "\\", r"Unknown escape '\N' in a string"),
+    _bad("escape-after-valid-ones", r'PATTERN SEQ(A a) WHERE a.x = "é\t\"\q"', "\\q",
+         r"Unknown escape '\q'"),
+]
+
+_MAX_SPAN = 2**61
+LIMITS_SEMANTIC = [
+    _bad("within-1e400-s", "PATTERN SEQ(A, B) WITHIN 1e400 s", "1e400",
+         f"WITHIN 1e400 s is too long: a window or slide is at most 2^61 = {_MAX_SPAN} ms"),
+    _bad("within-1e400-events", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 1e400 EVENTS", "1e400",
+         f"A tuple-count window is at most 2^61 = {_MAX_SPAN} events."),
+    _bad("within-20-digits-ms", "PATTERN SEQ(A, B) WITHIN 99999999999999999999 ms", "9",
+         "WITHIN 99999999999999999999 ms is too long"),
+    _bad("within-one-beyond-the-limit", f"PATTERN SEQ(A, B) WITHIN {_MAX_SPAN + 1}", "23",
+         f"WITHIN {_MAX_SPAN + 1} is too long"),
+    _bad("within-in-days-beyond-the-limit", "PATTERN SEQ(A, B) WITHIN 30000000000 d", "3",
+         "WITHIN 30000000000 d is too long"),
+    _bad("slide-beyond-the-limit", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 1 s SLIDE 1e19 ms", "1e19",
+         "SLIDE 1e19 ms is too long"),
+    _bad("inner-window-beyond-the-limit", "PATTERN SEQ(A, EXISTS (SEQ(B, C) WITHIN 1e30 ms), D)", "1e30",
+         "WITHIN 1e30 ms is too long"),
+    _bad("fractional-window-without-unit", "PATTERN SEQ(A, B) WITHIN 2.5", "2.5",
+         "WITHIN 2.5 is not a whole number of ms, the stream's time unit."),
+]
+
+CASES = SYNTAX + LIMITS_SYNTAX + NAMES + AGGREGATES + PATTERNS + CONDITIONS + WINDOWS + LIMITS_SEMANTIC
 
 
 def _error(case: Bad) -> QueryError:
@@ -215,7 +285,7 @@ def test_query_error(case):
     assert case.message in err.message
     assert err.text == case.text
     _check_excerpt(err, case.text)
-    if case in SYNTAX:  # reported by parse() already, at the same place
+    if case in SYNTAX + LIMITS_SYNTAX:  # reported by parse() already, at the same place
         with pytest.raises(QueryError) as info:
             parse(case.text)
         assert (info.value.line, info.value.column) == (case.line, case.column)
@@ -289,3 +359,88 @@ def test_meaningless_query_is_refused(text, schema):
     with pytest.raises(QueryError) as info:
         compile_query(text, schema=schema)
     assert info.value.line is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Deep and long input that works: the parser uses no recursion, the limit is on nesting only.
+
+
+def test_98_nested_seqs_work():
+    q = compile_query("PATTERN " + "SEQ(A, " * 98 + "B" + ")" * 98)
+    assert len(q.pattern.items) == 99
+
+
+def test_100_nested_seqs_are_the_limit():
+    q = compile_query("PATTERN " + "SEQ(A, " * 100 + "B" + ")" * 100)
+    assert len(q.pattern.items) == 101
+
+
+def test_100_nested_sums_work():
+    q = compile_query("PATTERN SEQ(A a) WHERE a.x > 1" + " + 1" * 99)
+    assert q.conditions[0].expr.operands[1].op == "+"
+
+
+@pytest.mark.parametrize("n", [482, 5000])
+def test_long_flat_seq(n):
+    q = compile_query("PATTERN SEQ(" + ", ".join(f"A{i}" for i in range(n)) + ")")
+    assert [a.type for a in q.pattern.items] == [f"A{i}" for i in range(n)]
+    assert str(q).startswith("PATTERN SEQ(A0, A1, A2, ")
+
+
+def test_long_semicolon_sequence():
+    q = compile_query("PATTERN " + "; ".join(f"A{i}" for i in range(3000)))
+    assert len(q.pattern.items) == 3000
+
+
+@pytest.mark.parametrize("n", [162, 10_000])
+def test_deep_grouping_parentheses_in_where(n):
+    q = compile_query("PATTERN SEQ(A a) WHERE " + "(" * n + "a.x > 1" + ")" * n)
+    assert q.conditions[0].text == "a.x > 1"
+
+
+def test_window_at_the_limit():
+    q = compile_query(f"RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN {2**61} SLIDE {2**61}")
+    assert q.within == q.slide == 2**61
+    assert compile_query(f"RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN {2**61} EVENTS").within_events == 2**61
+
+
+def test_window_exact_beyond_float_precision():
+    q = compile_query("PATTERN SEQ(A, B) WITHIN 9007199254740993 ms")
+    assert q.within == 9007199254740993  # 2^53 + 1: not rounded through a float
+
+
+def test_window_in_the_stream_unit():
+    assert compile_query("PATTERN SEQ(A, B) WITHIN 1.5e3 ms").within == 1500
+    assert compile_query("PATTERN SEQ(A, B) WITHIN 0.01 d", time_unit="s").within == 864
+
+
+def test_window_beyond_the_limit_in_a_coarser_stream_unit():
+    # 2^61 s is fine as a number of seconds, and refused as soon as it exceeds 2^61 of them
+    assert compile_query(f"PATTERN SEQ(A, B) WITHIN {2**61} s", time_unit="s").within == 2**61
+    with pytest.raises(QueryError) as info:
+        compile_query(f"PATTERN SEQ(A, B) WITHIN {2**61} s")  # in ms: 1000 times more
+    assert info.value.column == 26
+
+
+# ---------------------------------------------------------------------------------------------
+# String literals: the value is exactly what was written, escapes replaced.
+
+STRINGS = [
+    ('"é\\t"', "é\t"),
+    ("'é'", "é"),
+    ('"日本語 ✓ 🙂"', "日本語 ✓ 🙂"),
+    ('"a\\\\b"', "a\\b"),
+    ('"say \\"hi\\""', 'say "hi"'),
+    ("'it\\'s'", "it's"),
+    ('"\\n\\r\\t"', "\n\r\t"),
+    ("'\\\"'", '"'),
+    ('"tab\there"', "tab\there"),  # a real tab character, kept
+]
+
+
+@pytest.mark.parametrize("literal, value", STRINGS, ids=[f"s{i}" for i in range(len(STRINGS))])
+def test_string_literal_value(literal, value):
+    q = compile_query(f"PATTERN SEQ(A a) WHERE a.name = {literal}")
+    assert q.conditions[0].expr.operands[1].value == value
+    again = compile_query(str(q))  # the printed form re-parses to the same value
+    assert again.conditions[0].expr.operands[1].value == value

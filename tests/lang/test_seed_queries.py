@@ -453,7 +453,8 @@ NEEL = [
          "PATTERN SEQ(R r, S s, T t, t.attr1 > 100, t.attr2 >\n          (AGG (Count (*)\n"
          "           SEQ(U u, V v, t.attr5 = u.attr5))))\n     WITHIN 1 hour",
          "label dropped, PATTERN prepended, the ')' closing the outer SEQ (missing in the seed) added",
-         refused="Aggregate sub-queries inside conditions (NEEL §5.6 decorrelation) are not supported."),
+         refused="Aggregate sub-queries inside conditions (NEEL's decorrelation, Liu's dissertation "
+                 "Sec. 5.6) are not supported."),
     Case("neel-dec-q8-nested", "001", "§5.6 nested SEQ (Q8, printed 'Q10'), lines 2749-2751",
          "Q10 = SEQ(R r, S s, SEQ(U u, V v, u.attr3 = s.attr3),\n           T t, t.attr1 > 100, "
          "s.attr2 < 50)\n     WITHIN 1 hour",

@@ -21,6 +21,12 @@ from .model import (
 #: Attributes every event has, whatever the input columns.
 BUILTIN_ATTRS = ("ts", "type")
 
+#: The longest window or slide, in the stream's time unit, and the largest tuple-count window.
+#: Engines compute times such as ``ts - w``, ``ts + w`` and ``k * slide + w`` in 64-bit
+#: integers; at most 2^61 keeps them in range with a margin (every in-process engine returns the
+#: same rows at this limit: tests/lang/test_query_limits.py).
+MAX_SPAN = 2**61
+
 _STRATEGY_ALIASES = {
     "skip-till-any-match": "skip-till-any-match", "any": "skip-till-any-match",
     "skip-till-next-match": "skip-till-next-match", "next": "skip-till-next-match",
@@ -122,6 +128,10 @@ class _Analyzer:
             if len(items) == 1:
                 return items[0]
             return AndP(self.new_id(), items, pos=node.pos)
+        if isinstance(node, ast.OrPattern) and len(node.items) == 1:  # OR(P) is P, bound in every match
+            body = self.bind(node.items[0], ctx)
+            self.quals.extend((q, ctx.scopes) for q in node.quals)
+            return body
         if isinstance(node, ast.OrPattern):
             oid = self.new_id()
             alts = tuple(self.bind(i, _Ctx(ctx.scopes, ctx.kleenes, True, ctx.alts + ((oid, k),)))
@@ -141,7 +151,7 @@ class _Analyzer:
             kid = self.new_id()
             body = self.bind(node.body, _Ctx(ctx.scopes, ctx.kleenes + (kid,), ctx.optional, ctx.alts))
             if isinstance(body, (NotP, ExistsP, BoolOrP, KleeneP)):
-                # (NOT P)+ is NOT P (GRETA §2); (P+)+ has the same matches as P+
+                # (NOT P)+ is NOT P (GRETA, PVLDB 2017, Sec. 2); (P+)+ has the same matches as P+
                 self._drop_kleene(kid)
                 return body
             return KleeneP(kid, body, pos=node.pos)
@@ -169,6 +179,10 @@ class _Analyzer:
             return body
         if isinstance(node, ast.Windowed):
             body = self.bind(node.body, ctx)
+            if isinstance(body, _Conj) or not is_positive_item(body):
+                raise self.error("A sub-pattern with its own window needs a positive event (negation "
+                                 "with nothing around it); write the window around a SEQ holding it.",
+                                 node)
             return WindowP(self.new_id(), body, self.duration(node.within, "WITHIN"), pos=node.pos)
         if isinstance(node, ast.Unsupported):  # pragma: no branch
             raise self.error(f"{node.what} is not supported; write P+ for one or more, or list the "
@@ -230,15 +244,17 @@ class _Analyzer:
 
     def separate_scopes(self) -> None:
         """An alias reused in exclusive OR alternatives at different negation depths (NEEL's
-        ``SEQ(R r, W w) OR SEQ(R r, !W w, S s)``) names one variable per scope."""
+        ``SEQ(R r, W w) OR SEQ(R r, !W w, S s)``) names one variable per scope; so does an alias
+        equal to a type used without alias in another scope (``SEQ(A, NOT A A, C)``: the negated
+        ``A A`` is not the positive ``A``)."""
         by_written: dict[str, list[_Decl]] = {}
-        for d in self.decls:
-            if d.explicit:
-                by_written.setdefault(d.written, []).append(d)
+        for d in self.decls:  # implicit names are per scope already; an equal alias follows them
+            by_written.setdefault(d.written, []).append(d)
         for written, ds in by_written.items():
-            if len({d.scope for d in ds}) > 1:
+            if any(d.explicit for d in ds) and len({d.scope for d in ds}) > 1:
                 for d in ds:
-                    d.name = written if d.scope is None else f"{written}@{d.scope}"
+                    if d.explicit:
+                        d.name = written if d.scope is None else f"{written}@{d.scope}"
 
     def variables(self) -> dict[str, Variable]:
         by_name: dict[str, list[_Decl]] = {}
@@ -296,16 +312,21 @@ class _Analyzer:
     # Durations
 
     def duration(self, d: ast.Duration, clause: str) -> int:
+        """A time duration in the stream's time unit: positive, whole, at most MAX_SPAN."""
         if d.count:
             raise self.error(f"A tuple-count window is only allowed in the query's WITHIN.", d)
         factor = TIME_UNITS_MS[d.unit] if d.unit else TIME_UNITS_MS[self.time_unit]
         value = d.value * factor / TIME_UNITS_MS[self.time_unit]
+        written = " ".join(self.text[d.pos.start:d.pos.end].split())
         if value <= 0:
             raise self.error(f"{clause} must be positive.", d)
-        if abs(value - round(value)) > 1e-9:
-            raise self.error(f"{clause} {d.value:g} {d.unit} is not a whole number of "
+        if value.denominator != 1:
+            raise self.error(f"{clause} {written} is not a whole number of "
                              f"{self.time_unit}, the stream's time unit.", d)
-        return int(round(value))
+        if value > MAX_SPAN:
+            raise self.error(f"{clause} {written} is too long: a window or slide is at most "
+                             f"2^61 = {MAX_SPAN} {self.time_unit} (the stream's time unit).", d)
+        return int(value)
 
     # ------------------------------------------------------------------------------------------
     # Schema checks
@@ -425,8 +446,8 @@ def _conditions(a: _Analyzer, syntax: ast.QuerySyntax, variables: dict[str, Vari
                 raise a.error("An equivalence list [..] cannot be combined with OR or NOT; "
                               "write it as a condition of its own.", node)
             if isinstance(node, ast.AggSubquery):
-                raise a.error("Aggregate sub-queries inside conditions (NEEL §5.6 decorrelation) "
-                              "are not supported.", node)
+                raise a.error("Aggregate sub-queries inside conditions (NEEL's decorrelation, Liu's "
+                              "dissertation Sec. 5.6) are not supported.", node)
             if isinstance(node, ast.AggCall):
                 raise a.error("Aggregates belong in RETURN, not in conditions.", node)
         bound_expr, used, unqualified, next_var, has_first_last = _resolve_expr(a, expr, variables, scopes)
@@ -585,7 +606,7 @@ def _group_by(a: _Analyzer, syntax, variables, partition_by, equivalences):
                 equivalences.append((var.name, attr.name))
             column = attr.name if attr.name not in columns else f"{attr.var}_{attr.name}"
             key = GroupKey(column, var.name, attr.name)
-        if key.column in columns:
+        if key.column in columns or any((k.var, k.attr) == (key.var, key.attr) for k in keys):
             raise a.error(f"GROUP BY lists '{attr.name}' twice.", attr)
         columns.add(key.column)
         keys.append(key)
@@ -638,7 +659,7 @@ def _aggregate(a: _Analyzer, item: ast.ReturnItem, variables) -> Aggregate:
     if call.var is None:
         if call.func != "COUNT":
             raise a.error(f"{call.func} needs an attribute: {call.func}(X.attr).", call)
-        return Aggregate("COUNT", (), None, column)
+        return Aggregate("COUNT", (), None, column, item.text)
     names = a.resolve(call.var, variables, call)
     for n in names:
         if variables[n].negated:
@@ -646,7 +667,7 @@ def _aggregate(a: _Analyzer, item: ast.ReturnItem, variables) -> Aggregate:
     if call.func == "COUNT":
         if call.attr is not None:
             raise a.error("COUNT takes * or a variable, e.g. COUNT(*) or COUNT(E).", call)
-        return Aggregate("COUNT", tuple(names), None, column)
+        return Aggregate("COUNT", tuple(names), None, column, item.text)
     if call.attr is None:
         raise a.error(f"{call.func} needs an attribute: {call.func}({call.var}.attr).", call)
     a.check_attr(call.attr, call)
@@ -655,16 +676,19 @@ def _aggregate(a: _Analyzer, item: ast.ReturnItem, variables) -> Aggregate:
     kind = a.schema.get(call.attr) if a.schema else None
     if call.func in ("SUM", "AVG") and kind in ("str", "bool"):
         raise a.error(f"{call.func} needs a numeric attribute; {call.attr} holds {kind} values.", call)
-    return Aggregate(call.func, tuple(names), call.attr, column)
+    return Aggregate(call.func, tuple(names), call.attr, column, item.text)
 
 
 def _windows(a: _Analyzer, syntax):
     within = within_events = slide = None
     if syntax.within is not None:
         if syntax.within.count:
-            if syntax.within.value <= 0 or syntax.within.value != int(syntax.within.value):
+            n = syntax.within.value
+            if n <= 0 or n.denominator != 1:
                 raise a.error("A tuple-count window must be a positive whole number.", syntax.within)
-            within_events = int(syntax.within.value)
+            if n > MAX_SPAN:
+                raise a.error(f"A tuple-count window is at most 2^61 = {MAX_SPAN} events.", syntax.within)
+            within_events = int(n)
         else:
             within = a.duration(syntax.within, "WITHIN")
     if syntax.slide is not None:

@@ -9,6 +9,7 @@ per-class code.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 from typing import Iterator, Union
 
 from ..errors import Position
@@ -202,7 +203,7 @@ class Unsupported(Pattern):
 
 @dataclass(frozen=True)
 class Duration(Node):
-    value: float
+    value: Fraction  # exact, as written (``1.5e3`` is 1500)
     unit: str | None  # canonical unit name, None for raw time units
     count: bool = False  # True for tuple-count windows (NEEL)
 

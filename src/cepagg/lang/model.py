@@ -224,6 +224,7 @@ class Aggregate:
     vars: tuple[str, ...]
     attr: str | None
     column: str
+    written: str = field(default="", compare=False)  # the call as written, e.g. COUNT(A) for vars (a, b)
 
     @property
     def is_count_star(self) -> bool:

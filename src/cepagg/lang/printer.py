@@ -7,6 +7,8 @@ that divides them.
 
 from __future__ import annotations
 
+import re
+
 from . import ast
 from .model import (
     TIME_UNITS_MS, AndP, Atom, BoolOrP, ExistsP, KleeneP, NotP, OrP, PNode, Query, SeqP, WindowP,
@@ -31,6 +33,25 @@ def _display(var: str) -> str:
     return var.split("@")[0]
 
 
+_PLAIN_NAME = re.compile(r"(?!\d)\w+")
+
+# Words the lexer reads as keywords or functions where a type or variable could also stand.
+_RESERVED = {"PATTERN", "WHERE", "GROUP", "RETURN", "AGG", "WITHIN", "SLIDE", "EMIT", "ON", "CHANGE",
+             "CHANGES", "STRATEGY", "USING", "AS", "SEQ", "AND", "OR", "NOT", "EXISTS", "EXIST",
+             "COUNT", "SUM", "AVG", "MIN", "MAX", "NEXT", "FIRST", "LAST"}
+
+
+def _plain(name: str) -> bool:
+    return bool(_PLAIN_NAME.fullmatch(name)) and name.upper() not in _RESERVED
+
+
+def _ref(var: str) -> str:
+    """A variable where it is referred to (conditions, RETURN, aggregates, GROUP BY): its name,
+    in backticks when it is a type name that is not a plain name or reads as a keyword."""
+    name = _display(var)
+    return name if _plain(name) else f"`{name}`"
+
+
 def pattern_text(node: PNode, scoped: dict[int, list[str]] | None = None,
                  time_unit: str = "ms") -> str:
     """Text of a pattern; ``scoped`` maps a NOT/EXISTS id to conditions written inside it."""
@@ -41,7 +62,7 @@ def pattern_text(node: PNode, scoped: dict[int, list[str]] | None = None,
 
     if isinstance(node, Atom):
         if node.type is None:
-            return node.var
+            return _display(node.var)
         if _display(node.var) == node.type:
             return _type_text(node.type)
         return f"{_type_text(node.type)} {_display(node.var)}"
@@ -69,23 +90,25 @@ def pattern_text(node: PNode, scoped: dict[int, list[str]] | None = None,
 
 
 def _type_text(name: str) -> str:
-    if name[:1].islower() or not name.replace("_", "a").isalnum():
-        return f"`{name}`"
-    return name
+    """A type in a pattern: in backticks unless it is a plain name starting in upper case."""
+    return name if _plain(name) and not name[:1].islower() else f"`{name}`"
 
 
 _PRECEDENCE = {"or": 1, "and": 2}
+
+# The inverse of the parser's escapes, for a double-quoted string.
+_STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def expr_text(e: ast.Expr) -> str:
     if isinstance(e, ast.Literal):
         if isinstance(e.value, str):
-            return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            return '"' + "".join(_STRING_ESCAPES.get(c, c) for c in e.value) + '"'
         return repr(e.value) if isinstance(e.value, float) else str(e.value)
     if isinstance(e, ast.Attr):
-        return e.name if e.var is None else f"{_display(e.var)}.{e.name}"
+        return e.name if e.var is None else f"{_ref(e.var)}.{e.name}"
     if isinstance(e, ast.Ref):
-        return f"{e.kind}({_display(e.var)}).{e.name}"
+        return f"{e.kind}({_ref(e.var)}).{e.name}"
     if isinstance(e, ast.Arith):
         left, right = expr_text(e.left), expr_text(e.right)
         if isinstance(e.left, ast.Arith) and e.op in "*/" and e.left.op in "+-":
@@ -95,7 +118,8 @@ def expr_text(e: ast.Expr) -> str:
         return f"{left} {e.op} {right}"
     if isinstance(e, ast.Negate):
         inner = expr_text(e.operand)
-        return f"-({inner})" if isinstance(e.operand, ast.Arith) else f"-{inner}"
+        # -(-x): two minus signs in a row would start a comment
+        return f"-({inner})" if isinstance(e.operand, (ast.Arith, ast.Negate)) else f"-{inner}"
     if isinstance(e, ast.Compare):
         parts = [expr_text(e.operands[0])]
         for op, operand in zip(e.ops, e.operands[1:]):
@@ -120,8 +144,9 @@ def to_text(q: Query) -> str:
     lines = [f"PATTERN {pattern_text(q.pattern, scoped, q.time_unit)}"]
     conds: list[str] = []
     equiv = [a for a in q.partition_by if a not in {g.attr for g in q.group_by if g.var is None}]
-    implied = {(g.var, g.attr) for g in q.group_by if g.var is not None}
-    equiv += [f"{_display(v)}.{a}" for v, a in q.equivalences if (v, a) not in implied]
+    # GROUP BY X.a implies [X.a] only when X can bind several events (as the analyser adds it)
+    implied = {(g.var, g.attr) for g in q.group_by if g.var is not None and q.variables[g.var].multi}
+    equiv += [f"{_ref(v)}.{a}" for v, a in q.equivalences if (v, a) not in implied]
     if equiv:
         conds.append("[" + ", ".join(equiv) + "]")
     conds += [expr_text(f.expr) for f in q.stream_filters]
@@ -129,7 +154,7 @@ def to_text(q: Query) -> str:
     if conds:
         lines.append("WHERE " + "\n  AND ".join(conds))
     if q.group_by:
-        lines.append("GROUP BY " + ", ".join(g.attr if g.var is None else f"{_display(g.var)}.{g.attr}"
+        lines.append("GROUP BY " + ", ".join(g.attr if g.var is None else f"{_ref(g.var)}.{g.attr}"
                                              for g in q.group_by))
     if q.within is not None:
         window = f"WITHIN {duration_text(q.within, q.time_unit)}"
@@ -145,14 +170,21 @@ def to_text(q: Query) -> str:
     if q.aggregates:
         items = []
         for a in q.aggregates:
-            arg = "*" if not a.vars else ", ".join(_display(v) for v in a.vars)
-            if a.attr:
-                arg = f"{arg}.{a.attr}"
-            text = f"{a.func}({arg})"
-            items.append(text if text == a.column else f"{text} AS {a.column}")
-        lines.append("RETURN " + ", ".join([g.column for g in q.group_by] + items))
+            if len(a.vars) > 1:  # a type name standing for several variables: as written
+                text = a.written
+            else:
+                arg = _ref(a.vars[0]) if a.vars else "*"
+                text = f"{a.func}({arg}.{a.attr})" if a.attr else f"{a.func}({arg})"
+            if a.column == text:
+                items.append(text)
+            elif _PLAIN_NAME.fullmatch(a.column):
+                items.append(f"{text} AS {a.column}")
+            else:  # the default column, the call as written (`count(b)`): written again
+                items.append(a.column)
+        # group columns are output anyway; listed when they can be written as a name
+        lines.append("RETURN " + ", ".join([g.column for g in q.group_by if _plain(g.column)] + items))
     else:
-        lines.append("RETURN " + ", ".join(_display(v) for v in q.return_vars))
+        lines.append("RETURN " + ", ".join(_ref(v) for v in q.return_vars))
     return "\n".join(lines)
 
 

@@ -1,0 +1,44 @@
+"""The longest window the language accepts (2^61 of the stream's time unit) runs correctly.
+
+The analyser refuses longer windows and slides because engines compute times such as
+``ts - w`` and ``k * slide + w`` in 64-bit integers. At the limit itself, every in-process engine
+that accepts the query must return what the reference evaluator returns, and that must be the
+hand-counted result.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cepagg.errors import UnsupportedQuery
+from cepagg.events import EventBatch
+from cepagg.lang import compile_query
+from cepagg.plan import plan
+
+W = 2**61
+ENGINES = ["reference", "aseq", "greta", "stack", "twostep"]
+
+# A B C A B C at 1..6: SEQ(A, B) has the matches (1,2), (1,5), (4,5)
+EVENTS = [{"type": t, "ts": ts, "x": 1} for t, ts in zip("ABCABC", range(1, 7))]
+
+CASES = [
+    (f"RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN {W}", [(3,)]),
+    (f"RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN {W} SLIDE {W}", [(0, W, 3)]),
+    (f"RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN {W} SLIDE {W // 2}",
+     [(-W // 2, W // 2, 3), (0, W, 3)]),
+    (f"RETURN COUNT(*) PATTERN SEQ(A a, NOT C, B b) WITHIN {W} SLIDE {W // 2}",
+     [(-W // 2, W // 2, 2), (0, W, 2)]),
+    (f"RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN {W} EMIT ON CHANGE", [(2, 1), (5, 3)]),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("text, expected", CASES, ids=["total", "slide", "half-slide", "negation", "emit"])
+def test_engines_at_the_window_limit(text, expected, engine):
+    q = compile_query(text)
+    try:
+        built = plan(q, engine).build()
+    except UnsupportedQuery:
+        pytest.skip(f"{engine} does not evaluate this query")
+    rows = built.run(EventBatch.from_rows(EVENTS).sorted()).rows
+    assert sorted(rows) == expected
