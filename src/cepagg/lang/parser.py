@@ -23,16 +23,13 @@ from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import Position, QueryError
+from ..units import UNIT_NAMES, UNIT_NS
 from . import ast
 
-_UNITS = {
-    "ms": "ms", "msec": "ms", "msecs": "ms", "millis": "ms", "millisecond": "ms", "milliseconds": "ms",
-    "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
-    "m": "min", "min": "min", "mins": "min", "minute": "min", "minutes": "min",
-    "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
-    "d": "d", "day": "d", "days": "d",
-    "tuple": "events", "tuples": "events", "event": "events", "events": "events",
-}
+#: the query's words for durations: the time units of the one table (milliseconds and longer; the
+#: grammar's UNIT terminal spells the same words), and EVENTS for a window counted in events
+_UNITS = {word: unit for word, unit in UNIT_NAMES.items() if UNIT_NS[unit] >= UNIT_NS["ms"]} | {
+    "tuple": "events", "tuples": "events", "event": "events", "events": "events"}
 
 # Human names for grammar terminals, used in "Expected one of ..." messages.
 _TOKEN_NAMES = {
