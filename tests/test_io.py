@@ -275,8 +275,9 @@ def test_plain_number_fast_path_agrees_with_the_regular_expressions(kind):
         values = ["".join(rng.choice("0123456789-.+e ") for _ in range(rng.randint(0, 4)))
                   for _ in range(rng.randint(1, 4))]
         if rng.random() < 0.5:  # plain columns, to be answered
-            values = [rng.choice(["", "-"]) + str(rng.randint(0, 10**6)) + rng.choice(["", ".", ".25"] if kind == "float"
-                      else [""]) for _ in range(rng.randint(1, 4))]
+            tails = ["", ".", ".25"] if kind == "float" else [""]
+            values = [rng.choice(["", "-"]) + str(rng.randint(0, 10**6)) + rng.choice(tails)
+                      for _ in range(rng.randint(1, 4))]
         arr = pa.array(values, pa.string())
         fast = _plain(arr, kind)
         if fast is None:

@@ -81,8 +81,8 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
     a directory, of an unknown format or in a missing directory, an output directory that is an
     input. ``outputs``/``directories``: option -> path (None: not given)."""
     from .io import check_read_options, input_files
-    from .output import check_output_path, output_format, same_file
     from .lang.workload import is_workload, split_workload
+    from .output import check_output_path, output_format, same_file
 
     try:
         options = _read_options(args)
@@ -154,8 +154,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     """Every query of a workload file over the events; one result per query, named. On Spark
     the queries aseq accepts run as one shared job (``cepagg.spark.run_workload``)."""
-    from .output import write_result
     from .lang.workload import compile_workload
+    from .output import write_result
     from .plan import plan_workload
     from .runner import attach_event_columns
 
@@ -262,8 +262,8 @@ def spark_session(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .output import write_result
     from .lang.workload import is_workload
+    from .output import write_result
     from .plan import plan
     from .runner import attach_event_columns
 
@@ -314,9 +314,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     """``cepagg run --order ... --no-spark``: the file's row order is the arrival order."""
-    from .output import write_result
     from .order import Arrival, OrderConfig, run_ordered
     from .order.cli import config_from_args, punctuations_for, write_late
+    from .output import write_result
     from .runner import attach_event_columns
 
     batch = report.batch

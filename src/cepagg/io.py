@@ -29,9 +29,13 @@ import pyarrow.parquet as pq
 
 from .errors import InputError
 from .events import ID, RESERVED, EventBatch
-from .output import EXTENSIONS, atomic_path, cell, json_safe
-from .output import write_result  # noqa: F401  (results were written by cepagg.io.write_result: kept there)
-
+from .output import (
+    EXTENSIONS,
+    atomic_path,
+    cell,
+    json_safe,
+    write_result,  # noqa: F401  (results were written by cepagg.io.write_result: kept there)
+)
 from .units import UNIT_NS
 
 KINDS = ("int", "float", "str", "bool")

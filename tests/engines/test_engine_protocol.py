@@ -10,14 +10,14 @@ from __future__ import annotations
 import random
 
 import pytest
-from generators import random_stream, seeded
 
 from cepagg.engines import ENGINES, Evaluator
-from cepagg.engines.aseq.workload import Workload
 from cepagg.engines.aggregates import combine_rows, drop_unchanged
+from cepagg.engines.aseq.workload import Workload
 from cepagg.errors import UnsupportedQuery
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from generators import random_stream, seeded
 
 QUERIES = [
     "RETURN COUNT(*), SUM(B.x), AVG(A.x), MAX(C.x) PATTERN SEQ(A, B, !D, C) WITHIN 6",

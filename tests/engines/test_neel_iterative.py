@@ -10,12 +10,12 @@ import random
 from collections import Counter, defaultdict
 
 import pytest
-from generators import cases, compare, random_stream, seeded
 
 from cepagg.engines import ENGINES
 from cepagg.errors import QueryError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from generators import cases, compare, random_stream, seeded
 
 TYPES = "ABCDE"
 ATTRS = {"x": (0, 5), "g": ["u", "v"]}

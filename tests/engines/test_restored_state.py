@@ -11,11 +11,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from generators import random_stream
 
 from cepagg.engines import ENGINES
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from generators import random_stream
 
 QUERIES = [
     "RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, !C, B) WHERE [g] GROUP BY g WITHIN 8",

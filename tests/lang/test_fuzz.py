@@ -190,7 +190,8 @@ def _return_item(draw, names: _Names, aggregate_only: bool) -> str:
     v = _variable(draw, names, positive=True)
     a = draw(st.sampled_from(ATTRS[:3] if names.clean else ATTRS))
     if kind <= 1:
-        item = draw(st.sampled_from(["COUNT(*)", "count(*)", f"COUNT({v})", "COUNT"] + ([] if names.clean else ["SUM(*)"])))
+        counts = ["COUNT(*)", "count(*)", f"COUNT({v})", "COUNT"] + ([] if names.clean else ["SUM(*)"])
+        item = draw(st.sampled_from(counts))
     elif kind <= 3:
         funcs = ["SUM", "AVG", "MIN", "MAX", "sum"] + ([] if names.clean else ["COUNT"])
         item = f"{draw(st.sampled_from(funcs))}({v}.{a})"

@@ -31,8 +31,7 @@ from pathlib import Path
 import pytest
 
 from cepagg.errors import QueryError
-from cepagg.lang import compile_query, parse
-from cepagg.lang import ast
+from cepagg.lang import ast, compile_query, parse
 from cepagg.lang.model import AndP, Atom, BoolOrP, ExistsP, KleeneP, NotP, OrP, SeqP, WindowP
 
 SEEDS = Path("/work/shared/seeds")

@@ -12,13 +12,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from generators import cases, random_stream
 
 from cepagg.engines import ENGINES
 from cepagg.lang import compile_query
 from cepagg.order import OrderConfig, run_ordered, same_result
 from cepagg.order.disorder import DELAYS, disorder
 from cepagg.order.shape import Shape
+from generators import cases, random_stream
 
 PATTERNS = [
     "SEQ(A, !C, B)",

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import random
 
-from generators import cases, random_stream
 from helpers_order import arrival, check_net, run
 
 from cepagg.lang import compile_query
 from cepagg.order.disorder import disorder
 from cepagg.order.purge import purgeable, sequence_of, set_purgeable, singleton_purgeable
+from generators import cases, random_stream
 
 
 def times(text: str) -> dict:

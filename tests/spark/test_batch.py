@@ -6,15 +6,15 @@ import random
 from decimal import Decimal
 
 import pytest
-from generators import random_stream, seeded
 
 from cepagg.errors import InputError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from cepagg.plan import split_of
 from cepagg.result import Result
 from cepagg.runner import run as run_local
-from cepagg.plan import split_of
 from cepagg.spark import run
+from generators import random_stream, seeded
 
 pytestmark = pytest.mark.spark
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from generators import random_stream, seeded
 
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.plan import plan
 from cepagg.spark.streaming import BucketState, pack_bucket, unpack_bucket
+from generators import random_stream, seeded
 
 QUERY = "RETURN g, COUNT(*), SUM(A.x) PATTERN SEQ(A, B+) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3"
 

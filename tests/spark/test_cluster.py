@@ -22,6 +22,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from generators import random_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]

@@ -4,9 +4,10 @@
 bucket's rows (punctuations and the end-of-stream event in every bucket) and keeps the
 bucket's layer state stored between calls (:meth:`Layer.snapshot`). Here the calls are made
 directly: buckets in a shuffled order, the two keys in separate buckets either way round or in
-one bucket, the state copied as bytes as the value state holds it. Hundreds of arrivals run in seconds, where the streaming test
-(``test_order_streaming.py``) runs one arrival per case through Spark; the output is netted by
-:func:`cepagg.spark.streaming.read_latest`'s rule and compared with the reference.
+one bucket, the state copied as bytes as the value state holds it. Hundreds of arrivals run in
+seconds, where the streaming test (``test_order_streaming.py``) runs one arrival per case
+through Spark; the output is netted by :func:`cepagg.spark.streaming.read_latest`'s rule and
+compared with the reference.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ from decimal import Decimal
 
 import pandas as pd
 import pytest
-from arrivals import ORDER_CASES, arrival_rows, expected_of
-from generators import random_stream, seeded
 
+from arrivals import ORDER_CASES, arrival_rows, expected_of
 from cepagg.engines.aggregates import key_width
 from cepagg.lang import compile_query
 from cepagg.order import OrderConfig, same_result
@@ -29,6 +29,7 @@ from cepagg.plan import plan
 from cepagg.result import Result
 from cepagg.spark.order import OrderSpec, _processor_class
 from cepagg.spark.sources import END_TS_MS, END_TYPE
+from generators import random_stream, seeded
 
 KINDS = {"x": "int", "g": "string", "punct_type": "string"}
 # the operator's input columns, as stream_ordered selects them (cepagg.spark.streaming.operator_input)

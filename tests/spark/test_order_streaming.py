@@ -14,9 +14,8 @@ import random
 from decimal import Decimal
 
 import pytest
-from arrivals import ORDER_CASES, arrival_rows, expected_of
-from generators import random_stream, seeded
 
+from arrivals import ORDER_CASES, arrival_rows, expected_of
 from cepagg.lang import compile_query
 from cepagg.order import OrderConfig, same_result
 from cepagg.order.disorder import disorder
@@ -24,6 +23,7 @@ from cepagg.result import Result
 from cepagg.spark.order import late_count, start_ordered
 from cepagg.spark.sources import END_TS_MS, END_TYPE
 from cepagg.spark.streaming import dropped_by_watermark, late_events, read_latest, start
+from generators import random_stream, seeded
 
 pytestmark = pytest.mark.spark
 

@@ -40,11 +40,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from generators import random_stream
 
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.runner import run as run_local
+from generators import random_stream
 
 pytestmark = pytest.mark.spark
 

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from generators import random_stream
 
 from cepagg.events import EventBatch
 from cepagg.runner import run as run_local
+from generators import random_stream
 
 pytestmark = pytest.mark.spark
 

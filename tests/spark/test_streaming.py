@@ -8,13 +8,13 @@ import random
 from decimal import Decimal
 
 import pytest
-from generators import random_stream, seeded
 
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.runner import run as run_local
 from cepagg.spark.sources import END_TS_MS, END_TYPE
 from cepagg.spark.streaming import dropped_by_watermark, late_events, read_latest, start
+from generators import random_stream, seeded
 
 pytestmark = pytest.mark.spark
 

@@ -6,13 +6,13 @@ import random
 from decimal import Decimal
 
 import pytest
-from generators import random_stream
 
 from cepagg.events import EventBatch
 from cepagg.lang.workload import compile_workload
 from cepagg.plan import plan_workload
 from cepagg.result import Result
 from cepagg.spark import run_workload
+from generators import random_stream
 
 pytestmark = pytest.mark.spark
 

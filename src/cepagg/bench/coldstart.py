@@ -23,7 +23,6 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 
 _CHILD = r"""
 import json, sys, time

@@ -14,8 +14,25 @@ from typing import Mapping
 from ..errors import Position, QueryError
 from . import ast
 from .model import (
-    STRATEGIES, TIME_UNITS_MS, Aggregate, AndP, Atom, BoolOrP, Condition, ExistsP, GroupKey, KleeneP,
-    NotP, OrP, PNode, Query, SeqP, StreamFilter, Variable, WindowP, is_positive_item,
+    STRATEGIES,
+    TIME_UNITS_MS,
+    Aggregate,
+    AndP,
+    Atom,
+    BoolOrP,
+    Condition,
+    ExistsP,
+    GroupKey,
+    KleeneP,
+    NotP,
+    OrP,
+    PNode,
+    Query,
+    SeqP,
+    StreamFilter,
+    Variable,
+    WindowP,
+    is_positive_item,
 )
 
 #: Attributes every event has, whatever the input columns.
@@ -314,7 +331,7 @@ class _Analyzer:
     def duration(self, d: ast.Duration, clause: str) -> int:
         """A time duration in the stream's time unit: positive, whole, at most MAX_SPAN."""
         if d.count:
-            raise self.error(f"A tuple-count window is only allowed in the query's WITHIN.", d)
+            raise self.error("A tuple-count window is only allowed in the query's WITHIN.", d)
         factor = TIME_UNITS_MS[d.unit] if d.unit else TIME_UNITS_MS[self.time_unit]
         value = d.value * factor / TIME_UNITS_MS[self.time_unit]
         written = " ".join(self.text[d.pos.start:d.pos.end].split())

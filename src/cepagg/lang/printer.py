@@ -11,7 +11,18 @@ import re
 
 from . import ast
 from .model import (
-    TIME_UNITS_MS, AndP, Atom, BoolOrP, ExistsP, KleeneP, NotP, OrP, PNode, Query, SeqP, WindowP,
+    TIME_UNITS_MS,
+    AndP,
+    Atom,
+    BoolOrP,
+    ExistsP,
+    KleeneP,
+    NotP,
+    OrP,
+    PNode,
+    Query,
+    SeqP,
+    WindowP,
 )
 
 _UNIT_WORDS = (("d", "days"), ("h", "hours"), ("min", "minutes"), ("s", "seconds"), ("ms", "ms"))

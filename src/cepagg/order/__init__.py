@@ -19,7 +19,6 @@ about a query).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..lang.model import Query
 from ..result import Result, output_kinds

@@ -78,7 +78,8 @@ class Arrival:
         if PUNCT_TYPE in types:
             mask = pc.equal(table.column("type"), PUNCT_TYPE)
             marks = table.filter(mask)
-            names = marks.column(PUNCT_ATTR).to_pylist() if PUNCT_ATTR in marks.column_names else [None] * marks.num_rows
+            names = (marks.column(PUNCT_ATTR).to_pylist() if PUNCT_ATTR in marks.column_names
+                     else [None] * marks.num_rows)
             positions = [i for i, t in enumerate(types) if t == PUNCT_TYPE]
             events = table.filter(pc.invert(mask))
             if PUNCT_ATTR in events.column_names and events.column(PUNCT_ATTR).null_count == events.num_rows:

@@ -46,10 +46,17 @@ from ..order.layer import stored_state
 from ..order.output import EXTRA_COLUMNS
 from ..order.stream import PUNCT_ATTR, PUNCT_TYPE, Punctuation
 from . import schema as S
-from .sources import END_TYPE
 from .progress import count_rows_out
-from .streaming import (event_columns, event_names, file_options, operator_input, progress_reports, run_until,
-                        with_trigger)
+from .sources import END_TYPE
+from .streaming import (
+    event_columns,
+    event_names,
+    file_options,
+    operator_input,
+    progress_reports,
+    run_until,
+    with_trigger,
+)
 from .tasks import compiled
 
 OP_BUCKET = "cepagg_bucket"

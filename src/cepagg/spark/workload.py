@@ -20,10 +20,10 @@ from typing import Iterator, Sequence
 
 import pyarrow as pa
 
+from ..engines.base import Evaluator
 from ..events import ID
 from ..lang.model import Query
 from ..lang.workload import compile_workload
-from ..engines.base import Evaluator
 from ..plan import plan_workload, shared_evaluator
 from . import schema as S
 from .batch import arrange, narrow, prepare_events, run

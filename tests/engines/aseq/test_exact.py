@@ -11,9 +11,9 @@ import random
 
 import numpy as np
 import pytest
-from helpers import run
 
 from cepagg.engines.aseq import counters
+from helpers import run
 
 TYPES = "ABCDEFGH"
 
@@ -62,7 +62,8 @@ def _random_map(rng, N, CI, CF, kindI, kindF, exact, big=False):
     it = object if exact else np.int64
     XI = np.zeros((CI, N, N + 1), it)
     XF = np.zeros((CF, N, N + 1))
-    counters.ALGEBRA.identity(XI, XF, kindI, kindF) if not exact else counters.TWIN_ALGEBRA.identity(XI, XF, kindI, kindF)
+    algebra = counters.TWIN_ALGEBRA if exact else counters.ALGEBRA
+    algebra.identity(XI, XF, kindI, kindF)
     top = 2**40 if big else 5
     for j in range(N):
         for i in range(j + 1):

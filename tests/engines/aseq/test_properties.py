@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from generators import cases, compare, random_stream
 from querygen import random_query
 
 from cepagg.engines import ENGINES
@@ -19,6 +18,7 @@ from cepagg.engines.aggregates import combine_rows, drop_unchanged
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
+from generators import cases, compare, random_stream
 
 CHUNKS = 20
 PER_CHUNK = cases(100, 2000)

@@ -7,8 +7,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from generators import cases, random_stream
-from helpers import stream
 from querygen import random_query
 
 from cepagg.engines import ENGINES
@@ -17,6 +15,8 @@ from cepagg.engines.aseq.workload import Workload
 from cepagg.errors import UnsupportedQuery
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from generators import cases, random_stream
+from helpers import stream
 
 EXAMPLE6 = [
     "SEQ(VKindle, BKindle, VCase, BCase)",
@@ -65,7 +65,8 @@ def test_random_workloads_shared_equal_alone(seed):
             t = random_query(rng, types="ABC", max_len=4, modes=(mode,), groups=False, predicates=rng.random() < 0.3,
                              aggregates=["COUNT(*)", "SUM({v}.x)"], windows=False)
             head, _, _ = t.partition(" RETURN ")
-            window = {"total": f"WITHIN {w}", "slide": f"WITHIN {w} SLIDE {s}", "emit": f"WITHIN {w} EMIT ON CHANGE"}[mode]
+            window = {"total": f"WITHIN {w}", "slide": f"WITHIN {w} SLIDE {s}",
+                      "emit": f"WITHIN {w} EMIT ON CHANGE"}[mode]
             texts.append(f"{head} RETURN COUNT(*), SUM(p0.x) {window}")
         qs = [compile_query(t) for t in texts]
         rows = random_stream(rng, "ABC", n=rng.randint(5, 18), attrs={"x": (0, 5)})

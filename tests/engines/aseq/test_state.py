@@ -8,12 +8,12 @@ import random
 
 import numpy as np
 import pytest
-from generators import random_stream
-from helpers import stream
 
 from cepagg.engines import ENGINES
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from generators import random_stream
+from helpers import stream
 
 
 def _engine(text: str):

@@ -6,10 +6,10 @@ leading and trailing negation, repeated types, equal timestamps)."""
 from __future__ import annotations
 
 import pytest
-from helpers import events, run, stream
 
 from cepagg.engines import ENGINES
 from cepagg.lang import compile_query
+from helpers import events, run, stream
 
 
 def both(query: str, rows: list[dict], time_unit: str = "ms") -> list[tuple]:

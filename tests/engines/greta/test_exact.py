@@ -4,6 +4,7 @@ integers beyond 2**31 switch the partition to Python integers."""
 from __future__ import annotations
 
 import pytest
+
 from helpers import events, run
 
 N = 70

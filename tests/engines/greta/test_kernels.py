@@ -7,16 +7,16 @@ import random
 
 import numpy as np
 import pytest
-from generators import cases, random_stream
 from patterns import random_query
 
 from cepagg.engines.greta import Greta, _program, _records, index
-from cepagg.engines.kernels import twin as _twin
+from cepagg.engines.greta.layout import Programs
 from cepagg.engines.greta.numbers import to_ints, widen
+from cepagg.engines.greta.vector import Vec, holds_mask
+from cepagg.engines.kernels import twin as _twin
 from cepagg.events import EventBatch
 from cepagg.lang import ast, compile_query
-from cepagg.engines.greta.layout import Programs
-from cepagg.engines.greta.vector import Vec, holds_mask
+from generators import cases, random_stream
 
 
 def test_engine_twin_and_compiled_agree_row_for_row():

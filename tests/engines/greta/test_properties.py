@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from generators import cases, random_stream
 from patterns import random_query
 
 from cepagg.engines import ENGINES
@@ -20,6 +19,7 @@ from cepagg.engines.aggregates import combine_rows, merge
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
+from generators import cases, random_stream
 
 ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"]}
 

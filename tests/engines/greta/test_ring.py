@@ -10,13 +10,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from generators import cases, random_stream, seeded
 
 from cepagg.engines import ENGINES
 from cepagg.engines.greta import state as greta_state
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
+from generators import cases, random_stream, seeded
 
 QUERIES = [
     "RETURN COUNT(*), MAX(A.x) PATTERN A+ WHERE A.x > NEXT(A).x WITHIN {w}",

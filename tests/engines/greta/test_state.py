@@ -7,11 +7,11 @@ import pickle
 import random
 
 import pytest
-from generators import random_stream
 
 from cepagg.engines import ENGINES
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
+from generators import random_stream
 
 QUERIES = [
     "RETURN g, COUNT(*), SUM(A.x) PATTERN SEQ(A+, NOT C, B) WHERE [g] AND A.x < NEXT(A).x GROUP BY g WITHIN 6 SLIDE 2",

@@ -8,6 +8,7 @@ here they must come out of the graph, without a trend being built.
 from __future__ import annotations
 
 import pytest
+
 from helpers import events, run, stream
 
 FIG4 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"  # GRETA Figure 4

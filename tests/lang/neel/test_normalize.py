@@ -9,7 +9,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from generators import cases, random_stream, seeded
 
 from cepagg.engines import ENGINES
 from cepagg.errors import QueryError
@@ -19,6 +18,7 @@ from cepagg.lang.neel import NotNormalisable, is_normal_form, normal_query, norm
 from cepagg.lang.neel.normalize import top_scope_is_wide
 from cepagg.lang.neel.rules.base import pattern
 from cepagg.lang.neel.text import pattern_text
+from generators import cases, random_stream, seeded
 
 Q1 = "SEQ(Recycle r, Washing w, NOT SEQ(Sharpening s, Disinfection d, Checking c), Operating o)"
 

@@ -10,19 +10,29 @@ where a rule is blocked, applying it anyway would change the answer on a named h
 from __future__ import annotations
 
 import pytest
-from generators import cases, random_stream, seeded
 
 from cepagg.engines import ENGINES
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.lang.neel.rules import (
-    distribute_boolean_or, distribute_exists_or, distribute_or, expose_witness, flatten_and,
-    flatten_or, flatten_seq, negate_and, negate_or, split_exists_and, unroll_negated_seq,
-    unroll_negated_seq_from_first, unwrap,
+    distribute_boolean_or,
+    distribute_exists_or,
+    distribute_or,
+    expose_witness,
+    flatten_and,
+    flatten_or,
+    flatten_seq,
+    negate_and,
+    negate_or,
+    split_exists_and,
+    unroll_negated_seq,
+    unroll_negated_seq_from_first,
+    unwrap,
 )
 from cepagg.lang.neel.rules.base import Applied, Blocked, Context, pattern, replace_node, rewritable_nodes
 from cepagg.lang.neel.terms import declared_vars
 from cepagg.lang.neel.text import pattern_text
+from generators import cases, random_stream, seeded
 
 # (rule module, the rule name it must report, pattern) -- each pattern is rewritten once.
 RULE_CASES = [

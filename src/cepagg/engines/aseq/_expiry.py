@@ -13,7 +13,6 @@ Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggrega
 Sequence Patterns", SIGMOD 2014, §3.2 (Lemma 3, SEM step 4).
 """
 
-import numpy as np
 
 from .. import kernels
 

@@ -25,7 +25,6 @@ Sequence Patterns", SIGMOD 2014, §3.2 (SEM steps 1-4; its Fig. 5 tests ``exp < 
 START is active while ``ts < exp``), §3.3 (Recounting Rule), §3.4 (filters).
 """
 
-import numpy as np
 
 from .. import kernels
 
@@ -232,7 +231,8 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                     const = W - 1
                     XI = aggI1 if target == 1 else aggI0
                     for c in range(CI):
-                        if checked and kindI[c] == A.LIN and abs(float(XI[c, 0, const])) + abs(float(vI[0, c, 0])) > A.LIMIT:
+                        if checked and kindI[c] == A.LIN and \
+                                abs(float(XI[c, 0, const])) + abs(float(vI[0, c, 0])) > A.LIMIT:
                             ok = False
                 if not ok:
                     return 2, i

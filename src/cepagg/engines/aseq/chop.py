@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...events import EventBatch
-from .. import aggregates as aggmod
 from .encode import column, partition_codes
 from .plan import Feed, SeqPlan
 from .vexpr import holds_all
@@ -303,7 +302,8 @@ class ChopRun:
         rows = self._settle(state, key, st, t)
         pend = st.pend
         w = self.w
-        if self.mode == "slide" and not any(st.items) and any(pend.get(k, ([0],))[0][0] for k in range(len(self.pieces))):
+        pending = any(pend.get(k, ([0],))[0][0] for k in range(len(self.pieces)))
+        if self.mode == "slide" and not any(st.items) and pending:
             first = (t - w) // self.slide + 1
             st.next_k = first if st.next_k is None else max(st.next_k, first)
         # snapshots first, from the state before this timestamp (Lemma 7)

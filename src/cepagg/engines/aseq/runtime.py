@@ -24,8 +24,18 @@ from ...errors import CepaggError
 from ...events import EventBatch
 from .. import aggregates as aggmod
 from . import _kernels as K
-from .counters import (KERNELS, TWIN, TWIN_ALGEBRA, Families, PartState, Unit, empty_cells, families,
-                       pack_parts, unpack_parts)
+from .counters import (
+    KERNELS,
+    TWIN,
+    TWIN_ALGEBRA,
+    Families,
+    PartState,
+    Unit,
+    empty_cells,
+    families,
+    pack_parts,
+    unpack_parts,
+)
 from .encode import Encoded, Encoder
 from .merge import EmitMerge, SlideMerge
 

@@ -32,7 +32,6 @@ two-stacks: Tangwongsan, Hirzel, Schneider, "Sliding-Window Aggregation Algorith
 Big Data Technologies (2019).
 """
 
-import numpy as np
 
 from .. import kernels
 

@@ -33,12 +33,12 @@ from ...events import EventBatch
 from ...lang.model import Query
 from .. import aggregates as agg
 from ..base import Engine
+from ..kernels import twin as _twin
 from . import _kernels as K
 from . import encode as enc
 from . import layout as lay
 from . import plan as pl
 from . import results as res
-from ..kernels import twin as _twin
 from .kernel_args import NegBatch, PosBatch
 from .numbers import decode_floats, to_ints
 from .state import NegState, PosState

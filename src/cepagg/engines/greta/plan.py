@@ -103,7 +103,8 @@ class GretaPlan:
         lines = []
         for g in self.graphs:
             t = g.template
-            head = "positive" if g.not_id is None else f"negative (previous {g.sub.previous}, following {g.sub.following})"
+            head = ("positive" if g.not_id is None
+                    else f"negative (previous {g.sub.previous}, following {g.sub.following})")
             lines.append(f"graph {g.sub.name}: {head}")
             for tp in g.transitions:
                 a, b = t.states[tp.src].type, t.states[tp.dst].type

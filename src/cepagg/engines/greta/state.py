@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...lang.expr import ConditionTypeError
+from ..kernels import twin as _twin
 from . import _kernels as K
 from . import _records
-from ...lang.expr import ConditionTypeError
 from . import index as _index
-from ..kernels import twin as _twin
 from .index import EMPTY_KEY
 from .kernel_args import NegArrays, NegScratch, PosArrays, PosScratch
 from .layout import DataKindError

@@ -33,8 +33,18 @@ from ..model import Query
 from .measure import TooLarge, measure
 from .normal_form import why_not_normal
 from .rules import (
-    distribute_boolean_or, distribute_exists_or, distribute_or, expose_witness, flatten_and,
-    flatten_or, flatten_seq, negate_and, negate_or, split_exists_and, unroll_negated_seq, unwrap,
+    distribute_boolean_or,
+    distribute_exists_or,
+    distribute_or,
+    expose_witness,
+    flatten_and,
+    flatten_or,
+    flatten_seq,
+    negate_and,
+    negate_or,
+    split_exists_and,
+    unroll_negated_seq,
+    unwrap,
 )
 from .rules.base import Applied, Blocked, Context, replace_node, rewritable_nodes
 from .terms import declared_vars
