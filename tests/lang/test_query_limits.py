@@ -42,3 +42,18 @@ def test_engines_at_the_window_limit(text, expected, engine):
         pytest.skip(f"{engine} does not evaluate this query")
     rows = built.run(EventBatch.from_rows(EVENTS).sorted()).rows
     assert sorted(rows) == expected
+
+
+def test_windows_per_event_are_bounded():
+    """WITHIN w SLIDE s puts each event in w/s windows, each a value the engines keep and a row
+    they report: beyond MAX_WINDOWS_PER_EVENT the query is refused where SLIDE is written (an
+    engine used to fail with a memory error at WITHIN 2^61 SLIDE 1000)."""
+    from cepagg.errors import QueryError
+    from cepagg.lang.analyze import MAX_WINDOWS_PER_EVENT
+
+    ok = f"RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN {MAX_WINDOWS_PER_EVENT} SLIDE 1"
+    assert compile_query(ok).slide == 1
+    text = f"RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN {W} SLIDE 1000"
+    with pytest.raises(QueryError, match="windows") as e:
+        compile_query(text)
+    assert (e.value.line, e.value.column) == (1, text.index("SLIDE 1000") + len("SLIDE ") + 1)

@@ -43,6 +43,9 @@ BUILTIN_ATTRS = ("ts", "type")
 #: integers; at most 2^61 keeps them in range with a margin (every in-process engine returns the
 #: same rows at this limit: tests/lang/test_query_limits.py).
 MAX_SPAN = 2**61
+#: The most windows one event may lie in under WITHIN w SLIDE s (w / s rounded up): every engine
+#: keeps a value per open window, and a row per window is reported.
+MAX_WINDOWS_PER_EVENT = 100_000
 
 _STRATEGY_ALIASES = {
     "skip-till-any-match": "skip-till-any-match", "any": "skip-till-any-match",
@@ -716,6 +719,10 @@ def _windows(a: _Analyzer, syntax):
         if syntax.emit_on_change:
             raise a.error("Use either SLIDE (one row per window) or EMIT ON CHANGE, not both.", syntax.slide)
         slide = a.duration(syntax.slide, "SLIDE")
+        if -(-within // slide) > MAX_WINDOWS_PER_EVENT:
+            raise a.error(f"Each event would lie in {-(-within // slide):,} windows (WITHIN / SLIDE), each a "
+                          f"result row; at most {MAX_WINDOWS_PER_EVENT:,} are supported: use a longer "
+                          "SLIDE, or EMIT ON CHANGE for a continuously sliding window.", syntax.slide)
     if syntax.emit_on_change and within_events is not None:
         raise a.error("EMIT ON CHANGE is only defined for time windows.", syntax.within)
     return within, within_events, slide
