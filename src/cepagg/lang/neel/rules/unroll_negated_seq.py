@@ -28,53 +28,15 @@ NPDR1: SEQ(A a, NOT (C c2, c2.x > 2)
 from __future__ import annotations
 
 from ... import ast
-from ..terms import expr_vars, fresh_var, is_boolean, is_primitive, primitive_var, rename_expr, with_quals
-from ..text import pattern_text
-from .base import Applied, Blocked, Context, Outcome, example, too_wide  # noqa: F401
+from .base import Applied, Context, Outcome, example  # noqa: F401
+from .negated_seq import EndSplit, split_end
 
 
 def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:
-    if not (isinstance(node, ast.Not) and isinstance(node.body, ast.Seq)):
-        return None
-    seq = node.body
-    if len(seq.items) < 2:
-        return None
-    if any(isinstance(n, ast.Not) for item in seq.items for n in item.walk()):
-        return Blocked("NPDR1", 'NOT inside NOT SEQ(...) means "for every ..." (no rule pushes it down)')
-    if ctx.is_wide(node):
-        return too_wide("NPDR1", node)
-    last, before = seq.items[-1], seq.items[-2]
-    if not is_primitive(last):
-        return Blocked("NPDR1", f"the last item of {pattern_text(seq)} is not one event")
-    if is_boolean(before):
-        return Blocked("NPDR1", f"the item before the last of {pattern_text(seq)} is a NOT/EXISTS item")
-    var = primitive_var(last)
-    last_quals, front_quals = [], []
-    for q in seq.quals:
-        if var not in expr_vars(q):
-            front_quals.append(q)
-        elif expr_vars(q) & {v for x in seq.items[:-1] for v in _vars(x)}:
-            return Blocked("NPDR1", f"a condition of {pattern_text(seq)} relates its last event to "
-                                    "earlier ones")
-        else:
-            last_quals.append(q)
-    positive_last = with_quals(last, tuple(last_quals))
-    event = last.body if isinstance(last, ast.Qualified) else last
-    all_quals = (tuple(last.quals) if isinstance(last, ast.Qualified) else ()) + tuple(last_quals)
-
-    def copy() -> ast.Pattern:
-        """Ei under a NOT of its own, with a fresh variable: one name in two scopes is ambiguous."""
-        if event.var is None and not all_quals:
-            return event
-        new = fresh_var(var, ctx.taken)
-        quals = tuple(rename_expr(q, var, new) for q in all_quals)
-        return with_quals(ast.EventPattern(event.type, new), quals)
-
-    front = ast.Seq(seq.items[:-1], tuple(front_quals))
-    unrolled = ast.OrPattern((ast.Not(copy()),
-                              ast.Exists(ast.Seq((ast.Not(front), positive_last, ast.Not(copy()))))))
+    split = split_end(node, ctx, "NPDR1", first=False)
+    if not isinstance(split, EndSplit):
+        return split
+    unrolled = ast.OrPattern((ast.Not(split.copy(ctx.taken)),
+                              ast.Exists(ast.Seq((ast.Not(split.rest), split.end,
+                                                  ast.Not(split.copy(ctx.taken)))))))
     return Applied("NPDR1", unrolled)
-
-
-def _vars(p: ast.Pattern) -> set[str]:
-    return {n.var or n.type for n in p.walk() if isinstance(n, ast.EventPattern)}

@@ -19,49 +19,14 @@ both.
 from __future__ import annotations
 
 from ... import ast
-from ..terms import expr_vars, fresh_var, is_boolean, is_primitive, primitive_var, rename_expr, with_quals
-from ..text import pattern_text
-from .base import Applied, Blocked, Context, Outcome, example, too_wide  # noqa: F401
+from .base import Applied, Context, Outcome, example  # noqa: F401
+from .negated_seq import EndSplit, split_end
 
 
 def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:
-    if not (isinstance(node, ast.Not) and isinstance(node.body, ast.Seq)):
-        return None
-    seq = node.body
-    if len(seq.items) < 2:
-        return None
-    if any(isinstance(n, ast.Not) for item in seq.items for n in item.walk()):
-        return Blocked("NPDR2", 'NOT inside NOT SEQ(...) means "for every ..." (no rule pushes it down)')
-    if ctx.is_wide(node):
-        return too_wide("NPDR2", node)
-    first, after = seq.items[0], seq.items[1]
-    if not is_primitive(first):
-        return Blocked("NPDR2", f"the first item of {pattern_text(seq)} is not one event")
-    if is_boolean(after):
-        return Blocked("NPDR2", f"the second item of {pattern_text(seq)} is a NOT/EXISTS item")
-    var = primitive_var(first)
-    later = {n.var or n.type for x in seq.items[1:] for n in x.walk() if isinstance(n, ast.EventPattern)}
-    first_quals, rest_quals = [], []
-    for q in seq.quals:
-        if var not in expr_vars(q):
-            rest_quals.append(q)
-        elif expr_vars(q) & later:
-            return Blocked("NPDR2", f"a condition of {pattern_text(seq)} relates its first event to "
-                                    "later ones")
-        else:
-            first_quals.append(q)
-    positive_first = with_quals(first, tuple(first_quals))
-    event = first.body if isinstance(first, ast.Qualified) else first
-    all_quals = (tuple(first.quals) if isinstance(first, ast.Qualified) else ()) + tuple(first_quals)
-
-    def copy() -> ast.Pattern:
-        if event.var is None and not all_quals:
-            return event
-        new = fresh_var(var, ctx.taken)
-        quals = tuple(rename_expr(q, var, new) for q in all_quals)
-        return with_quals(ast.EventPattern(event.type, new), quals)
-
-    rest = ast.Seq(seq.items[1:], tuple(rest_quals))
-    none = ast.Not(copy())
-    first_one = ast.Exists(ast.Seq((ast.Not(copy()), positive_first, ast.Not(rest))))
+    split = split_end(node, ctx, "NPDR2", first=True)
+    if not isinstance(split, EndSplit):
+        return split
+    none = ast.Not(split.copy(ctx.taken))
+    first_one = ast.Exists(ast.Seq((ast.Not(split.copy(ctx.taken)), split.end, ast.Not(split.rest))))
     return Applied("NPDR2", ast.OrPattern((none, first_one)))
