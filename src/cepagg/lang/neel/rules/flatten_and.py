@@ -14,15 +14,9 @@ from __future__ import annotations
 
 from ... import ast
 from ..terms import is_boolean
-from .base import Applied, Context, Outcome, example  # noqa: F401
+from .base import Context, Outcome, example  # noqa: F401
+from .splice import splice_nested
 
 
 def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:
-    if not isinstance(node, ast.AndPattern):
-        return None
-    for i, item in enumerate(node.items):
-        if isinstance(item, ast.AndPattern):
-            rule = "FR4" if any(is_boolean(x) for x in item.items) else "FR3"
-            items = node.items[:i] + item.items + node.items[i + 1:]
-            return Applied(rule, ast.AndPattern(items, node.quals + item.quals))
-    return None
+    return splice_nested(node, ast.AndPattern, lambda item: "FR4" if any(is_boolean(x) for x in item.items) else "FR3")

@@ -14,14 +14,9 @@ from __future__ import annotations
 
 from ... import ast
 from ..terms import is_boolean
-from .base import Applied, Context, Outcome, example  # noqa: F401
+from .base import Context, Outcome, example  # noqa: F401
+from .splice import splice_nested
 
 
 def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:
-    if not isinstance(node, ast.OrPattern):
-        return None
-    for i, item in enumerate(node.items):
-        if isinstance(item, ast.OrPattern) and is_boolean(item) == is_boolean(node):
-            items = node.items[:i] + item.items + node.items[i + 1:]
-            return Applied("FR5", ast.OrPattern(items, node.quals + item.quals))
-    return None
+    return splice_nested(node, ast.OrPattern, lambda item: "FR5" if is_boolean(item) == is_boolean(node) else None)

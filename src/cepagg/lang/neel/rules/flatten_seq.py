@@ -15,15 +15,9 @@ from __future__ import annotations
 
 from ... import ast
 from ..terms import is_boolean
-from .base import Applied, Context, Outcome, example  # noqa: F401
+from .base import Context, Outcome, example  # noqa: F401
+from .splice import splice_nested
 
 
 def rewrite(node: ast.Pattern, ctx: Context) -> Outcome:
-    if not isinstance(node, ast.Seq):
-        return None
-    for i, item in enumerate(node.items):
-        if isinstance(item, ast.Seq):
-            rule = "FR2" if any(is_boolean(x) for x in item.items) else "FR1"
-            items = node.items[:i] + item.items + node.items[i + 1:]
-            return Applied(rule, ast.Seq(items, node.quals + item.quals))
-    return None
+    return splice_nested(node, ast.Seq, lambda item: "FR2" if any(is_boolean(x) for x in item.items) else "FR1")
