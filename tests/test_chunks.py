@@ -17,18 +17,7 @@ from cepagg.errors import InputError
 from cepagg.io import EventChunks, NotChunkable, read_events
 from cepagg.result import Result
 from cepagg.runner import run, run_chunks
-
-QUERY = "RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 10 s"
-
-
-def _file(tmp_path, text, name="e.csv"):
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
-def _run(*args):
-    return main(["run", "-q", QUERY, "--no-spark", "--engine", "reference", *map(str, args)])
+from helpers import cli_run, write_file
 
 
 def _stock_csv(tmp_path, n=400, name="s.csv"):
@@ -73,7 +62,7 @@ def test_chunks_are_the_events_of_a_whole_read(tmp_path, fmt):
     ("type,ts,x\nA,1,1\nB,2,1\nA,3,1.5\nB,4,1\n", "changes kind"),
 ])
 def test_what_chunks_cannot_read_is_read_whole(tmp_path, capsys, text, why):
-    p = _file(tmp_path, text)
+    p = write_file(tmp_path, text)
     with pytest.raises(NotChunkable, match=why):
         list(EventChunks(p, chunk_bytes=16))
     os.environ["CEPAGG_CHUNK_BYTES"] = "16"
@@ -87,9 +76,9 @@ def test_what_chunks_cannot_read_is_read_whole(tmp_path, capsys, text, why):
 
 
 def test_chunked_rejects_are_those_of_a_whole_read(tmp_path, monkeypatch, capsys):
-    p = _file(tmp_path, "type,ts,x\nA,1,1\nA,x,1\nB,2,1\n,3,1\nB,4,1\n")
+    p = write_file(tmp_path, "type,ts,x\nA,1,1\nA,x,1\nB,2,1\n,3,1\nB,4,1\n")
     monkeypatch.setenv("CEPAGG_CHUNK_BYTES", "12")
-    assert _run("--events", p, "--reject", tmp_path / "r.csv") == 0
+    assert cli_run("--events", p, "--reject", tmp_path / "r.csv") == 0
     assert "2 bad row(s) of 5" in capsys.readouterr().err
     chunked = (tmp_path / "r.csv").read_text()
     read_events(p, on_bad_row="reject", reject_path=tmp_path / "w.csv")

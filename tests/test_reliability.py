@@ -23,36 +23,26 @@ from cepagg.errors import InputError
 from cepagg.io import read_events
 from cepagg.output import write_result
 from cepagg.result import Result
+from helpers import CLI_QUERY, cli_run, write_file
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
-QUERY = "RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 10 s"
 EVENTS = "type,ts,x\nA,1000,1\nB,2000,1\nB,3000,1\n"
-
-
-def _file(tmp_path, text, name="e.csv"):
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
-def _run(*args):
-    return main(["run", "-q", QUERY, "--no-spark", "--engine", "reference", *map(str, args)])
 
 
 # -- every row read or rejected --------------------------------------------------------------
 
 def test_an_unterminated_quote_fails_naming_its_line(tmp_path, capsys):
-    p = _file(tmp_path, 'type,ts,x\nA,1000,"oops\nB,2000,1\nB,3000,1\n', "uq.csv")
+    p = write_file(tmp_path, 'type,ts,x\nA,1000,"oops\nB,2000,1\nB,3000,1\n', "uq.csv")
     with pytest.raises(InputError) as e:
         read_events(p)
     assert e.value.row == 2 and "not closed" in str(e.value)
-    assert _run("--events", p) == 1
+    assert cli_run("--events", p) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"cepagg: {p}, row 2: a quoted field") and err.count("\n") == 1
 
 
 def test_quoted_line_breaks_are_records_not_losses(tmp_path):
-    p = _file(tmp_path, 'type,ts,x\nA,1000,"two\nlines"\nB,2000,1\n')
+    p = write_file(tmp_path, 'type,ts,x\nA,1000,"two\nlines"\nB,2000,1\n')
     report = read_events(p)
     assert report.rows_read == 2 and report.batch.table.column("x").to_pylist() == ["two\nlines", "1"]
 
@@ -61,7 +51,7 @@ def test_quoted_line_breaks_are_records_not_losses(tmp_path):
 
 @pytest.mark.parametrize("option", ["--out", "--reject", "--changes", "--late-out"])
 def test_an_output_that_is_an_input_is_refused_before_reading(tmp_path, capsys, option):
-    events = _file(tmp_path, EVENTS, "ev.jsonl" if option == "--late-out" else "ev.csv")
+    events = write_file(tmp_path, EVENTS, "ev.jsonl" if option == "--late-out" else "ev.csv")
     if option == "--late-out":
         events.write_text("".join(json.dumps(dict(zip(("type", "ts", "x"), r.split(",")))) + "\n"
                               for r in EVENTS.splitlines()[1:]))
@@ -71,7 +61,7 @@ def test_an_output_that_is_an_input_is_refused_before_reading(tmp_path, capsys, 
     extra = ["--order", "kslack", "--slack", "1"] + (["--on-late", "output"] if option == "--late-out" else [])
     for target in (events, link):
         args = [*(extra if option in ("--changes", "--late-out") else []), option, target]
-        assert _run("--events", events, *args) == 2
+        assert cli_run("--events", events, *args) == 2
         assert "is an input" in capsys.readouterr().err
     assert events.read_bytes() == before
 
@@ -79,8 +69,8 @@ def test_an_output_that_is_an_input_is_refused_before_reading(tmp_path, capsys, 
 def test_a_file_of_an_input_directory_is_an_input(tmp_path, capsys):
     d = tmp_path / "d"
     d.mkdir()
-    _file(d, EVENTS, "a.csv")
-    assert _run("--events", d, "--out", d / "a.csv") == 2
+    write_file(d, EVENTS, "a.csv")
+    assert cli_run("--events", d, "--out", d / "a.csv") == 2
     assert "is an input" in capsys.readouterr().err
 
 
@@ -152,8 +142,8 @@ def test_ctrl_c_in_a_run_is_one_line(tmp_path, capsys, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cepagg.io.csv, "writer", interrupted)  # in the middle of writing the result
-    out = _file(tmp_path, "old\n", "r.csv")
-    assert _run("--events", _file(tmp_path, EVENTS), "--out", out) == 130
+    out = write_file(tmp_path, "old\n", "r.csv")
+    assert cli_run("--events", write_file(tmp_path, EVENTS), "--out", out) == 130
     assert capsys.readouterr().err == "cepagg: interrupted\n" and out.read_text() == "old\n"
 
 
@@ -175,13 +165,13 @@ def test_ctrl_c_in_a_run_is_one_line(tmp_path, capsys, monkeypatch):
     ["workload"],
 ])
 def test_command_line_errors_are_one_line_and_exit_2(tmp_path, capsys, args):
-    events = _file(tmp_path, EVENTS)
+    events = write_file(tmp_path, EVENTS)
     args = [a.format(dir=tmp_path) for a in args]
     if args == ["workload"]:  # a query name that would write outside --out
-        wl = _file(tmp_path, f"-- name: ../x\n{QUERY}\n---\n{QUERY}\n", "w.cep")
+        wl = write_file(tmp_path, f"-- name: ../x\n{CLI_QUERY}\n---\n{CLI_QUERY}\n", "w.cep")
         code = main(["run", str(wl), "--events", str(events), "--no-spark", "--out", str(tmp_path / "r.csv")])
     else:
-        code = _run("--events", events, *args)
+        code = cli_run("--events", events, *args)
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("cepagg: ") and err.count("\n") == 1 and "Traceback" not in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["e.csv"] + (["w.cep"] if args == ["workload"]
@@ -190,14 +180,14 @@ def test_command_line_errors_are_one_line_and_exit_2(tmp_path, capsys, args):
 
 @pytest.mark.parametrize("unit, expected", [("min", "1"), ("h", "1"), ("d", "1")])
 def test_every_time_unit_help_offers_runs(tmp_path, capsys, unit, expected):
-    events = _file(tmp_path, "type,ts\nA,1\nB,2\n")
+    events = write_file(tmp_path, "type,ts\nA,1\nB,2\n")
     assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", str(events), "--no-spark",
                  "--engine", "reference", "--time-unit", unit]) == 0
     assert capsys.readouterr().out.split("\n")[2].strip() == expected
 
 
 def test_a_closed_pipe_is_one_line():
-    proc = subprocess.Popen([sys.executable, "-m", "cepagg.cli", "explain", "-q", QUERY], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "cepagg.cli", "explain", "-q", CLI_QUERY], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": SRC})
     proc.stdout.close()  # like `| head -1` that has read its line
     err = proc.stderr.read().decode()
@@ -206,7 +196,7 @@ def test_a_closed_pipe_is_one_line():
 
 def test_an_empty_input_is_0_events_with_a_warning(tmp_path, capsys):
     assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE a.x > 1 WITHIN 10 s", "--events",
-                 str(_file(tmp_path, "")), "--no-spark", "--engine", "reference"]) == 0
+                 str(write_file(tmp_path, "")), "--no-spark", "--engine", "reference"]) == 0
     captured = capsys.readouterr()
     assert "warning: " in captured.err and "0 bytes" in captured.err and "cepagg: 0 events" in captured.err
     assert captured.out.split("\n")[2].strip() == "0"
@@ -222,19 +212,19 @@ def test_compressed_inputs_are_read(tmp_path, ext, capsys):
     else:
         p.write_bytes({"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[ext](data))
     assert read_events(p).rows_read == 3
-    assert _run("--events", p) == 0 and capsys.readouterr().out.split("\n")[2].strip() == "2"
+    assert cli_run("--events", p) == 0 and capsys.readouterr().out.split("\n")[2].strip() == "2"
 
 
 def test_a_zip_archive_is_refused(tmp_path, capsys):
     p = tmp_path / "e.csv.zip"
     with zipfile.ZipFile(p, "w") as z:
         z.writestr("e.csv", EVENTS)
-    assert _run("--events", p) == 1
+    assert cli_run("--events", p) == 1
     assert "zip archive" in capsys.readouterr().err
 
 
 def test_reject_files_are_valid_and_keep_every_field(tmp_path):
-    j = _file(tmp_path, '{"type": "A", "ts": 1, "x": NaN, "y": null}\n{"type": "A", "ts": "x", "x": NaN, '
+    j = write_file(tmp_path, '{"type": "A", "ts": 1, "x": NaN, "y": null}\n{"type": "A", "ts": "x", "x": NaN, '
                         '"y": null}\n', "e.jsonl")
     report = read_events(j, on_bad_row="reject", reject_path=tmp_path / "r.jsonl")
 
@@ -243,7 +233,7 @@ def test_reject_files_are_valid_and_keep_every_field(tmp_path):
 
     rows = [json.loads(line, parse_constant=no_constants) for line in open(report.reject_path)]
     assert rows == [{"type": "A", "ts": "x", "x": "nan", "y": None, "_error": rows[0]["_error"]}]
-    c = _file(tmp_path, "type,ts,x\nA,1,1\nA,2,1,extra,more\n", "c.csv")
+    c = write_file(tmp_path, "type,ts,x\nA,1,1\nA,2,1,extra,more\n", "c.csv")
     report = read_events(c, on_bad_row="reject", reject_path=tmp_path / "r.csv")
     rows = list(csv.DictReader(open(report.reject_path)))
     assert rows[0]["_raw"] == "A,2,1,extra,more" and rows[0]["x"] == "1"
@@ -251,7 +241,7 @@ def test_reject_files_are_valid_and_keep_every_field(tmp_path):
 
 def test_json_lines_count_lines_not_objects(tmp_path):
     """Two objects on one line are one bad row (a line is a record), not two events."""
-    p = _file(tmp_path, '{"type": "A", "ts": 1}\n{"type": "B", "ts": 2} {"type": "B", "ts": 3}\n', "e.jsonl")
+    p = write_file(tmp_path, '{"type": "A", "ts": 1}\n{"type": "B", "ts": 2} {"type": "B", "ts": 3}\n', "e.jsonl")
     with pytest.raises(InputError, match=r"row 2: bad JSON: Extra data"):
         read_events(p)
     report = read_events(p, on_bad_row="reject", reject_path=tmp_path / "r.jsonl")
@@ -284,8 +274,8 @@ _SLOW_RUN = textwrap.dedent("""
 
 def test_a_killed_run_leaves_the_previous_result(tmp_path):
     """`cepagg run` killed (SIGKILL) while writing --out: the previous result is intact."""
-    events = _file(tmp_path, "type,ts,g\n" + "".join(f"A,{2 * t},{t}\nB,{2 * t + 1},{t}\n" for t in range(1, 6)))
-    out = _file(tmp_path, "previous\n", "r.csv")
+    events = write_file(tmp_path, "type,ts,g\n" + "".join(f"A,{2 * t},{t}\nB,{2 * t + 1},{t}\n" for t in range(1, 6)))
+    out = write_file(tmp_path, "previous\n", "r.csv")
     proc = subprocess.Popen([sys.executable, "-c", _SLOW_RUN, "run", "-q", "RETURN g, COUNT(*) PATTERN SEQ(A, B) "
                              "WHERE [g] GROUP BY g WITHIN 10", "--events", str(events), "--no-spark", "--engine",
                              "reference", "--out", str(out)], stdout=subprocess.PIPE, text=True,

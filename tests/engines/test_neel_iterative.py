@@ -7,7 +7,6 @@ CHANGE, returning aggregates or matches. ``CEPAGG_NIGHTLY=1`` runs many more cas
 from __future__ import annotations
 
 import random
-from collections import Counter, defaultdict
 
 import pytest
 
@@ -16,6 +15,7 @@ from cepagg.errors import QueryError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from generators import cases, compare, random_stream, seeded
+from helpers import match_sets
 
 TYPES = "ABCDE"
 ATTRS = {"x": (0, 5), "g": ["u", "v"]}
@@ -91,17 +91,7 @@ def _same_matches(text: str, rows: list[dict]) -> bool:
         return False
     batch = EventBatch.from_rows(rows)
     expected, got = (ENGINES[e](q).run(batch) for e in ("reference", "neel-iterative"))
-    return _match_sets(expected) == _match_sets(got)
-
-
-def _match_sets(result) -> Counter:
-    cols = list(result.columns)
-    keys = cols[:cols.index("match")]
-    found: dict[tuple, set] = defaultdict(set)
-    for row in result.rows:
-        d = dict(zip(cols, row))
-        found[tuple(d[c] for c in keys) + (d["match"],)].add((d["var"], d["pos"], d["event_id"]))
-    return Counter((k[:-1], frozenset(v)) for k, v in found.items())
+    return match_sets(expected) == match_sets(got)
 
 
 RWSDCO = {"r": "Recycle", "w": "Washing", "s": "Sharpening", "d": "Disinfection", "c": "Checking",

@@ -21,6 +21,7 @@ from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
 from generators import cases, random_stream
+from helpers import run_in_pieces
 
 ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"], "h": ["p", "p", "q", None]}
 
@@ -75,19 +76,7 @@ def test_batches_watermarks_and_snapshots(block):
         batch = EventBatch.from_rows(rows).sorted()
         expected = ENGINES["reference"](q).run(batch)
         eng = ENGINES["rcep"](q)
-        state = eng.new_state()
-        n = len(batch)
-        cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randint(1, 4))))
-        ts = batch.table.column("ts").to_pylist()
-        out, prev = [], 0
-        for c in cuts + [n]:
-            out += eng.process(state, batch.slice(prev, c - prev))
-            if c < n and rng.random() < 0.7:
-                out += eng.advance(state, ts[c] - 1)  # every event up to ts[c] - 1 was seen
-            if rng.random() < 0.5:
-                state = eng.restore(eng.snapshot(state))
-            prev = c
-        out += eng.finish(state)
+        cuts, out = run_in_pieces(eng, batch, rng)
         problems = _same(q, expected, out)
         assert not problems, "\n".join([text, str(cuts), str(rows)] + problems)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-
 import pytest
+
+from helpers import match_sets
 
 
 def differences(expected, got) -> list[str]:
@@ -15,17 +15,7 @@ def differences(expected, got) -> list[str]:
     problems = expected.diff(got)
     if not problems or "match" not in expected.columns:
         return problems
-    return [] if _matches(expected) == _matches(got) else problems
-
-
-def _matches(result) -> Counter:
-    cols = list(result.columns)
-    key_cols = cols[:cols.index("match")]
-    found: dict[tuple, set] = defaultdict(set)
-    for row in result.rows:
-        d = dict(zip(cols, row))
-        found[tuple(d[c] for c in key_cols) + (d["match"],)].add((d["var"], d["pos"], d["event_id"]))
-    return Counter((k[:-1], frozenset(v)) for k, v in found.items())
+    return [] if match_sets(expected) == match_sets(got) else problems
 
 
 @pytest.fixture
