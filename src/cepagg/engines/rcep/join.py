@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ...events import Event
+from ..reference.conditions import Check
 from .buffers import Buffer
-from .conditions import Check
 from .plan import Step
 from .shape import Shape
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...lang.model import Condition
-from .conditions import Check
+from ..reference.conditions import Check
 from .shape import Shape, refs_to
 
 

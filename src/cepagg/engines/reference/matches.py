@@ -39,6 +39,7 @@ from ...lang.model import (
     WindowP,
     is_positive_item,
 )
+from .conditions import Check
 
 NEG_INF = -(2**62)
 POS_INF = 2**62
@@ -323,39 +324,6 @@ def _first_last(m: M) -> tuple[Event, Event]:
 # Conditions over a binding
 
 
-def _refs(expr: ast.Expr):
-    for n in expr.walk():
-        if isinstance(n, (ast.Attr, ast.Ref)):
-            yield n
-
-
 def condition_holds(c: Condition, env: Binding) -> bool:
     """Does condition ``c`` hold for every combination of the events it mentions?"""
-    plain = sorted({n.var for n in _refs(c.expr) if isinstance(n, ast.Attr) and n.var is not None}
-                   - ({c.next_var} if c.next_var else set()))
-    fixed: dict[tuple[str, str], Event] = {}
-    for n in _refs(c.expr):
-        if isinstance(n, ast.Ref) and n.kind in ("FIRST", "LAST"):
-            runs = env.get(n.var)
-            if not runs:
-                return True  # not bound in this match (inside an OR alternative): vacuous
-            fixed[(n.kind, n.var)] = runs[0][0] if n.kind == "FIRST" else runs[-1][-1]
-    domains = [[e for run in env.get(v, ()) for e in run] for v in plain]
-    if c.next_var is not None:
-        pairs = [(r[i], r[i + 1]) for r in env.get(c.next_var, ()) for i in range(len(r) - 1)]
-    else:
-        pairs = [(None, None)]
-    for cur, nxt in pairs:
-        for combo in itertools.product(*domains):
-            chosen = dict(zip(plain, combo))
-
-            def lookup(node, chosen=chosen, cur=cur, nxt=nxt):
-                if isinstance(node, ast.Ref):
-                    e = nxt if node.kind == "NEXT" else fixed[(node.kind, node.var)]
-                else:
-                    e = cur if node.var == c.next_var else chosen[node.var]
-                return e.get(node.name)
-
-            if not holds(c.expr, lookup):
-                return False
-    return True
+    return Check(c).holds(env)

@@ -1,11 +1,11 @@
 """Conditions ready to evaluate on a binding, their variable references resolved once.
 
-The meaning is the reference evaluator's (``cepagg.engines.reference.matches.condition_holds``,
-docs/semantics.md §5): a condition holds for every combination of the events it mentions,
-``NEXT(X)`` pairs consecutive events of X's run, ``FIRST``/``LAST`` are the ends of the run. The
-reference walks the syntax tree to find the references at every call; a recomputing engine
-evaluates the same condition millions of times, so the references are found here once. The
-expression itself is evaluated by :func:`cepagg.lang.expr.holds` (a tree walk, never ``eval``).
+The meaning is docs/semantics.md §5: a condition holds for every combination of the events it
+mentions, ``NEXT(X)`` pairs consecutive events of X's run, ``FIRST``/``LAST`` are the ends of
+the run, and a condition on a variable the match does not bind (inside an OR alternative) holds
+vacuously. The reference evaluator builds a :class:`Check` at each call; a recomputing engine
+(rcep) evaluates the same condition millions of times and builds it once. The expression itself
+is evaluated by :func:`cepagg.lang.expr.holds` (a tree walk, never ``eval``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Check:
         for kind, var in self.ends:
             runs = env.get(var)
             if not runs:
-                return True  # not bound in this match: vacuous, as in the reference
+                return True  # not bound in this match (inside an OR alternative): vacuous
             ends[(kind, var)] = runs[0][0] if kind == "FIRST" else runs[-1][-1]
         domains = [[e for run in env.get(v, ()) for e in run] for v in self.plain]
         nv = self.next_var
