@@ -6,9 +6,14 @@ text is garbled, uses meta-syntax, is only a fragment or a template, the text th
 tested (``query``) with a one-line ``normalisation`` note saying what was changed. Cases without a
 ``query`` are tested verbatim.
 
-Seeds (``/work/shared/seeds/``): 000 A-Seq (SIGMOD'14); 001 Liu dissertation (ch. 2-4 out-of-order
-and E-Cube, ch. 5 NEEL, ch. 6-7 integration and future work); 002 RCEP recomputation; 003 GRETA;
-004 condensed composition. Readings with the queries quoted: ``/work/shared/notes/*.md``.
+Papers, by the number the table gives them: 000 Qi, Cao, Ray, Rundensteiner, "Complex Event
+Analytics: Online Aggregation of Stream Sequence Patterns", SIGMOD 2014 (A-Seq); 001 Mo Liu,
+"Extending Event Sequence Processing: New Models and Optimization Techniques", PhD dissertation,
+WPI, 2012 (ch. 2-4 out-of-order and E-Cube, ch. 5 NEEL, ch. 6-7 integration and future work);
+002 Kammoun et al., "All that Incremental is not Efficient: Towards Recomputation Based Complex
+Event Processing for Expensive Queries", EDBT 2018 (RCEP); 003 Poppe, Lei, Rundensteiner, Maier,
+"GRETA: Graph-based Real-time Event Trend Aggregation", PVLDB 11(1), 2017; 004 Li, Wang, Feng,
+Xue, "Accelerating Sequence Event Detection through Condensed Composition".
 
 Outcomes:
 
@@ -17,8 +22,9 @@ Outcomes:
 * ``gap``: the grammar or analyzer lacks something the seed query needs; the case is marked
   ``xfail(strict=True)`` so it shows up, and turns into a failure once the gap is closed.
 
-When the seed files are present, a test checks that every ``seed`` text really occurs in its seed
-(whitespace and markdown code fences ignored), and that every normalised case needed normalising.
+When the papers' text files are present (:data:`SEEDS`, outside the repository), a test
+checks that every ``seed`` text really occurs in its paper (whitespace and markdown code fences
+ignored), and that every normalised case needed normalising.
 """
 
 from __future__ import annotations

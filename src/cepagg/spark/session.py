@@ -1,9 +1,9 @@
 """A SparkSession configured for cepagg, with the pitfalls measured on these machines avoided.
 
-See ../shared/notes/spark-platform.md: Python workers must run the interpreter cepagg is
-installed in (``PYSPARK_PYTHON``); ``spark.sql.shuffle.partitions`` must be small (200 made a
-stateful micro-batch 30x slower); transformWithState needs the RocksDB state store; the
-console progress bar garbles output; times are UTC.
+Python workers must run the interpreter cepagg is installed in (``PYSPARK_PYTHON``);
+``spark.sql.shuffle.partitions`` must be small (200 made a stateful micro-batch 30x slower);
+transformWithState needs the RocksDB state store; the console progress bar garbles output;
+times are UTC.
 
 The JVM keeps its optimising compiler: ``-XX:TieredStopAtLevel=1`` starts a session 2-5 s
 sooner but made the shuffle and sort of 10^7 events twice as slow (13.3 s against 6.9-8.2 s,
