@@ -46,8 +46,8 @@ def test_engines_at_the_window_limit(text, expected, engine):
 
 def test_windows_per_event_are_bounded():
     """WITHIN w SLIDE s puts each event in w/s windows, each a value the engines keep and a row
-    they report: beyond MAX_WINDOWS_PER_EVENT the query is refused where SLIDE is written (an
-    engine used to fail with a memory error at WITHIN 2^61 SLIDE 1000)."""
+    they report: beyond MAX_WINDOWS_PER_EVENT the query is refused where SLIDE is written
+    (without the limit an engine runs out of memory at WITHIN 2^61 SLIDE 1000)."""
     from cepagg.errors import QueryError
     from cepagg.lang.analyze import MAX_WINDOWS_PER_EVENT
 
