@@ -10,7 +10,6 @@ input into. Matches are compared as sets (match numbers follow the order of disc
 from __future__ import annotations
 
 import random
-from collections import Counter
 
 import pytest
 from queries import NEG_TYPES, TYPES, random_query
@@ -21,7 +20,7 @@ from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
 from generators import cases, random_stream
-from helpers import run_in_pieces
+from helpers import match_sets, run_in_pieces
 
 ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"], "h": ["p", "p", "q", None]}
 
@@ -36,18 +35,9 @@ def _case(seed: int) -> tuple[str, list[dict]]:
     return text, rows
 
 
-def match_set(columns, rows) -> Counter:
-    """Matches as a multiset of (group and window cells, {(var, pos, event)})."""
-    width = columns.index("match")
-    found: dict = {}
-    for r in rows:
-        found.setdefault((r[:width], r[width]), set()).add(r[width + 1:width + 4])
-    return Counter((cells, frozenset(s)) for (cells, _), s in found.items())
-
-
 def _same(q, expected: Result, rows: list[tuple]) -> list[str]:
     if q.returns_matches:
-        a, b = match_set(expected.columns, expected.rows), match_set(expected.columns, rows)
+        a, b = match_sets(expected), match_sets(Result(expected.columns, rows, expected.kinds))
         if a == b:
             return []
         return [f"missing {list((a - b).elements())[:3]}", f"extra {list((b - a).elements())[:3]}"]
