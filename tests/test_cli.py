@@ -140,3 +140,17 @@ def test_attached_attributes_keep_their_kinds():
     result = Result(("match", "var", "event_id"), [(1, "a", 0)], ("int", "str", "int"))
     got = attach_event_columns(result, events)
     assert got.kinds[3:] == ("bool", "int", "float", "str") and got.rows == [(1, "a", 0, True, 2, 1.5, "x")]
+
+
+def test_an_os_error_is_one_line(monkeypatch, capsys):
+    """A file the process may not read or write (PermissionError, which root never meets here)
+    or a full disk is one line naming the file, not a traceback."""
+    import cepagg.cli as cli
+
+    def denied(args):
+        raise PermissionError(13, "Permission denied", "/data/events.csv")
+
+    monkeypatch.setattr(cli, "cmd_check", denied)
+    assert main(["check", "-q", "PATTERN SEQ(A a, B b)"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "cepagg: [Errno 13] Permission denied: '/data/events.csv'"

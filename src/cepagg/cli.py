@@ -566,13 +566,13 @@ def main(argv: list[str] | None = None) -> int:
     except CepaggError as exc:
         print(f"cepagg: {exc}", file=sys.stderr)
         return 1
-    except FileNotFoundError as exc:
-        print(f"cepagg: {exc}", file=sys.stderr)
-        return 1
     except BrokenPipeError:  # e.g. `cepagg explain ... | head -1`: stdout closed before the output ended
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so that the exit's flush is quiet)
         print("cepagg: output closed before it ended (broken pipe)", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file that is missing, not readable or not writable, a full disk, ...
+        print(f"cepagg: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("cepagg: interrupted", file=sys.stderr)
         return 130
