@@ -571,7 +571,7 @@ def thresholds(P, G, X):
         thr[d] = lead_threshold(G.negM, DER[d, D_MASK], P.pi[PI_NG])
 
 
-@jit
+@inline
 def move_time(P, G, E, X, t, final):
     """Time moves on to ``t`` (the next event's, or ``until`` when ``final``): commit the last
     timestamp's vertices, apply negative matches, close windows, expire start buckets, report
@@ -732,7 +732,7 @@ def move_time(P, G, E, X, t, final):
     return DONE
 
 
-@jit
+@inline
 def take_event(P, G, E, X, i, t):
     """Event ``i`` at time ``t``: its record per start bucket from its predecessors', its
     contribution to the results if it ends a trend, and its vertex for later events.
