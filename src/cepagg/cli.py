@@ -416,9 +416,24 @@ def cmd_stream(args: argparse.Namespace) -> int:
         if count:
             print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}"
                   + (f" in query {name}" if name else "") + f"; e.g. {samples[:3]}", file=sys.stderr)
+    if args.reject and os.path.exists(args.reject):
+        print(f"cepagg: {_rows_in(args.reject)} bad row(s) of the input written to {args.reject}", file=sys.stderr)
     print(f"cepagg: results in {args.out}" + (" (one folder per query)" if len(jobs) > 1 else ""),
           file=sys.stderr)
     return 0
+
+
+def _rows_in(reject_path: str) -> int:
+    """The rows of a reject file (the stream's source writes it in Spark's workers, so the count
+    is read back from the file)."""
+    from .output import output_format
+
+    if output_format(reject_path) == "csv":
+        import pyarrow.csv as pcsv
+
+        return pcsv.read_csv(reject_path).num_rows
+    with open(reject_path, encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip())
 
 
 def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:

@@ -1,6 +1,6 @@
 """``cepagg stream`` as a user sees it, in a process of its own (so that the CLI starts the JVM):
 CSV part files with a header, none of pyspark's worker lines on stderr, one progress line per
-micro-batch."""
+micro-batch, the count of rejected rows."""
 
 from __future__ import annotations
 
@@ -28,12 +28,14 @@ def test_cli_stream_writes_csv_with_headers_and_a_line_per_batch(tmp_path):
 
     rows = random_stream(random.Random(6), "ABC", n=50, max_gap=3, attrs={"g": ["u", "v"]})
     events = tmp_path / "events.jsonl"
-    events.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out, chk = tmp_path / "out", tmp_path / "chk"
+    bad = '{"type": "A", "ts": "not a time"}\n'
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows[:20]) + bad
+                      + "".join(json.dumps(r) + "\n" for r in rows[20:]))
+    out, chk, rejects = tmp_path / "out", tmp_path / "chk", tmp_path / "bad.jsonl"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, "-m", "cepagg.cli", "stream", "-q", QUERY, "--events", str(events),
                            "--out", str(out), "--out-format", "csv", "--checkpoint", str(chk),
-                           "--events-per-batch", "15", "--master", "local[1]"],
+                           "--events-per-batch", "15", "--master", "local[1]", "--reject", str(rejects)],
                           capture_output=True, text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr
 
@@ -47,6 +49,8 @@ def test_cli_stream_writes_csv_with_headers_and_a_line_per_batch(tmp_path):
     expected = sorted(run_local(QUERY, EventBatch.from_rows(rows)).rows)
     assert sorted((g, int(a), int(b), int(n)) for g, a, b, n in (line.split(",") for line in body)) == expected
 
+    assert f"cepagg: 1 bad row(s) of the input written to {rejects}" in done.stderr
+    assert json.loads(rejects.read_text())["ts"] == "not a time"
     assert "TransformWithStateInPandas" not in done.stderr
     assert "Received UDF from JVM" not in done.stderr
 
