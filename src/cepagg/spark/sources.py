@@ -177,5 +177,5 @@ def _ddl(arrow_schema) -> str:
 
 
 def register(spark) -> None:
-    """Make ``format("cepagg")`` available in this session."""
+    """Make ``format("cepagg")`` available to ``spark`` (a SparkSession)."""
     spark.dataSource.register(CepaggSource)
