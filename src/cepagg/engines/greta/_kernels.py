@@ -22,9 +22,11 @@ ever truncated or wrapped.
 
 The entry points and the two steps of :func:`pos_run` (:func:`move_time`, :func:`take_event`)
 take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays
-they use. The small helpers of the per-event path (``@inline``: record arithmetic, index
-cleaning, the condition interpreter) are inlined by numba, as a call would cost more than their
-work; every other function is compiled on its own, which keeps numba's compilation short.
+they use. The helpers of the per-event path (``@inline``: record arithmetic, index cleaning,
+the condition interpreter, the start bucket, the SLIDE windows of an END event, the negation
+thresholds) are inlined by numba: a call passing a dozen arrays costs more than their work (on
+index_vs_scan a quarter of the loop's time); every other function (per timestamp, per window, or
+used by few queries) is compiled on its own, which keeps numba's compilation short.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ def clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, slot):
     B[slot, B_SEQ] = -1
 
 
-@jit
+@inline
 def start_bucket(sc, B, negM, mask, ng, mode, hasw, S, t):
     """Sequence number of the start bucket of a trend starting at ``t`` (created when new);
     -1 when no trend may start here (leading negation), -2 when the ring is full."""
@@ -247,7 +249,7 @@ def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, 
 # END events: contributions to windows, totals, EMIT accumulators
 
 
-@jit
+@inline
 def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
     """Per-window contribution of the END event just computed, into scratch rows ``R + k -
     kmin``. Returns (overflow, kmin, kmax)."""
@@ -540,7 +542,7 @@ def pos_run(P, G, E, X, i0, until):
     (:mod:`.kernel_args`)."""
     sc = G.sc
     n = E.e_ts.shape[0]
-    thresholds(P, G, X)
+    thresholds(P.DER, X.thr, G.negM, P.pi[PI_NG])
     i = i0
     while True:
         final = i >= n
@@ -562,13 +564,12 @@ def pos_run(P, G, E, X, i0, until):
     return DONE, n
 
 
-@jit
-def thresholds(P, G, X):
-    """Each derivation's lower bound on a predecessor's time set by the leading negations."""
-    DER = P.DER
-    thr = X.thr
+@inline
+def thresholds(DER, thr, negM, ng):
+    """Each derivation's lower bound on a predecessor's time set by the leading negations
+    (inlined: a call passing the kernel records would cost more than the loop, per timestamp)."""
     for d in range(DER.shape[0]):
-        thr[d] = lead_threshold(G.negM, DER[d, D_MASK], P.pi[PI_NG])
+        thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
 
 
 @inline
@@ -728,7 +729,7 @@ def move_time(P, G, E, X, t, final):
     sc[SC_NOW] = t
     sc[SC_PEND] = sc[SC_NV]
     sc[SC_PCOMMIT] = sc[SC_NV]
-    thresholds(P, G, X)
+    thresholds(P.DER, X.thr, G.negM, P.pi[PI_NG])
     return DONE
 
 
@@ -826,8 +827,10 @@ def take_event(P, G, E, X, i, t):
             for k in range(nb):
                 if rec_normalize(tI, k, L, top):
                     return WIDEN, i
-            if own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm,
-                                e_aval, mmin, L, hard, tmp):
+            # a call only when the state has own contributions (COUNT(E), SUM, MIN, MAX of it)
+            if own_off[s] < own_off[s + 1] and own_contribution(
+                    tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, e_aval, mmin, L, hard,
+                    tmp):
                 return WIDEN, i
             for k in range(nb):
                 if rec_normalize(tI, k, L, top):
