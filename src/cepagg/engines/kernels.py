@@ -190,7 +190,7 @@ def clear_cache() -> int:
 
 #: seconds the first query of a fresh install compiles, per engine, on a quiet machine
 #: (docs/benchmarks.md, "Cold start")
-COMPILE_SECONDS = {"aseq": 20, "greta": 35}
+COMPILE_SECONDS = {"aseq": 16, "greta": 40}
 
 _listening = False
 _announced: set[str] = set()
