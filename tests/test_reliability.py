@@ -285,3 +285,62 @@ def test_a_killed_run_leaves_the_previous_result(tmp_path):
     proc.wait()
     assert out.read_text() == "previous\n"
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["e.csv", "r.csv"]
+
+
+_SLOW_MATCHES = textwrap.dedent("""
+    import sys, time
+    import cepagg.matches
+    from cepagg.cli import main
+
+    write = cepagg.matches.Sink.write
+    calls = []
+
+    def slow_write(self, table):  # a piece written (Parquet: a row group), then wait to be killed
+        write(self, table)
+        calls.append(1)
+        if len(calls) == 2:
+            self._flush() if self.fmt == "parquet" else self.f.flush()
+            sys.stdout.write("half\\n")
+            sys.stdout.flush()
+            time.sleep(60)
+
+    cepagg.matches.Sink.write = slow_write
+    cepagg.matches.ROW_GROUP_ROWS = 1
+    import cepagg.runner
+    cepagg.runner.PIECE_EVENTS = 4
+    main(sys.argv[1:])
+""")
+
+
+@pytest.mark.parametrize("name", ["m.csv", "m.jsonl", "m.parquet"])
+def test_a_run_killed_while_writing_matches_leaves_the_previous_result(tmp_path, name):
+    """`cepagg run` of a RETURN-of-events query killed (SIGKILL) after some matches were written:
+    the previous file is intact and nothing under another visible name looks like a result."""
+    events = write_file(tmp_path, "type,ts\n" + "".join(f"{'AB'[t % 2]},{t}\n" for t in range(40)))
+    out = tmp_path / name
+    write_result(Result(("k",), [(1,)], ("int",)), out)
+    before = out.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_MATCHES, "run", "-q", "PATTERN SEQ(A a, B b) WITHIN 10",
+                             "--events", str(events), "--no-spark", "--engine", "rcep", "--out", str(out)],
+                            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC})
+    assert proc.stdout.readline().strip() == "half"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["e.csv", name]
+    assert any(p.name.startswith(f".{name}.") and p.stat().st_size > 0 for p in tmp_path.iterdir())
+
+
+def test_ctrl_c_while_writing_matches_leaves_no_file(tmp_path, capsys, monkeypatch):
+    import cepagg.matches
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cepagg.matches.Sink, "write", interrupted)
+    events = write_file(tmp_path, EVENTS)
+    out = write_file(tmp_path, "old\n", "m.csv")
+    assert main(["run", "-q", "PATTERN SEQ(A a, B b) WITHIN 10 s", "--events", str(events), "--no-spark",
+                 "--out", str(out)]) == 130
+    assert capsys.readouterr().err.endswith("cepagg: interrupted\n") and out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv", "m.csv"]

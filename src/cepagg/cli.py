@@ -265,7 +265,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .lang.workload import is_workload
     from .output import write_result
     from .plan import plan
-    from .runner import attach_event_columns
 
     text = _query_text(args)
     if args.order and not args.no_spark:
@@ -275,6 +274,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_command_line(args, text, {"--out": args.out, "--reject": args.reject,
                                      "--late-out": getattr(args, "late_out", None),
                                      "--changes": getattr(args, "changes", None)})
+    _check_match_options(args, text)
     whole = None  # why the input is read whole
     if args.no_spark and not args.order and not is_workload(text):
         whole = _run_chunked(args, text)
@@ -290,10 +290,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.order:
         return _run_ordered(args, q, p, report, started)
+    if q.returns_matches:
+        return _run_matches(args, q, p, report, started)
     if args.no_spark:
         result = p.build().run(report.batch)
-        if q.returns_matches:
-            result = attach_event_columns(result, report.batch)
         where = "in-process"
     else:
         from .spark import run as spark_run
@@ -310,6 +310,73 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {len(result)} rows "
           f"in {elapsed:.3f} s", file=sys.stderr)
     return 0
+
+
+def _check_match_options(args: argparse.Namespace, text: str) -> None:
+    """Refuse ``--match-format wide`` to CSV, and the match options where they do not apply (a
+    workload, ``--order``, an aggregate query), before anything is read."""
+    from .lang.workload import is_workload
+    from .output import output_format
+
+    given = [o for o, v in (("--match-format", args.match_format != "long"), ("--max-matches", args.max_matches))
+             if v]
+    if args.max_matches is not None and args.max_matches < 1:
+        raise UsageError(f"run: --max-matches {args.max_matches}: give a positive number")
+    if not given:
+        return
+    if is_workload(text) or args.order:
+        raise UsageError(f"run: {given[0]} takes one query without --order")
+    try:
+        if not compile_query(text, time_unit=args.time_unit).returns_matches:
+            raise UsageError(f"run: {given[0]} applies to a query that returns matches (this one returns aggregates)")
+    except QueryError:
+        pass  # (reported by the run, with the input's attributes)
+    if args.match_format == "wide" and args.out != "-" and output_format(args.out) == "csv":
+        raise UsageError("run: --match-format wide writes a list of events per variable, which CSV cannot hold: "
+                         "write .jsonl or .parquet, or use --match-format long")
+
+
+def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
+    """A RETURN-of-events query: matches written as they are found (:mod:`cepagg.matches`), in
+    process or collected from Spark a piece at a time; ``--max-matches`` stops early."""
+    from .matches import Layout, check_layout, write
+    from .output import output_format
+    from .runner import match_pieces
+
+    layout = Layout(q, report.batch, args.match_format)
+    check_layout(layout, "table" if args.out == "-" else output_format(args.out))
+    if args.no_spark:
+        pieces = match_pieces(p.build(), report.batch)
+        where = "in-process"
+    else:
+        from .spark import run as spark_run
+
+        spark = spark_session(args)
+        df = spark.createDataFrame(report.batch.table.to_pandas())
+        out = spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True)
+        pieces = _collected_pieces(out.select(*[f"`{c}`" for c in q.output_columns]), layout.key_width)
+        where = f"Spark {spark.sparkContext.master}"
+    written = write(pieces, layout, args.out, max_matches=args.max_matches)
+    elapsed = time.perf_counter() - started
+    if written.stopped:
+        print(f"cepagg: stopped at {written.matches} matches (--max-matches)", file=sys.stderr)
+    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {written.matches} matches, "
+          f"{written.rows} rows in {elapsed:.3f} s", file=sys.stderr)
+    return 0
+
+
+def _collected_pieces(out, key_width: int, size: int = 1 << 16):
+    """The rows of a Spark result of matches (sorted by match), fetched a partition at a time
+    and handed on in pieces of about ``size`` rows, never splitting a match."""
+    piece: list[tuple] = []
+    for r in out.toLocalIterator():
+        row = tuple(_plain(v) for v in r)
+        if len(piece) >= size and row[:key_width] != piece[-1][:key_width]:
+            yield piece
+            piece = []
+        piece.append(row)
+    if piece:
+        yield piece
 
 
 def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
@@ -511,6 +578,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_event_args(p)
     p.add_argument("--engine", default="auto", help="engine: auto (default), reference, ...")
     p.add_argument("--out", default="-", help="output file (.csv, .jsonl, .parquet) or - for a table")
+    p.add_argument("--match-format", choices=["long", "wide"], default="long",
+                   help="matches: one row per matched event (long, default) or one row per match with a "
+                        "list of events per variable (wide; .jsonl or .parquet)")
+    p.add_argument("--max-matches", type=int, metavar="N", help="matches: stop after N matches")
     _add_spark_args(p)
     p.add_argument("--no-spark", action="store_true", help="run the engine in this process, without Spark")
     from .order.cli import add_order_args

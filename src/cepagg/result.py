@@ -148,17 +148,19 @@ def result_kind(kind: str | None) -> str:
     return {"int": "int", "float": "float", "str": "str", "bool": "bool", "timestamp": "int"}.get(kind or "", "any")
 
 
-def format_table(result: Result, max_rows: int = 50) -> str:
-    """A plain-text table for terminals."""
+def format_table(result: Result, max_rows: int = 50, total: int | None = None) -> str:
+    """A plain-text table for terminals (``total``: the number of rows when ``result`` holds only
+    the first ones)."""
     cols = list(result.columns)
     rows = [[_fmt(v) for v in r] for r in result.rows[:max_rows]]
     widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
     line = "  ".join(c.rjust(w) for c, w in zip(cols, widths))
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in rows]
-    if len(result.rows) > max_rows:
-        out.append(f"... {len(result.rows) - max_rows} more rows")
-    out.append(f"({len(result.rows)} row{'s' if len(result.rows) != 1 else ''})")
+    n = len(result.rows) if total is None else total
+    if n > len(rows):
+        out.append(f"... {n - len(rows)} more rows")
+    out.append(f"({n} row{'s' if n != 1 else ''})")
     return "\n".join(out)
 
 

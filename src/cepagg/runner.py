@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from itertools import chain
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import pyarrow.compute as pc
 
@@ -20,11 +20,83 @@ from .plan import plan
 from .result import Result, output_kinds, result_kind
 
 
-def run(query: str | Query, events: EventBatch, engine: str = "auto") -> Result:
-    """Evaluate ``query`` over ``events`` with the chosen engine (``auto``: the fastest able)."""
-    q = query if isinstance(query, Query) else compile_query(
+def run(query: str | Query, events: EventBatch, engine: str = "auto", *, match_format: str | None = None,
+        max_matches: int | None = None) -> Result:
+    """Evaluate ``query`` over ``events`` with the chosen engine (``auto``: the fastest able).
+
+    For a RETURN-of-events query, ``match_format`` "long" or "wide" gives the result with the
+    events' attributes (:mod:`cepagg.matches`; None: the engine's rows, without them) and
+    ``max_matches`` stops after that many matches (the first ones the engine finds).
+    """
+    q = _compiled(query, events)
+    if not q.returns_matches or (match_format is None and max_matches is None):
+        return plan(q, engine).build().run(events)
+    from .matches import Layout, as_result
+
+    layout = Layout(q, events, match_format or "long")
+    result, _ = as_result(match_pieces(plan(q, engine).build(), events), layout, max_matches)
+    return result
+
+
+def write_matches(query: str | Query, events: EventBatch, out: str, *, format: str | None = None,
+                  engine: str = "auto", match_format: str = "long", max_matches: int | None = None):
+    """Write the matches of a RETURN-of-events query to ``out`` (.csv, .jsonl, .parquet; ``-``: a
+    table on stdout) as the engine finds them, in the order it finds them: memory holds the
+    events and the engine's state, not the matches. An output that cannot hold them is refused
+    before the engine runs (:class:`cepagg.matches.OutputRefused`). Returns
+    :class:`cepagg.matches.Written` (matches, rows, whether ``max_matches`` stopped it, engine).
+    """
+    from .errors import UsageError
+    from .matches import Layout, check_layout, write
+    from .output import output_format
+
+    q = _compiled(query, events)
+    if not q.returns_matches:
+        raise UsageError("write_matches: the query returns aggregates, not matches")
+    layout = Layout(q, events, match_format)
+    if out not in (None, "-"):
+        check_layout(layout, output_format(out, format))
+    p = plan(q, engine)
+    written = write(match_pieces(p.build(), events), layout, out, format, max_matches)
+    written.engine = p.engine
+    return written
+
+
+#: events per piece fed to the engine at first; the size adapts to keep pieces near PIECE_ROWS rows
+PIECE_EVENTS = 1024
+PIECE_ROWS = 1 << 16
+
+
+def match_pieces(eng, events: EventBatch) -> Iterator[list[tuple]]:
+    """The engine's rows over ``events``, a piece at a time: the time-sorted events are fed in
+    slices whose size adapts so that a piece holds about :data:`PIECE_ROWS` rows (a slice shrinks
+    to one event where matches are dense). An engine that produces matches as it goes (rcep,
+    nfa) then never holds more than a piece; one that evaluates at the end (the reference) gives
+    everything in the last piece. The rows of one match are never split between pieces."""
+    batch = events.sorted()
+    ts = batch.table.column("ts").to_numpy()
+    state = eng.new_state()
+    i, step, n = 0, PIECE_EVENTS, len(batch)
+    while i < n:
+        j = min(n, i + step)
+        rows = eng.process(state, batch.slice(i, j - i))
+        if eng.cheap_advance:  # later slices hold no time before this one's last
+            rows += eng.advance(state, int(ts[j - 1]) - 1)
+        i = j
+        if rows:
+            yield rows
+        if len(rows) > PIECE_ROWS:
+            step = max(1, step // 4)
+        elif len(rows) < PIECE_ROWS // 8:
+            step = min(step * 2, 1 << 16)
+    rows = eng.finish(state)
+    if rows:
+        yield rows
+
+
+def _compiled(query: str | Query, events: EventBatch) -> Query:
+    return query if isinstance(query, Query) else compile_query(
         query, time_unit=events.time_unit, schema=events.attribute_kinds())
-    return plan(q, engine).build().run(events)
 
 
 def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = "auto") -> tuple[Result, int, str]:

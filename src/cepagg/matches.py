@@ -1,0 +1,298 @@
+"""Matches written as they are found, in bounded memory.
+
+A RETURN-of-events query may have millions of matches; an engine that produces them as it goes
+(rcep, nfa) hands over the rows of a few hundred events' matches at a time, and this module
+turns each such piece into output rows and writes them at once: CSV and JSON Lines line by
+line, Parquet by row groups. Memory holds the events, the engine's state and one piece, never
+the list of matches. Output goes through :func:`cepagg.output.atomic_path`, so an interrupted
+run leaves no file under the target's name.
+
+Two layouts (``match_format``):
+
+* ``long`` (the result form of docs/semantics.md §10): one row per (match, returned event) --
+  group and window cells, ``match``, ``var``, ``pos``, ``event_id``, ``type``, ``ts``, then the
+  event's attributes.
+* ``wide``: one row per match -- group and window cells, ``match``, then one column per returned
+  variable holding the list of its events in time order, each event a record
+  (``event_id``, ``type``, ``ts``, attributes). CSV has no list type, so wide output is JSON
+  Lines or Parquet (refused for CSV before any work).
+
+What the output cannot hold is refused before the engine runs (:func:`check_layout`): two
+columns of one name (an attribute called ``match``, say) and types Parquet cannot store.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import CepaggError
+from .events import ID, EventBatch
+from .lang.model import Query
+from .output import atomic_path, cell, output_format
+from .result import Result, format_table
+
+MATCH_FORMATS = ("long", "wide")
+#: rows a Parquet row group gathers before it is written
+ROW_GROUP_ROWS = 1 << 16
+
+
+class OutputRefused(CepaggError):
+    """The chosen output cannot hold the matches (said before any work)."""
+
+
+@dataclass
+class Written:
+    """What a run wrote: matches, output rows, whether ``max_matches`` stopped it, the engine."""
+
+    matches: int
+    rows: int
+    stopped: bool
+    engine: str = ""
+
+
+class Layout:
+    """The output columns of a RETURN-of-events query over one input, and its Arrow schema."""
+
+    def __init__(self, query: Query, batch: EventBatch, match_format: str = "long"):
+        if match_format not in MATCH_FORMATS:
+            raise OutputRefused(f"match format {match_format!r}: choose long or wide")
+        self.query = query
+        self.match_format = match_format
+        cols = query.output_columns
+        self.key_width = cols.index("match") + 1  # group and window cells, then match
+        self.cells = cols[:self.key_width - 1]
+        self.attrs = batch.attribute_names
+        schema = batch.table.schema
+        self.attr_fields = [schema.field(a) for a in self.attrs]
+        self.vars = [v.split("@")[0] for v in query.return_vars]
+        cell_fields = [pa.field(c, _cell_type(query, c, schema)) for c in self.cells]
+        self.event_type = pa.struct([pa.field("event_id", pa.int64()), pa.field("type", pa.string()),
+                                     pa.field("ts", pa.int64()), *self.attr_fields])
+        if match_format == "long":
+            self.schema = pa.schema([*cell_fields, pa.field("match", pa.int64()), pa.field("var", pa.string()),
+                                     pa.field("pos", pa.int64()), pa.field("event_id", pa.int64()),
+                                     pa.field("type", pa.string()), pa.field("ts", pa.int64()),
+                                     *self.attr_fields])
+        else:
+            self.schema = pa.schema([*cell_fields, pa.field("match", pa.int64()),
+                                     *(pa.field(v, pa.list_(self.event_type)) for v in self.vars)])
+        self.columns = tuple(self.schema.names)
+        self._events = batch.table.select([ID, "type", "ts", *self.attrs])
+        ids = batch.table.column(ID).to_numpy()
+        self._dense = len(ids) == 0 or (ids[0] == 0 and bool(np.all(np.diff(ids) == 1)))
+        if not self._dense:
+            self._order = np.argsort(ids, kind="stable")
+            self._sorted_ids = ids[self._order]
+
+    def _rows_of(self, event_ids: list[int]) -> np.ndarray:
+        ids = np.asarray(event_ids, dtype=np.int64)
+        if self._dense:
+            return ids
+        return self._order[np.searchsorted(self._sorted_ids, ids)]
+
+    def table(self, rows: list[tuple]) -> pa.Table:
+        """Engine rows (long form without attributes; the rows of a match together) as a table
+        in this layout."""
+        k = self.key_width
+        if not rows:
+            return self.schema.empty_table()
+        cols = list(zip(*rows))
+        events = self._events.take(pa.array(self._rows_of(cols[k + 2])))
+        if self.match_format == "long":
+            arrays = [pa.array(cols[i], type=self.schema.field(i).type) for i in range(k + 1)]
+            arrays += [pa.array(cols[k + 1], pa.int64()), events.column(ID).cast(pa.int64()),
+                       events.column("type").cast(pa.string()), events.column("ts").cast(pa.int64())]
+            arrays += [events.column(a) for a in self.attrs]
+            return pa.Table.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+                                         for a in arrays], schema=self.schema)
+        return self._wide(rows, events)
+
+    def _wide(self, rows: list[tuple], events: pa.Table) -> pa.Table:
+        k = self.key_width
+        record = pa.StructArray.from_arrays(
+            [events.column(ID).cast(pa.int64()).combine_chunks(),
+             events.column("type").cast(pa.string()).combine_chunks(),
+             events.column("ts").cast(pa.int64()).combine_chunks(),
+             *(events.column(a).combine_chunks() for a in self.attrs)],
+            fields=list(self.event_type))
+        var_index = {v: i for i, v in enumerate(self.vars)}
+        heads: list[tuple] = []
+        taken: list[list[int]] = [[] for _ in self.vars]
+        offsets: list[list[int]] = [[0] for _ in self.vars]
+        last = None
+        for n, r in enumerate(rows):
+            head = r[:k]
+            if head != last:
+                if last is not None:
+                    for t, o in zip(taken, offsets):
+                        o.append(len(t))
+                heads.append(head)
+                last = head
+            taken[var_index[r[k]]].append(n)
+        for t, o in zip(taken, offsets):
+            o.append(len(t))
+        head_cols = list(zip(*heads))
+        arrays = [pa.array(head_cols[i], type=self.schema.field(i).type) for i in range(k)]
+        for t, o in zip(taken, offsets):
+            arrays.append(pa.ListArray.from_arrays(pa.array(o, pa.int32()), record.take(pa.array(t, pa.int64())),
+                                                   type=pa.list_(self.event_type)))
+        return pa.Table.from_arrays(arrays, schema=self.schema)
+
+
+def _cell_type(query: Query, column: str, schema: pa.Schema) -> pa.DataType:
+    """The type of a group or window column: the grouped attribute's, int64 for window bounds."""
+    for g in query.group_by:
+        if g.column == column:
+            return schema.field(g.attr).type if g.attr in schema.names else pa.null()
+    return pa.int64()
+
+
+def check_layout(layout: Layout, fmt: str) -> None:
+    """Refuse, before any work, an output that cannot hold the matches (OutputRefused)."""
+    if fmt == "csv" and layout.match_format == "wide":
+        raise OutputRefused("--match-format wide writes a list of events per variable, which CSV cannot "
+                            "hold: write .jsonl or .parquet, or use --match-format long")
+    for names, where in [(layout.columns, "the output"), (layout.event_type.names, "an event record")]:
+        seen = set()
+        for n in names:
+            if n in seen:
+                raise OutputRefused(f"{where} would have two columns named {n!r} (an attribute of the events "
+                                    "has the name of a result column); rename the attribute")
+            seen.add(n)
+    if fmt == "parquet":
+        for f in layout.schema:
+            try:
+                with pq.ParquetWriter(pa.BufferOutputStream(), pa.schema([f])) as w:
+                    w.write_table(pa.schema([f]).empty_table())
+            except (pa.ArrowException, ValueError) as e:
+                raise OutputRefused(f"Parquet cannot hold column {f.name!r} of type {f.type} ({e}); "
+                                    "write .csv or .jsonl") from None
+
+
+class Sink:
+    """Writes tables of one layout to a file of one format: an open text file (CSV, JSON Lines)
+    or a path (Parquet)."""
+
+    def __init__(self, layout: Layout, fmt: str, f):
+        self.layout, self.fmt, self.f = layout, fmt, f
+        self.rows = 0
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        if fmt == "parquet":
+            self._writer = pq.ParquetWriter(f, layout.schema)
+        elif fmt == "csv":
+            self._csv = csv.writer(f)
+            self._csv.writerow(layout.columns)
+
+    def write(self, table: pa.Table) -> None:
+        self.rows += table.num_rows
+        if self.fmt == "parquet":
+            self._pending.append(table)
+            self._pending_rows += table.num_rows
+            if self._pending_rows >= ROW_GROUP_ROWS:
+                self._flush()
+            return
+        names = self.layout.columns
+        if self.fmt == "csv":
+            self._csv.writerows([cell(v, True) for v in r] for r in tuples(table))
+        else:
+            self.f.write("".join(json.dumps(dict(zip(names, map(_json_cell, r))), ensure_ascii=False) + "\n"
+                                 for r in tuples(table)))
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._writer.write_table(pa.concat_tables(self._pending), row_group_size=max(self._pending_rows, 1))
+            self._pending, self._pending_rows = [], 0
+
+    def close(self) -> None:
+        if self.fmt == "parquet":
+            self._flush()
+            self._writer.close()
+
+
+def tuples(table: pa.Table) -> list[tuple]:
+    """The rows of a table as tuples (lists and records as Python lists and dicts)."""
+    return list(zip(*(c.to_pylist() for c in table.columns))) if table.num_columns else []
+
+
+def _json_cell(v):
+    if isinstance(v, list):
+        return [_json_cell(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _json_cell(x) for k, x in v.items()}
+    return cell(v)
+
+
+def limited(pieces: Iterable[list[tuple]], key_width: int, max_matches: int | None,
+            counter: Written) -> Iterator[list[tuple]]:
+    """The pieces of engine rows, cut after ``max_matches`` matches (the rows of one match are
+    consecutive); counts matches and rows into ``counter`` and sets ``stopped`` when it cut."""
+    for rows in pieces:
+        if not rows:
+            continue
+        n, last, cut = counter.matches, None, len(rows)
+        for i, r in enumerate(rows):
+            head = r[:key_width]
+            if head != last:
+                if max_matches is not None and n >= max_matches:
+                    cut = i
+                    counter.stopped = True
+                    break
+                n += 1
+                last = head
+        counter.matches = n
+        counter.rows += cut
+        yield rows[:cut]
+        if counter.stopped:
+            return
+
+
+def write(pieces: Iterable[list[tuple]], layout: Layout, path: str, format: str | None = None,
+          max_matches: int | None = None) -> Written:
+    """Write the pieces of engine rows to ``path`` (``-``: a table on stdout, its first 50 rows)
+    as they come; stop after ``max_matches`` matches."""
+    counter = Written(0, 0, False)
+    rows = limited(pieces, layout.key_width, max_matches, counter)
+    if path is None or str(path) == "-":
+        check_layout(layout, "table")
+        shown: list[tuple] = []
+        for piece in rows:
+            if len(shown) < 50:
+                shown += tuples(layout.table(piece[:50 - len(shown)]))
+        print(format_table(Result(layout.columns, shown), total=counter.rows))
+        return counter
+    fmt = output_format(path, format)
+    check_layout(layout, fmt)
+    with atomic_path(path) as tmp:
+        if fmt == "parquet":  # (Arrow writes the file itself, a row group at a time)
+            sink = Sink(layout, fmt, str(tmp))
+            try:
+                for piece in rows:
+                    sink.write(layout.table(piece))
+            finally:
+                sink.close()
+            return counter
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            sink = Sink(layout, fmt, f)
+            for piece in rows:
+                sink.write(layout.table(piece))
+            sink.close()
+    return counter
+
+
+def as_result(pieces: Iterable[list[tuple]], layout: Layout, max_matches: int | None = None) -> tuple[Result, Written]:
+    """The pieces gathered in memory as a :class:`~cepagg.result.Result` in the layout's columns
+    (for the Python API; files are written by :func:`write`)."""
+    counter = Written(0, 0, False)
+    out: list[tuple] = []
+    for piece in limited(pieces, layout.key_width, max_matches, counter):
+        out += tuples(layout.table(piece))
+    return Result(layout.columns, out), counter
+

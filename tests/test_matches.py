@@ -1,0 +1,140 @@
+"""Matches written as they are found (cepagg.matches, cepagg run on a RETURN-of-events query):
+the streamed files hold exactly the in-memory result, the wide form regroups the long one,
+--max-matches stops at N, and outputs that cannot hold the matches are refused before any work.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from collections import defaultdict
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import cepagg.runner as runner
+from cepagg.cli import main
+from cepagg.engines import ENGINES
+from cepagg.events import EventBatch
+from cepagg.lang import compile_query
+from cepagg.matches import Layout, OutputRefused, check_layout
+from cepagg.output import write_result
+from cepagg.runner import attach_event_columns, run, write_matches
+from generators import cases, random_stream
+
+QUERIES = [
+    "PATTERN SEQ(A a, B b+, C c) WHERE [g] AND b.x < NEXT(b).x WITHIN 6 RETURN a, b, c",
+    "PATTERN SEQ(a, NOT D d, b+) WHERE a.x > b.x WITHIN 5 SLIDE 2 RETURN b",
+    "PATTERN SEQ(A a, C c, NOT (E e, e.x > c.x)) WHERE [g] WITHIN 4",
+]
+ATTRS = {"x": (0, 5), "g": ["u", "v"], "f": (0, 9, 0.3)}
+
+
+def _rows_of(path) -> list[tuple]:
+    """A written file's rows as tuples of text (the formats' own types compared as text)."""
+    s = str(path)
+    if s.endswith(".parquet"):
+        t = pq.read_table(path)
+        return [tuple("" if v is None else str(v) for v in r.values()) for r in t.to_pylist()]
+    if s.endswith(".csv"):
+        with open(path, newline="") as f:
+            return [tuple(r) for r in csv.reader(f)][1:]
+    return [tuple("" if v is None else str(v) for v in json.loads(line).values())
+            for line in open(path).read().splitlines()]
+
+
+@pytest.mark.parametrize("ext", ["csv", "jsonl", "parquet"])
+def test_streamed_output_equals_the_in_memory_result(tmp_path, monkeypatch, ext):
+    """rcep fed a few events at a time (so a file is written in many pieces) writes the rows
+    of the whole result, the events' attributes joined."""
+    monkeypatch.setattr(runner, "PIECE_EVENTS", 3)
+    rng = random.Random(16)
+    for k in range(cases(30, 300)):
+        text = QUERIES[k % len(QUERIES)]
+        batch = EventBatch.from_rows(random_stream(rng, "ABCDE", n=rng.randint(5, 40), attrs=ATTRS))
+        expected = attach_event_columns(ENGINES["rcep"](compile_query(text)).run(batch), batch)
+        write_result(expected, tmp_path / f"e.{ext}")
+        written = write_matches(text, batch, str(tmp_path / f"s.{ext}"), engine="rcep")
+        got = _rows_of(tmp_path / f"s.{ext}")
+        assert sorted(got) == sorted(_rows_of(tmp_path / f"e.{ext}")), text
+        assert written.rows == len(expected) and not written.stopped
+
+
+def test_the_wide_form_regroups_the_long_one():
+    rng = random.Random(5)
+    for k in range(cases(30, 300)):
+        text = QUERIES[k % len(QUERIES)]
+        batch = EventBatch.from_rows(random_stream(rng, "ABCDE", n=rng.randint(5, 30), attrs=ATTRS))
+        long = run(text, batch, engine="rcep", match_format="long")
+        wide = run(text, batch, engine="rcep", match_format="wide")
+        cells = long.columns.index("match")
+        assert wide.columns[:cells + 1] == long.columns[:cells + 1]
+        regrouped = defaultdict(lambda: defaultdict(list))
+        for r in long.rows:
+            d = dict(zip(long.columns, r))
+            regrouped[r[:cells + 1]][d["var"]].append(
+                {"event_id": d["event_id"], "type": d["type"], "ts": d["ts"],
+                 **{a: d[a] for a in batch.attribute_names}})
+        assert len(wide) == len(regrouped)
+        for r in wide.rows:
+            for var, events in zip(wide.columns[cells + 1:], r[cells + 1:]):
+                assert events == regrouped[r[:cells + 1]][var]
+
+
+def _events_file(tmp_path, n=60):
+    rows = "".join(f"{'ABC'[i % 3]},{i},{i % 2},{i % 5}\n" for i in range(n))
+    p = tmp_path / "e.csv"
+    p.write_text("type,ts,g,x\n" + rows)
+    return p
+
+
+def test_max_matches_stops_at_n_and_says_so(tmp_path, capsys):
+    out = tmp_path / "m.parquet"
+    assert main(["run", "-q", "PATTERN SEQ(A a, B b, C c) WITHIN 30", "--events", str(_events_file(tmp_path)),
+                 "--no-spark", "--out", str(out), "--max-matches", "7", "--match-format", "wide"]) == 0
+    table = pq.read_table(out)
+    assert table.column_names == ["match", "a", "b", "c"] and table.num_rows == 7
+    assert "stopped at 7 matches (--max-matches)" in capsys.readouterr().err
+
+
+def test_max_matches_beyond_the_matches_writes_them_all(tmp_path, capsys):
+    out = tmp_path / "m.jsonl"
+    assert main(["run", "-q", "PATTERN SEQ(A a, B b) WITHIN 2", "--events", str(_events_file(tmp_path, 9)),
+                 "--no-spark", "--out", str(out), "--max-matches", "100"]) == 0
+    assert len({json.loads(line)["match"] for line in out.read_text().splitlines()}) == 3
+    assert "stopped" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--match-format", "wide", "--out", "{dir}/m.csv"], "CSV cannot hold"),
+    (["--max-matches", "0"], "positive number"),
+    (["--max-matches", "5", "-q", "RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 3"], "returns aggregates"),
+    (["--max-matches", "5", "--order", "conservative"], "without --order"),
+])
+def test_match_options_are_refused_before_reading(tmp_path, capsys, args, message):
+    args = [a.replace("{dir}", str(tmp_path)) for a in args]
+    query = [] if "-q" in args else ["-q", "PATTERN SEQ(A a, B b) WITHIN 3"]
+    assert main(["run", *query, "--events", str(_events_file(tmp_path)), "--no-spark", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_an_attribute_named_like_a_result_column_is_refused_before_the_work(tmp_path, capsys):
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts,pos\nA,1,1\nB,2,2\n")
+    out = tmp_path / "m.parquet"
+    assert main(["run", "-q", "PATTERN SEQ(A a, B b) WITHIN 3", "--events", str(events), "--no-spark",
+                 "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "two columns named 'pos'" in err and len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_a_type_parquet_cannot_hold_is_refused():
+    table = pa.table({"_id": pa.array([0, 1], pa.int64()), "ts": pa.array([1, 2], pa.int64()),
+                      "type": ["A", "B"], "gap": pa.array([None, None], pa.month_day_nano_interval())})
+    layout = Layout(compile_query("PATTERN SEQ(A a, B b) WITHIN 3"), EventBatch(table))
+    with pytest.raises(OutputRefused, match="Parquet cannot hold column 'gap'"):
+        check_layout(layout, "parquet")
+    check_layout(layout, "jsonl")  # JSON Lines writes it as text
