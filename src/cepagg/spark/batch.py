@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..events import ID
 from ..lang import compile_query
 from ..lang.model import TIME_UNITS_MS, Query
@@ -118,8 +118,14 @@ def narrow(events, queries):
 def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
         time_column: str = "ts", time_unit: str = "ms", input_time_unit: str | None = None,
         on_bad_row: str = "error", reject_path: str | None = None, parallelism: int | None = None,
-        prepared: bool = False):
+        prepared: bool = False, delay: str = "0 seconds"):
     """Evaluate ``query`` over the events DataFrame ``df``; the result as a DataFrame.
+
+    Over a streaming DataFrame the result is a streaming DataFrame in Append mode
+    (:func:`cepagg.spark.streaming.stream`, ``delay`` the watermark's): matches, SLIDE windows
+    and EMIT ON CHANGE rows. Its matches carry no attributes (join them from the events by
+    ``event_id``). A WITHIN-alone aggregate is revised as events come (Update mode) and is
+    refused here: :func:`cepagg.spark.stream` returns it with its mode.
 
     Args:
         df: events with a type column, a time column and attribute columns.
@@ -140,6 +146,9 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         events = spark.read.csv("examples/ticks.csv", header=True, inferSchema=True)
         run(events, "RETURN COUNT(*) PATTERN SEQ(Stock a, Stock b) WHERE a.price < b.price WITHIN 1 s").show()
     """
+    if df.isStreaming:
+        return _streaming(df, query, engine=engine, type_column=type_column, time_column=time_column,
+                          time_unit=time_unit, delay=delay)
     spark = df.sparkSession
     text = query.text if isinstance(query, Query) else query
     events = df if prepared else prepare_events(
@@ -160,6 +169,17 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
     if q.returns_matches:
         result = attach_attributes(result, events)
     return in_order(result)
+
+
+def _streaming(df, query, **options):
+    """:func:`run` over a streaming DataFrame: the result stream, when it is in Append mode."""
+    from .streaming import stream
+
+    out, mode = stream(df, query, **options)
+    if mode != "Append":
+        raise UsageError("run: over a stream, a WITHIN-alone aggregate is revised as events come (Update "
+                         "mode); use cepagg.spark.stream, which returns the output mode, or cepagg.spark.start")
+    return out
 
 
 def arrange(events, split: str, keys: tuple[str, ...], n: int, within: int):

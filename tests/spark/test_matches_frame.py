@@ -1,0 +1,70 @@
+"""cepagg.spark.run returns a DataFrame of matches, over a batch DataFrame and over a streaming
+one: the same matches as in-process (compared as sets: numbers differ between drivers), each
+match number naming one match."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import pytest
+
+from cepagg.events import EventBatch
+from cepagg.result import Result
+from cepagg.runner import run as run_local
+from cepagg.spark import run
+from cepagg.spark.sources import END_TS_MS, END_TYPE
+from generators import random_stream
+from helpers import match_sets
+
+pytestmark = pytest.mark.spark
+
+QUERY = "PATTERN SEQ(A a, B b+, C c) WHERE [g] AND b.x <= NEXT(b).x WITHIN 6 RETURN a, b, c"
+SCHEMA = "_id long, type string, ts long, x long, g string"
+
+
+def _case():
+    rows = random_stream(random.Random(7), "ABC", n=60, max_gap=2, attrs={"x": (0, 9), "g": ["u", "v", "w"]})
+    for i, r in enumerate(rows):
+        r["_id"] = i
+    expected = run_local(QUERY, EventBatch.from_rows(rows, ids=[r["_id"] for r in rows]), engine="rcep")
+    return rows, expected
+
+
+def _matches(df_rows, columns) -> tuple:
+    rows = [tuple(r[c] for c in columns) for r in df_rows]
+    return match_sets(Result(columns, rows))
+
+
+def test_a_batch_frame_of_matches(spark):
+    rows, expected = _case()
+    df = spark.createDataFrame(rows, SCHEMA)
+    out = run(df, QUERY)
+    assert out.columns[:len(expected.columns)] == list(expected.columns) and {"x", "g"} <= set(out.columns)
+    got = out.collect()
+    assert _matches(got, expected.columns) == match_sets(expected)
+    assert all(r["g"] in "uvw" for r in got)
+
+
+def test_a_streaming_frame_of_matches(spark, tmp_path):
+    rows, expected = _case()
+    src = tmp_path / "in"
+    os.makedirs(src)
+    rng = random.Random(3)
+    for k in range(3):
+        chunk = [dict(r) for r in rows[k * 20:(k + 1) * 20]]
+        rng.shuffle(chunk)
+        if k == 2:
+            chunk.append({"_id": -1, "type": END_TYPE, "ts": END_TS_MS, "x": None, "g": None})
+        path = src / f"part{k}.json"
+        path.write_text("".join(json.dumps(r) + "\n" for r in chunk))
+        os.utime(path, (1000 + k, 1000 + k))
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
+    out = run(df, QUERY, delay="20 milliseconds")
+    assert out.isStreaming and out.columns == list(expected.columns)
+    q = (out.writeStream.format("parquet").option("path", str(tmp_path / "out"))
+         .option("checkpointLocation", str(tmp_path / "chk")).trigger(availableNow=True).start())
+    q.awaitTermination()
+    got = spark.read.parquet(str(tmp_path / "out")).collect()
+    assert _matches(got, expected.columns) == match_sets(expected)
