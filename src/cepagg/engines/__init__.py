@@ -6,6 +6,7 @@ from .aseq.engine import Aseq
 from .base import Engine, Evaluator
 from .greta import Greta
 from .neel_iterative import NeelIterative
+from .nfa import Nfa
 from .rcep import Rcep
 from .reference import Reference
 from .stack import Stack
@@ -13,8 +14,8 @@ from .twostep import TwoStep
 
 ENGINES: dict[str, type[Engine]] = {
     "reference": Reference, "aseq": Aseq, "greta": Greta, "rcep": Rcep, "twostep": TwoStep,
-    "stack": Stack, "neel-iterative": NeelIterative,
+    "stack": Stack, "neel-iterative": NeelIterative, "nfa": Nfa,
 }
 
 __all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Rcep", "TwoStep", "Stack",
-           "NeelIterative"]
+           "NeelIterative", "Nfa"]
