@@ -68,3 +68,25 @@ def test_a_streaming_frame_of_matches(spark, tmp_path):
     q.awaitTermination()
     got = spark.read.parquet(str(tmp_path / "out")).collect()
     assert _matches(got, expected.columns) == match_sets(expected)
+
+
+def test_cepagg_run_on_spark_writes_matches_wide_and_stops_at_n(spark, tmp_path, capsys):
+    """`cepagg run` (on Spark) of a RETURN-of-events query: the matches of the Spark job written
+    as they are fetched, in the wide form, stopped at --max-matches."""
+    import pyarrow.parquet as pq
+
+    from cepagg.cli import main
+
+    rows, expected = _case()
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts,x,g\n" + "".join(f"{r['type']},{r['ts']},{r['x']},{r['g']}\n" for r in rows))
+    out = tmp_path / "m.parquet"
+    assert main(["run", "-q", QUERY, "--events", str(events), "--engine", "rcep", "--out", str(out),
+                 "--match-format", "wide"]) == 0
+    table = pq.read_table(out)
+    assert table.column_names == ["match", "a", "b", "c"]
+    assert table.num_rows == len(set(expected.column("match")))
+    assert main(["run", "-q", QUERY, "--events", str(events), "--engine", "rcep", "--out", str(out),
+                 "--max-matches", "3"]) == 0
+    assert sorted(set(pq.read_table(out).column("match").to_pylist())) == [1, 2, 3]
+    assert "stopped at 3 matches" in capsys.readouterr().err

@@ -113,13 +113,19 @@ def _measure(engine: str, csv: Path, query: str, out: Path, timeout: float) -> d
     return {"status": "error", "detail": f"exit {rc}: {tail}"}
 
 
-def _peer(runner, peer: str, window: int, n: int) -> dict:
-    """CORE or Flink CEP on seq3 keyed, skip-till-any-match (their count of matches)."""
+def peer_workload(n: int):
+    """The peers' seq3 workload over the file of :func:`_data` ("seq3", ``n``)."""
+    from dataclasses import replace
+
     from .peers.workloads import by_name
 
     wl = by_name("quick")["seq3"]
-    wl = type(wl)(**{**wl.__dict__, "data": type(wl.data)(**{**wl.data.__dict__, "n_events": n})})
-    o = runner.run(peer, wl, "skip-till-any-match", True, window)
+    return replace(wl, data=replace(wl.data, n_events=n))
+
+
+def _peer(runner, peer: str, window: int, n: int) -> dict:
+    """CORE or Flink CEP on seq3 keyed, skip-till-any-match (their count of matches)."""
+    o = runner.run(peer, peer_workload(n), "skip-till-any-match", True, window)
     if o.status != "ok":
         return {"status": o.status, "detail": o.detail}
     return {"status": "ok", "count": o.count, "seconds": o.engine_s, "peak_rss_mb": o.peak_rss_mb,

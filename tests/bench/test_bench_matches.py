@@ -1,0 +1,51 @@
+"""cepagg bench matches: its queries are rcep's and nfa's, a measurement counts what it wrote,
+the table flags counts that differ, and the peers run the same pattern as seq3."""
+
+from __future__ import annotations
+
+import json
+
+from cepagg.bench import matches as bench
+from cepagg.engines import ENGINES
+from cepagg.io import read_events
+from cepagg.lang import compile_query
+from cepagg.runner import run
+
+
+def test_the_queries_are_evaluated_by_rcep_and_nfa():
+    for text in bench.QUERIES.values():
+        q = compile_query(text.format(w=100))
+        assert q.returns_matches
+        assert ENGINES["rcep"].refusal(q) is None and ENGINES["nfa"].refusal(q) is None
+
+
+def test_a_measurement_counts_the_matches_it_wrote(tmp_path, capsys):
+    csv, _ = bench._data("seq3", 300, tmp_path)
+    query = bench.QUERIES["seq3"].format(w=400)
+    assert bench.child("nfa", str(csv), query, str(tmp_path / "m.parquet")) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    result = json.loads(line[len(bench.MARK):])
+    batch = read_events(str(csv)).batch
+    assert result["count"] == len(set(run(query, batch, engine="rcep").column("match"))) > 0
+    assert not (tmp_path / "m.parquet").exists()
+
+
+def test_the_peers_count_the_pattern_of_seq3(tmp_path):
+    """The peers' seq3 (keyed, skip-till-any-match) is the COUNT(*) of bench's seq3 on the same file."""
+    wl = bench.peer_workload(400)
+    csv, spec = bench._data("seq3", 400, tmp_path)
+    assert spec == wl.data
+    batch = read_events(str(csv)).batch
+    counted = run(wl.cepagg_query(300, "skip-till-any-match", True), batch).rows[0][0]
+    matches = run(bench.QUERIES["seq3"].format(w=300), batch, engine="rcep")
+    assert counted == len(set(matches.column("match")))
+
+
+def test_the_table_flags_counts_that_differ():
+    ok = {"status": "ok", "count": 5, "seconds": 1.0, "peak_rss_mb": 100.0}
+    rows = [{"workload": "seq3", "window_ms": 10, "runs": {"rcep": ok, "core": dict(ok, count=6)}},
+            {"workload": "seq3", "window_ms": 20, "runs": {"rcep": ok, "nfa": ok}}]
+    for r in rows:
+        r["agree"] = bench._agree(r["runs"])
+    table = bench.markdown(rows)
+    assert "counts differ" in table.splitlines()[2] and "counts differ" not in table.splitlines()[3]
