@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Iterable, Iterator
 
 import numpy as np
@@ -103,11 +104,13 @@ class Layout:
         k = self.key_width
         if not rows:
             return self.schema.empty_table()
-        cols = list(zip(*rows))
-        events = self._events.take(pa.array(self._rows_of(cols[k + 2])))
+        def col(i: int) -> list:  # (not zip(*rows): ten times slower on 10^5 rows)
+            return list(map(itemgetter(i), rows))
+
+        events = self._events.take(pa.array(self._rows_of(col(k + 2))))
         if self.match_format == "long":
-            arrays = [pa.array(cols[i], type=self.schema.field(i).type) for i in range(k + 1)]
-            arrays += [pa.array(cols[k + 1], pa.int64()), events.column(ID).cast(pa.int64()),
+            arrays = [pa.array(col(i), type=self.schema.field(i).type) for i in range(k + 1)]
+            arrays += [pa.array(col(k + 1), pa.int64()), events.column(ID).cast(pa.int64()),
                        events.column("type").cast(pa.string()), events.column("ts").cast(pa.int64())]
             arrays += [events.column(a) for a in self.attrs]
             return pa.Table.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
@@ -138,8 +141,7 @@ class Layout:
             taken[var_index[r[k]]].append(n)
         for t, o in zip(taken, offsets):
             o.append(len(t))
-        head_cols = list(zip(*heads))
-        arrays = [pa.array(head_cols[i], type=self.schema.field(i).type) for i in range(k)]
+        arrays = [pa.array(list(map(itemgetter(i), heads)), type=self.schema.field(i).type) for i in range(k)]
         for t, o in zip(taken, offsets):
             arrays.append(pa.ListArray.from_arrays(pa.array(o, pa.int32()), record.take(pa.array(t, pa.int64())),
                                                    type=pa.list_(self.event_type)))
