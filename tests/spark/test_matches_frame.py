@@ -77,16 +77,19 @@ def test_cepagg_run_on_spark_writes_matches_wide_and_stops_at_n(spark, tmp_path,
 
     from cepagg.cli import main
 
-    rows, expected = _case()
+    rows, _ = _case()
+    query = QUERY.replace("WITHIN 6", "WITHIN 30")
+    expected = run_local(query, EventBatch.from_rows(rows), engine="rcep")
+    assert len(set(expected.column("match"))) > 3
     events = tmp_path / "e.csv"
     events.write_text("type,ts,x,g\n" + "".join(f"{r['type']},{r['ts']},{r['x']},{r['g']}\n" for r in rows))
     out = tmp_path / "m.parquet"
-    assert main(["run", "-q", QUERY, "--events", str(events), "--engine", "rcep", "--out", str(out),
+    assert main(["run", "-q", query, "--events", str(events), "--engine", "rcep", "--out", str(out),
                  "--match-format", "wide"]) == 0
     table = pq.read_table(out)
     assert table.column_names == ["match", "a", "b", "c"]
     assert table.num_rows == len(set(expected.column("match")))
-    assert main(["run", "-q", QUERY, "--events", str(events), "--engine", "rcep", "--out", str(out),
+    assert main(["run", "-q", query, "--events", str(events), "--engine", "rcep", "--out", str(out),
                  "--max-matches", "3"]) == 0
     assert sorted(set(pq.read_table(out).column("match").to_pylist())) == [1, 2, 3]
     assert "stopped at 3 matches" in capsys.readouterr().err
