@@ -63,16 +63,17 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
 
 
 #: events per piece fed to the engine at first; the size adapts to keep pieces near PIECE_ROWS rows
-PIECE_EVENTS = 1024
+PIECE_EVENTS = 64
 PIECE_ROWS = 1 << 16
 
 
 def match_pieces(eng, events: EventBatch) -> Iterator[list[tuple]]:
     """The engine's rows over ``events``, a piece at a time: the time-sorted events are fed in
     slices whose size adapts so that a piece holds about :data:`PIECE_ROWS` rows (a slice shrinks
-    to one event where matches are dense). An engine that produces matches as it goes (rcep,
-    nfa) then never holds more than a piece; one that evaluates at the end (the reference) gives
-    everything in the last piece. The rows of one match are never split between pieces."""
+    to one event where matches are dense, so a piece is larger only when one event ends more
+    matches). An engine that produces matches as it goes (rcep, nfa) then never holds more than a
+    piece; one that evaluates at the end (the reference) gives everything in the last piece. The
+    rows of one match are never split between pieces."""
     batch = events.sorted()
     ts = batch.table.column("ts").to_numpy()
     state = eng.new_state()
@@ -85,10 +86,8 @@ def match_pieces(eng, events: EventBatch) -> Iterator[list[tuple]]:
         i = j
         if rows:
             yield rows
-        if len(rows) > PIECE_ROWS:
-            step = max(1, step // 4)
-        elif len(rows) < PIECE_ROWS // 8:
-            step = min(step * 2, 1 << 16)
+        # the next slice: as many events as gave about PIECE_ROWS rows here, at most twice as many
+        step = max(1, min(2 * step, 1 << 16, step * PIECE_ROWS // max(len(rows), 1)))
     rows = eng.finish(state)
     if rows:
         yield rows
