@@ -56,7 +56,7 @@ PEERS = ("core", "flink-cep")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", choices=list(SCALES), default="quick",
-                   help="tiny (a minute), quick (default: up to 10^7 matches, about half an hour)")
+                   help="tiny (a minute), quick (default: up to 10^7 matches, about an hour)")
     p.add_argument("--workloads", default=",".join(QUERIES), help="comma-separated: " + ", ".join(QUERIES))
     p.add_argument("--engines", default=",".join(ENGINES + PEERS),
                    help="comma-separated: " + ", ".join(ENGINES + PEERS))
@@ -231,28 +231,33 @@ def plot(results: list[dict], folder: Path) -> None:
         print("# matplotlib missing: no plots")
         return
     folder.mkdir(parents=True, exist_ok=True)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for name in sorted({r["workload"] for r in results}):
-        for e in ENGINES + PEERS:
-            pts = [(x["count"], x["count"] / x["seconds"], x.get("peak_rss_mb")) for r in results
-                   if r["workload"] == name for k, x in r["runs"].items() if k == e and x.get("status") == "ok"
-                   and x.get("seconds")]
-            if not pts:
-                continue
-            pts.sort()
-            label = f"{name} {e}"
-            ax1.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-            if all(p[2] for p in pts):
-                ax2.plot([p[0] for p in pts], [p[2] for p in pts], marker="o", label=label)
-    for ax, title, ylabel in [(ax1, "matches written per second (Parquet)", "matches/s"),
-                              (ax2, "peak memory (RSS)", "MiB")]:
-        ax.set_xscale("log")
-        ax.set_yscale("log" if ax is ax1 else "linear")
-        ax.set_xlabel("matches")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(True, alpha=0.3)
-    ax1.legend(fontsize=7)
+    colors = {"rcep": "tab:blue", "nfa": "tab:orange", "reference": "tab:gray", "core": "tab:green",
+              "flink-cep": "tab:red"}
+    styles = {"seq3": "-", "kleene": ":", "query1": "-", "query1-any": "--"}
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    panels = [(("seq3",), "seq3"),
+              (("kleene", "query1", "query1-any"), "kleene (:), Query 1 (-), Query 1 without NEXT (--)")]
+    for row, (workloads, title) in zip(axes, panels):
+        for name in workloads:
+            for e in ENGINES + PEERS:
+                pts = sorted((x["count"], x["count"] / x["seconds"], x.get("peak_rss_mb")) for r in results
+                             if r["workload"] == name for k, x in r["runs"].items()
+                             if k == e and x.get("status") == "ok" and x.get("seconds"))
+                if not pts:
+                    continue
+                label = e if len(workloads) == 1 else f"{name} {e}"
+                style = dict(color=colors[e], linestyle=styles[name], marker="o", label=label)
+                row[0].plot([p[0] for p in pts], [p[1] for p in pts], **style)
+                if all(p[2] for p in pts):
+                    row[1].plot([p[0] for p in pts], [p[2] for p in pts], **style)
+        for ax, what, ylabel in [(row[0], "matches per second", "matches/s"), (row[1], "peak memory (RSS)", "MiB")]:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("matches")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"{what}: {title}", fontsize=9)
+            ax.grid(True, which="both", alpha=0.3)
+        row[0].legend(fontsize=7)
     fig.tight_layout()
     path = folder / "matches.png"
     fig.savefig(path, dpi=110)
