@@ -22,11 +22,13 @@ ever truncated or wrapped.
 
 The entry points and the two steps of :func:`pos_run` (:func:`move_time`, :func:`take_event`)
 take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays
-they use. The helpers of the per-event path (``@inline``: record arithmetic, index cleaning,
-the condition interpreter, the start bucket, the SLIDE windows of an END event, the negation
-thresholds) are inlined by numba: a call passing a dozen arrays costs more than their work (on
-index_vs_scan a quarter of the loop's time); every other function (per timestamp, per window, or
-used by few queries) is compiled on its own, which keeps numba's compilation short.
+they use. The two steps are spliced into :func:`pos_run` by numba (``@step``); the helpers of the
+per-event path (``@inline``: record arithmetic, index cleaning, the condition interpreter, the
+start bucket, the SLIDE windows of an END event, the negation thresholds) are inlined by LLVM: a
+call passing a dozen arrays costs more than their work (on index_vs_scan a quarter of the loop's
+time). Every other function (per timestamp, per window, or used by few queries) is a call. The
+two steps stay whole: split into named parts (inlined either way), the first query compiled
+for 28 to 44 s instead of about 22 (:func:`..kernels.jit` says why).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .. import kernels
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
+step = kernels.jit(_TWIN, inline="step")  # the two steps of the loop
 _rec = kernels.sibling(__name__, "_records", _TWIN)
 _idx = kernels.sibling(__name__, "index", _TWIN)
 _prog = kernels.sibling(__name__, "_program", _TWIN)
@@ -566,13 +569,12 @@ def pos_run(P, G, E, X, i0, until):
 
 @inline
 def thresholds(DER, thr, negM, ng):
-    """Each derivation's lower bound on a predecessor's time set by the leading negations
-    (inlined: a call passing the kernel records would cost more than the loop, per timestamp)."""
+    """Each derivation's lower bound on a predecessor's time set by the leading negations."""
     for d in range(DER.shape[0]):
         thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
 
 
-@inline
+@step
 def move_time(P, G, E, X, t, final):
     """Time moves on to ``t`` (the next event's, or ``until`` when ``final``): commit the last
     timestamp's vertices, apply negative matches, close windows, expire start buckets, report
@@ -733,7 +735,7 @@ def move_time(P, G, E, X, t, final):
     return DONE
 
 
-@inline
+@step
 def take_event(P, G, E, X, i, t):
     """Event ``i`` at time ``t``: its record per start bucket from its predecessors', its
     contribution to the results if it ends a trend, and its vertex for later events.
