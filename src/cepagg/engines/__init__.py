@@ -9,12 +9,13 @@ from .neel_iterative import NeelIterative
 from .rcep import Rcep
 from .reference import Reference
 from .stack import Stack
+from .tree import Tree
 from .twostep import TwoStep
 
 ENGINES: dict[str, type[Engine]] = {
-    "reference": Reference, "aseq": Aseq, "greta": Greta, "rcep": Rcep, "twostep": TwoStep,
+    "reference": Reference, "aseq": Aseq, "greta": Greta, "rcep": Rcep, "tree": Tree, "twostep": TwoStep,
     "stack": Stack, "neel-iterative": NeelIterative,
 }
 
-__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Rcep", "TwoStep", "Stack",
+__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Rcep", "Tree", "TwoStep", "Stack",
            "NeelIterative"]
