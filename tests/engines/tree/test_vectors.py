@@ -124,3 +124,17 @@ def test_refusals():
     assert "Kleene" in Tree.refusal(compile_query("PATTERN SEQ(A a, B b+) WITHIN 5"))
     assert "strategy" in Tree.refusal(compile_query("PATTERN SEQ(A a, B b) WITHIN 5 STRATEGY skip-till-next-match"))
     assert Tree.refusal(compile_query("PATTERN SEQ(A a, B b)"))
+
+
+def test_stores_forget_what_the_window_left_behind():
+    """A store keeps about a window of composites, whatever the stream's length (a review that
+    never came back once the store had grown kept everything)."""
+    q = compile_query("PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 20")
+    rows = [{"type": "ABC"[i % 3], "ts": i // 3, "x": i % 7} for i in range(6000)]
+    for policy in ("on", "off", "auto"):
+        eng = Tree(q, tree=((0, 1), 2), condense=policy)
+        state = eng.new_state()
+        eng.process(state, EventBatch.from_rows(rows))
+        (part,) = state.partitions.values()
+        a, ab = part.stores[0], part.stores[3]
+        assert a.size <= 3 * 20 and ab.size <= 3 * 20 * 20, (policy, a.size, ab.size)

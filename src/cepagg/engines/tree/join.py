@@ -84,15 +84,16 @@ class TreeJoin:
                     b = bisect.bisect_left(ends, s, a)
                     if a == b:
                         continue
-                    if checks:
-                        self.evaluations += 1
-                        rep = g.items[a] + r
-                        if not all(c.holds(rep) for c in checks):
-                            continue
+                    unchecked = bool(checks)
                     for left in g.items[a:b]:
                         if left[0].ts < lo:
                             continue
                         c = left + r
+                        if unchecked:  # once per group, on its first member in the window
+                            self.evaluations += 1
+                            if not all(ch.holds(c) for ch in checks):
+                                break
+                            unchecked = False
                         if negations and not self._negations_hold(node, c, negs):
                             continue
                         out.append(c)

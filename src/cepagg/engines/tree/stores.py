@@ -45,14 +45,13 @@ class Store:
     inserted: int = 0  # since the last review
     probes: int = 0  # right-hand composites joined against the store since the last review
     scanned: int = 0  # composites a plain probe looked at since the last review
-    last_end: int = -(2**62)
+    review_at: int = 64  # inserts before the next review (:mod:`.switch`)
 
     def key(self, comp: tuple) -> tuple:
         return tuple([comp[i].get(a) for i, a in self.terms])
 
     def insert(self, comp: tuple) -> None:
         end = comp[-1].ts
-        self.last_end = end
         self.inserted += 1
         self.size += 1
         if self.condensed:

@@ -5,16 +5,17 @@ d_R)`` (its text has ``size_L * size_L``, a typo for the number of uncondensed p
 ``cost = b * (size_L + size_R)``, and switches condensed composition on or off per buffer when
 the ratio crosses a threshold; it leaves ``a``, ``b``, the threshold and the cadence open.
 
-Here a store is reviewed each time it has received as many composites as it holds (at least
-``REVIEW`` of them), so reviewing, which looks at every composite held, costs O(1) per insert.
-Over the period since the last review, ``size_L`` is the composites held, ``size_R`` the right
-composites that probed the store (``d_R`` is 1: right composites are joined as they come) and
-``size_L + size_R`` the inserts and probes, each costing a hash or a group scan in condensed
-mode. ``a`` is one condition evaluation, ``b`` = :data:`B` of them (measured by ``cepagg bench
-tree``: a group's bookkeeping costs about as much as two evaluations). Condensation switches
-on when the benefit exceeds ``ON`` times the cost and off below ``OFF`` times (hysteresis, so
-a store does not flip on noise); a store whose parent has no condition has nothing to save and
-stays plain.
+Here a store is reviewed each time it has received as many composites as it held at the last
+review (at least ``REVIEW``): expired composites are dropped, and the decision is taken. A
+review looks at every composite held, so it costs O(1) per insert. Over the period since the
+last review, ``size_L`` is the composites held, ``size_R`` the right composites that probed the
+store (``d_R`` is 1: right composites are joined as they come), and ``size_L + size_R`` the
+inserts and probes, which cost a hash or a group scan more in condensed mode. ``a`` is one
+condition evaluation, ``b`` = :data:`B` of them: a condensed insert costs about a quarter of an
+evaluation more than a plain one (``cepagg bench tree --costs``, docs/benchmarks.md), so B = 1
+errs on the side of staying plain. Condensation switches on when the benefit exceeds ``ON``
+times the cost and off below ``OFF`` times (hysteresis, so a store does not flip on noise); a
+store whose parent has no condition has nothing to save and stays plain.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from __future__ import annotations
 from .stores import Store
 
 REVIEW = 64
-B = 2.0
+B = 1.0
 ON = 2.0
 OFF = 1.0
 
 
 def due(store: Store) -> bool:
-    return store.inserted >= REVIEW and store.inserted >= store.size
+    return store.inserted >= store.review_at
 
 
 def review(store: Store, horizon: int, policy: str, has_checks: bool) -> None:
@@ -44,3 +45,4 @@ def review(store: Store, horizon: int, policy: str, has_checks: bool) -> None:
         elif store.condensed and benefit < OFF * cost:
             store.set_condensed(False)
     store.inserted = store.probes = store.scanned = 0
+    store.review_at = max(REVIEW, store.size)
