@@ -93,7 +93,7 @@ class Tree(Rcep):
             return self.forced
         q = self.query
         stats = measure(self.shape, events, self._fits_pos, lambda e: partition_key(q, e), self.w)
-        tree, self.chosen_cost = choose_tree(self.shape, stats)
+        tree, self.chosen_cost = choose_tree(self.shape, stats, self.condense != "off")
         return tree
 
     def describe(self, tree) -> str:
