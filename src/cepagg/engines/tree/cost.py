@@ -67,9 +67,6 @@ def measure(shape: Shape, events: list, fits: list, key_of, within: int, seed: i
     sel = []
     for c in shape.cross:
         doms = [cands[var_pos[v]] for v in sorted(c.vars)]
-        if c.next_var is not None:
-            sel.append(1.0)  # NEXT of a single event holds vacuously
-            continue
         if any(not d for d in doms):
             sel.append(0.5)
             continue
@@ -83,11 +80,10 @@ def measure(shape: Shape, events: list, fits: list, key_of, within: int, seed: i
             sel.append(1.0)
     distinct = {}
     for c in shape.cross:
-        if c.next_var is None:
-            for x in c.expr.walk():
-                if isinstance(x, (ast.Attr, ast.Ref)) and x.var in var_pos:
-                    p = var_pos[x.var]
-                    distinct[(p, x.name)] = len({_hashable(e.get(x.name)) for e in cands[p]})
+        for x in c.expr.walk():
+            if isinstance(x, ast.Attr) and x.var in var_pos:
+                p = var_pos[x.var]
+                distinct[(p, x.name)] = len({_hashable(e.get(x.name)) for e in cands[p]})
     return Stats(per_window, tuple(sel), distinct)
 
 

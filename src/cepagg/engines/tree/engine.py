@@ -35,7 +35,7 @@ from ..rcep.buffers import Buffer
 from ..rcep.engine import Rcep, RcepState
 from ..reference.evaluate import partition_key
 from . import switch
-from .cost import choose_tree, measure
+from .cost import SAMPLE, choose_tree, measure
 from .join import TreeJoin
 from .plan import compile_tree, describe, named_tree
 from .shape import refusal
@@ -120,10 +120,9 @@ class Tree(Rcep):
         k = len(self.shape.positions)
         events = batch.events()
         if state.tree is None:
-            events = list(events)
             if not events:
                 return out
-            state.tree = self._choose(events)
+            state.tree = self._choose(events[:SAMPLE])
         join = self.join_for(state.tree)
         plan = join.plan
         tops = [plan.top(p) for p in range(k)]

@@ -40,18 +40,16 @@ Tree = object  # an int (a position) or a pair of trees
 
 @dataclass(frozen=True)
 class PairCheck:
-    """A condition on singleton variables, ready for a composite (a tuple of events).
+    """A condition between singleton variables, ready for a composite (a tuple of events).
 
     With one event per variable, the reference's check (every combination of the bound events,
-    :class:`cepagg.engines.reference.conditions.Check`) is one evaluation, FIRST and LAST of a
-    variable are its event, and a ``NEXT`` condition holds vacuously (no consecutive pair)."""
+    :class:`cepagg.engines.reference.conditions.Check`) is one evaluation of the expression
+    (NEXT, FIRST and LAST apply to Kleene variables only, which tree plans refuse)."""
 
     condition: Condition
     slots: tuple  # (var, index into the composite) for every variable it reads
 
     def holds(self, comp: tuple) -> bool:
-        if self.condition.next_var is not None:
-            return True
         ev = {v: comp[i] for v, i in self.slots}
         return holds(self.condition.expr, lambda n: ev[n.var].get(n.name))
 
@@ -196,8 +194,7 @@ def compile_tree(shape: Shape, tree) -> TreePlan:
                          for c in cs)
         n.negations = tuple(negs.get(n.id, ()))
         n.read = frozenset((var_pos[x.var], x.name) for c in cs for x in c.expr.walk()
-                           if isinstance(x, (ast.Attr, ast.Ref)) and x.var is not None
-                           and c.next_var is None)
+                           if isinstance(x, ast.Attr) and x.var is not None)
     for n in plan.nodes:
         if n.stored:
             n.terms = tuple(sorted((p - n.lo, a) for p, a in n.parent.read if n.lo <= p <= n.hi))
