@@ -149,3 +149,36 @@ def test_condensing_queries_on_price_walks(text):
             problems = _same(q, expected, out)
             assert not problems, "\n".join([text, str(tree), str(rows)] + problems)
     assert condensed_somewhere
+
+
+def test_reviews_and_mode_changes_in_the_middle_of_a_stream(monkeypatch):
+    """Stores reviewed after every insert (expired composites dropped) and flipped between
+    plain and condensed at random at each review: still the reference's result, on streams
+    long enough for the window to move on."""
+    from cepagg.engines.tree import switch
+
+    rng = random.Random(5)
+    review = switch.review
+
+    def flipping(store, horizon, policy, has_checks):
+        review(store, horizon, policy, has_checks)
+        if rng.random() < 0.5:
+            store.set_condensed(not store.condensed)
+
+    monkeypatch.setattr(switch, "REVIEW", 1)
+    monkeypatch.setattr(switch, "review", flipping)
+    for n in range(cases(150, 3000)):
+        seed = 1_700_000 + n
+        crng = random.Random(seed)
+        while True:
+            text = random_query(crng)
+            if ENGINES["tree"].refusal(compile_query(text)) is None:
+                break
+        rows = random_stream(crng, 3 * TYPES + NEG_TYPES, n=crng.randint(20, 40), max_gap=2, attrs=ATTRS)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows)
+        expected = ENGINES["reference"](q).run(batch)
+        tree = crng.choice(all_trees(0, _k(q) - 1))
+        got = ENGINES["tree"](q, tree=tree, condense=crng.choice(POLICIES)).run(batch)
+        problems = _same(q, expected, got.rows)
+        assert not problems, "\n".join([text, str(tree), str(rows)] + problems)

@@ -130,7 +130,7 @@ def test_stores_forget_what_the_window_left_behind():
     """A store keeps about a window of composites, whatever the stream's length (a review that
     never came back once the store had grown kept everything)."""
     q = compile_query("PATTERN SEQ(A a, B b, C c) WHERE a.x < c.x WITHIN 20")
-    rows = [{"type": "ABC"[i % 3], "ts": i // 3, "x": i % 7} for i in range(6000)]
+    rows = [{"type": "ABC"[i % 3], "ts": i // 3, "x": i % 7} for i in range(1500)]
     for policy in ("on", "off", "auto"):
         eng = Tree(q, tree=((0, 1), 2), condense=policy)
         state = eng.new_state()

@@ -45,7 +45,7 @@ class Store:
     inserted: int = 0  # since the last review
     probes: int = 0  # right-hand composites joined against the store since the last review
     scanned: int = 0  # composites a plain probe looked at since the last review
-    review_at: int = 64  # inserts before the next review (:mod:`.switch`)
+    review_at: int = 0  # inserts before the next review (:mod:`.switch`; the first: at once)
 
     def key(self, comp: tuple) -> tuple:
         return tuple([comp[i].get(a) for i, a in self.terms])
