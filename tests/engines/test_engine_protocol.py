@@ -25,6 +25,8 @@ QUERIES = [
     "RETURN g, COUNT(*) PATTERN SEQ(A, C) WHERE [g] GROUP BY g WITHIN 4 SLIDE 3",
     "RETURN COUNT(*), SUM(A.x) PATTERN SEQ(A, B) WITHIN 5 EMIT ON CHANGE",
     "RETURN COUNT(*) PATTERN SEQ(NOT D, A, B, NOT C) WITHIN 5",
+    # a condition between variables: rcep and tree
+    "RETURN COUNT(*), MAX(b.x) PATTERN SEQ(A a, B b, !D, C c) WHERE a.x < c.x WITHIN 6 SLIDE 2",
 ]
 
 

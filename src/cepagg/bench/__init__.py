@@ -18,6 +18,7 @@ BENCHMARKS = {
     "disorder": "cepagg.bench.disorder",
     "peers": "cepagg.bench.peers",
     "matches": "cepagg.bench.matches",
+    "tree": "cepagg.bench.tree",
 }
 
 

@@ -10,12 +10,13 @@ from .nfa import Nfa
 from .rcep import Rcep
 from .reference import Reference
 from .stack import Stack
+from .tree import Tree
 from .twostep import TwoStep
 
 ENGINES: dict[str, type[Engine]] = {
-    "reference": Reference, "aseq": Aseq, "greta": Greta, "rcep": Rcep, "twostep": TwoStep,
+    "reference": Reference, "aseq": Aseq, "greta": Greta, "rcep": Rcep, "tree": Tree, "twostep": TwoStep,
     "stack": Stack, "neel-iterative": NeelIterative, "nfa": Nfa,
 }
 
-__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Rcep", "TwoStep", "Stack",
+__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Rcep", "Tree", "TwoStep", "Stack",
            "NeelIterative", "Nfa"]

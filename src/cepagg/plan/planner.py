@@ -20,6 +20,8 @@ from ..engines import ENGINES, Engine
 from ..errors import UnsupportedQuery
 from ..lang.model import Query
 from ..lang.printer import duration_text
+from .matches import MATCHERS
+from .matches import choose as choose_matcher
 from .nested import explain_lines as nested_lines
 from .split import Split, bucket_keys, split_of
 
@@ -32,6 +34,7 @@ class Plan:
     query: Query
     engine: str
     refusals: dict[str, str] = field(default_factory=dict)
+    why: str = ""  # the reason for choosing between engines that all accept the query
 
     def build(self, **options) -> Engine:
         """The engine, built; ``options`` are the protocol's (``partial``, ``start_range``)."""
@@ -54,6 +57,8 @@ class Plan:
         lines = [f"engine: {self.engine}"]
         for name, reason in self.refusals.items():
             lines.append(f"  not {name}: {reason}")
+        if self.why:
+            lines.append(f"  why: {self.why}")
         lines.append(f"mode: {_mode(q)}")
         lines.append("partition by: " + (", ".join(q.partition_by) if q.partition_by else
                                           "nothing (one partition)"))
@@ -186,6 +191,9 @@ def plan(query: Query, engine: str = "auto") -> Plan:
         if name not in ENGINES:
             continue
         reason = ENGINES[name].refusal(query)
+        if reason is None and name in MATCHERS:  # rcep or tree (plan/matches.py)
+            name, why, more = choose_matcher(query)
+            return Plan(query, name, {**refusals, **more}, why)
         if reason is None:
             return Plan(query, name, refusals)
         refusals[name] = reason
