@@ -5,6 +5,7 @@ from __future__ import annotations
 from .aseq.engine import Aseq
 from .base import Engine, Evaluator
 from .greta import Greta
+from .neel import Neel
 from .neel_iterative import NeelIterative
 from .rcep import Rcep
 from .reference import Reference
@@ -13,8 +14,8 @@ from .twostep import TwoStep
 
 ENGINES: dict[str, type[Engine]] = {
     "reference": Reference, "aseq": Aseq, "greta": Greta, "rcep": Rcep, "twostep": TwoStep,
-    "stack": Stack, "neel-iterative": NeelIterative,
+    "stack": Stack, "neel-iterative": NeelIterative, "neel": Neel,
 }
 
 __all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Rcep", "TwoStep", "Stack",
-           "NeelIterative"]
+           "NeelIterative", "Neel"]
