@@ -18,6 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from ...events import EventBatch
 from ...lang.model import Query
 from ..aggregates import combine_rows, funcs_of, key_width, merge
@@ -32,6 +35,9 @@ FAST = ("aseq", "greta")
 class NeelState:
     terms: list[Any]                                     # one state per term
     held: dict[tuple, tuple] = field(default_factory=dict)  # key -> merged partial cells
+    #: per term with a time transform: events at their partition's last time, not yet given
+    #: (the next batch may bring more events at that time, which the transform puts first)
+    waiting: list[Any] = field(default_factory=list)
 
 
 class Neel(Engine):
@@ -62,23 +68,34 @@ class Neel(Engine):
     # -- protocol ------------------------------------------------------------------------------
 
     def new_state(self) -> NeelState:
-        return NeelState([e.new_state() for e in self.engines])
+        return NeelState([e.new_state() for e in self.engines], waiting=[None] * len(self.engines))
 
     def process(self, state: NeelState, batch: EventBatch) -> list[tuple]:
         rows = []
-        for t, e, s in zip(self.plan.terms, self.engines, state.terms):
-            rows += self._signed(t, e.process(s, _timed(batch, t)))
+        for k, (t, e, s) in enumerate(zip(self.plan.terms, self.engines, state.terms)):
+            if t.scale != 1:
+                batch_k, state.waiting[k] = _hold_last(_joined(state.waiting[k], batch),
+                                                        t.query.partition_by)
+                rows += self._signed(t, e.process(s, _timed(batch_k, t)))
+            else:
+                rows += self._signed(t, e.process(s, batch))
         return self._out(state, rows, None)
 
     def advance(self, state: NeelState, watermark: int) -> list[tuple]:
         rows = []
-        for t, e, s in zip(self.plan.terms, self.engines, state.terms):
+        for k, (t, e, s) in enumerate(zip(self.plan.terms, self.engines, state.terms)):
+            if state.waiting[k] is not None:  # nothing more at times <= watermark
+                ready, state.waiting[k] = _split_at(state.waiting[k], watermark)
+                rows += self._signed(t, e.process(s, _timed(ready, t)))
             rows += self._signed(t, e.advance(s, watermark * t.scale + t.scale - 1))
         return self._out(state, rows, watermark)
 
     def finish(self, state: NeelState) -> list[tuple]:
         rows = []
-        for t, e, s in zip(self.plan.terms, self.engines, state.terms):
+        for k, (t, e, s) in enumerate(zip(self.plan.terms, self.engines, state.terms)):
+            if state.waiting[k] is not None:
+                rows += self._signed(t, e.process(s, _timed(state.waiting[k], t)))
+                state.waiting[k] = None
             rows += self._signed(t, e.finish(s))
         out = self._out(state, rows, None)
         if self.partial:
@@ -133,13 +150,44 @@ def _cell(func: str, value: Any, t: Term) -> Any:
     return value if t.size == 1 else None  # MIN/MAX: the disjuncts alone
 
 
+def _joined(waiting: EventBatch | None, batch: EventBatch) -> EventBatch:
+    if waiting is None or len(waiting) == 0:
+        return batch
+    table = pa.concat_tables([waiting.table, batch.table], promote_options="permissive")
+    return EventBatch(table, batch.time_unit)
+
+
+def _hold_last(batch: EventBatch, keys: tuple[str, ...]) -> tuple[EventBatch, EventBatch | None]:
+    """(events to give now, events at their partition's last time in the batch, held)."""
+    if len(batch) == 0:
+        return batch, None
+    ts = batch.table.column("ts").to_numpy()
+    if keys:
+        cols = [batch.table.column(k).to_pylist() if k in batch.table.column_names else [None] * len(ts)
+                for k in keys]
+        last: dict = {}
+        ids = list(zip(*cols))
+        for key, t in zip(ids, ts.tolist()):
+            if last.get(key, t) <= t:
+                last[key] = t
+        hold = np.fromiter((t == last[key] for key, t in zip(ids, ts.tolist())), bool, len(ts))
+    else:
+        hold = ts == ts.max()
+    return (EventBatch(batch.table.filter(pa.array(~hold)), batch.time_unit),
+            EventBatch(batch.table.filter(pa.array(hold)), batch.time_unit))
+
+
+def _split_at(batch: EventBatch, watermark: int) -> tuple[EventBatch, EventBatch | None]:
+    ts = batch.table.column("ts").to_numpy()
+    early = ts <= watermark
+    rest = EventBatch(batch.table.filter(pa.array(~early)), batch.time_unit)
+    return EventBatch(batch.table.filter(pa.array(early)), batch.time_unit), (rest if len(rest) else None)
+
+
 def _timed(batch: EventBatch, t: Term) -> EventBatch:
     """The batch in the term's time (``K*ts + offset(type)``), in stream order."""
-    if t.scale == 1:
+    if t.scale == 1 or len(batch) == 0:
         return batch
-    import numpy as np
-    import pyarrow as pa
-
     table = batch.table
     ts = table.column("ts").to_numpy().astype(np.int64) * t.scale
     types = table.column("type").to_numpy(zero_copy_only=False)

@@ -19,11 +19,15 @@ An AND of events inside the top-level SEQ is first split into interleavings
 (:mod:`.interleave`), which are disjoint by construction; each is normalised on its own.
 
 >>> from cepagg.lang import compile_query
->>> plan = decompose(compile_query(
-...     "RETURN COUNT(*) PATTERN SEQ(A a, NOT SEQ(B b, C c), D d) WITHIN 10"))
+>>> plan = decompose(compile_query("RETURN COUNT(*) PATTERN SEQ(A a, NOT AND(B, C), D d) WITHIN 10"))
 >>> [(t.sign, t.text) for t in plan.terms]
-[(1, 'SEQ(A a, NOT C, D d)'), (1, 'SEQ(A a, EXISTS SEQ(NOT B, C, NOT C), D d)'), \
-(-1, 'SEQ(A a, NOT C, EXISTS SEQ(NOT B, C, NOT C), D d)')]
+[(1, 'SEQ(A a, NOT B, D d)'), (1, 'SEQ(A a, NOT C, D d)'), (-1, 'SEQ(A a, NOT B, NOT C, D d)')]
+
+An intersection that cannot match is left out (a gap with ``NOT C`` and an EXISTS of a C):
+
+>>> plan = decompose(compile_query("RETURN COUNT(*) PATTERN SEQ(A a, NOT SEQ(B b, C c), D d) WITHIN 10"))
+>>> [(t.sign, t.text) for t in plan.terms]
+[(1, 'SEQ(A a, NOT C c2, D d)'), (1, 'SEQ(A a, EXISTS SEQ(NOT B b, C c, NOT C c3), D d)')]
 """
 
 from __future__ import annotations
