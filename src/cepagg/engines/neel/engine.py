@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from ...events import EventBatch
 from ...lang.model import Query
@@ -33,11 +34,49 @@ FAST = ("aseq", "greta")
 
 @dataclass
 class NeelState:
-    terms: list[Any]                                     # one state per term
+    runners: list[Any]                                   # one state per runner
     held: dict[tuple, tuple] = field(default_factory=dict)  # key -> merged partial cells
-    #: per term with a time transform: events at their partition's last time, not yet given
-    #: (the next batch may bring more events at that time, which the transform puts first)
+    #: per runner with a time transform: events at their partition's last time, not yet given
+    #: (the next batch may bring more events at that time, which the transform may put first)
     waiting: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class Runner:
+    """Terms evaluated together: those on aseq with the same time transform share one aseq
+    workload (its PreTree shares their common prefixes, Chop-Connect other common parts, chosen
+    by its cost model); a term on greta runs alone."""
+
+    engine: str
+    terms: list[int]
+    evaluator: Any
+    scale: int
+    offsets: dict[str, int]
+    keys: tuple[str, ...]  # partition attributes (the order a transform must keep)
+
+    @property
+    def shared(self) -> bool:
+        return self.engine == "aseq"
+
+
+def runners_of(terms: list[Term], start_range=None) -> list[Runner]:
+    groups: dict[tuple, list[int]] = {}
+    engines = [engine_of(t) for t in terms]
+    for i, (t, e) in enumerate(zip(terms, engines)):
+        key = (e, t.scale, tuple(sorted(t.offsets.items()))) if e == "aseq" else (e, i)
+        groups.setdefault(key, []).append(i)
+    out = []
+    for members in groups.values():
+        t = terms[members[0]]
+        rng = None if start_range is None else (start_range[0] * t.scale, start_range[1] * t.scale)
+        if engines[members[0]] == "aseq":
+            from ..aseq.workload import Workload
+
+            ev = Workload([terms[i].query for i in members], partial=True, start_range=rng)
+        else:
+            ev = _ENGINES()[engines[members[0]]](t.query, partial=True, start_range=rng)
+        out.append(Runner(engines[members[0]], members, ev, t.scale, dict(t.offsets), t.query.partition_by))
+    return out
 
 
 class Neel(Engine):
@@ -49,11 +88,7 @@ class Neel(Engine):
         self.plan = decompose(query)
         self.funcs = funcs_of(query)
         self.width = key_width(query)
-        self.engines = []
-        for t in self.plan.terms:
-            engine = engine_of(t)
-            rng = None if start_range is None else (start_range[0] * t.scale, start_range[1] * t.scale)
-            self.engines.append(_ENGINES()[engine](t.query, partial=True, start_range=rng))
+        self.runners = runners_of(self.plan.terms, start_range)
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:
@@ -68,35 +103,34 @@ class Neel(Engine):
     # -- protocol ------------------------------------------------------------------------------
 
     def new_state(self) -> NeelState:
-        return NeelState([e.new_state() for e in self.engines], waiting=[None] * len(self.engines))
+        return NeelState([r.evaluator.new_state() for r in self.runners], waiting=[None] * len(self.runners))
 
     def process(self, state: NeelState, batch: EventBatch) -> list[tuple]:
         rows = []
-        for k, (t, e, s) in enumerate(zip(self.plan.terms, self.engines, state.terms)):
-            if t.scale != 1:
-                batch_k, state.waiting[k] = _hold_last(_joined(state.waiting[k], batch),
-                                                        t.query.partition_by)
-                rows += self._signed(t, e.process(s, _timed(batch_k, t)))
+        for k, (r, s) in enumerate(zip(self.runners, state.runners)):
+            if r.scale != 1:
+                now, state.waiting[k] = _hold_last(_joined(state.waiting[k], batch), r.keys)
+                rows += self._signed(r, r.evaluator.process(s, _timed(now, r)))
             else:
-                rows += self._signed(t, e.process(s, batch))
+                rows += self._signed(r, r.evaluator.process(s, batch))
         return self._out(state, rows, None)
 
     def advance(self, state: NeelState, watermark: int) -> list[tuple]:
         rows = []
-        for k, (t, e, s) in enumerate(zip(self.plan.terms, self.engines, state.terms)):
-            if state.waiting[k] is not None:  # nothing more at times <= watermark
+        for k, (r, s) in enumerate(zip(self.runners, state.runners)):
+            if state.waiting[k] is not None:  # nothing more comes at times <= watermark
                 ready, state.waiting[k] = _split_at(state.waiting[k], watermark)
-                rows += self._signed(t, e.process(s, _timed(ready, t)))
-            rows += self._signed(t, e.advance(s, watermark * t.scale + t.scale - 1))
+                rows += self._signed(r, r.evaluator.process(s, _timed(ready, r)))
+            rows += self._signed(r, r.evaluator.advance(s, watermark * r.scale + r.scale - 1))
         return self._out(state, rows, watermark)
 
     def finish(self, state: NeelState) -> list[tuple]:
         rows = []
-        for k, (t, e, s) in enumerate(zip(self.plan.terms, self.engines, state.terms)):
+        for k, (r, s) in enumerate(zip(self.runners, state.runners)):
             if state.waiting[k] is not None:
-                rows += self._signed(t, e.process(s, _timed(state.waiting[k], t)))
+                rows += self._signed(r, r.evaluator.process(s, _timed(state.waiting[k], r)))
                 state.waiting[k] = None
-            rows += self._signed(t, e.finish(s))
+            rows += self._signed(r, r.evaluator.finish(s))
         out = self._out(state, rows, None)
         if self.partial:
             return out
@@ -106,13 +140,18 @@ class Neel(Engine):
 
     # -- combining -----------------------------------------------------------------------------
 
-    def _signed(self, t: Term, rows: list[tuple]) -> list[tuple]:
-        """Term rows as partial rows of the whole query: window columns back in the query's
-        time, cells in the query's order, signed."""
+    def _signed(self, r: Runner, rows: list) -> list[tuple]:
+        """A runner's rows as partial rows of the whole query: window columns back in the
+        query's time, cells in the query's order, signed."""
         groups = len(self.query.group_by)
-        sub_width = key_width(t.query)
         out = []
         for row in rows:
+            if r.shared:
+                qi, row = row
+                t = self.plan.terms[r.terms[qi]]
+            else:
+                t = self.plan.terms[r.terms[0]]
+            sub_width = key_width(t.query)
             key = row[:sub_width]
             if t.scale != 1 and self.query.mode == "slide":
                 key = key[:groups] + tuple(x // t.scale for x in key[groups:])
@@ -162,17 +201,16 @@ def _hold_last(batch: EventBatch, keys: tuple[str, ...]) -> tuple[EventBatch, Ev
     if len(batch) == 0:
         return batch, None
     ts = batch.table.column("ts").to_numpy()
-    if keys:
-        cols = [batch.table.column(k).to_pylist() if k in batch.table.column_names else [None] * len(ts)
-                for k in keys]
-        last: dict = {}
-        ids = list(zip(*cols))
-        for key, t in zip(ids, ts.tolist()):
-            if last.get(key, t) <= t:
-                last[key] = t
-        hold = np.fromiter((t == last[key] for key, t in zip(ids, ts.tolist())), bool, len(ts))
-    else:
-        hold = ts == ts.max()
+    code = np.zeros(len(ts), np.int64)
+    for k in keys:
+        if k not in batch.table.column_names:
+            continue
+        enc = pa.compute.dictionary_encode(batch.table.column(k), null_encoding="encode").combine_chunks()
+        idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        code = np.unique(code * (len(enc.dictionary) + 1) + idx, return_inverse=True)[1].reshape(-1)
+    last = np.full(int(code.max()) + 1, np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(last, code, ts)
+    hold = ts == last[code]
     return (EventBatch(batch.table.filter(pa.array(~hold)), batch.time_unit),
             EventBatch(batch.table.filter(pa.array(hold)), batch.time_unit))
 
@@ -184,7 +222,7 @@ def _split_at(batch: EventBatch, watermark: int) -> tuple[EventBatch, EventBatch
     return EventBatch(batch.table.filter(pa.array(early)), batch.time_unit), (rest if len(rest) else None)
 
 
-def _timed(batch: EventBatch, t: Term) -> EventBatch:
+def _timed(batch: EventBatch, t: Runner) -> EventBatch:
     """The batch in the term's time (``K*ts + offset(type)``), in stream order."""
     if t.scale == 1 or len(batch) == 0:
         return batch
@@ -221,17 +259,28 @@ def _ENGINES():
 
 
 def explain_lines(plan: Decomposition) -> list[str]:
-    """What ``explain`` shows of the decomposition: the terms, their engines, how they add up."""
+    """What ``explain`` shows of the decomposition: the terms, how they add up, and how they run
+    (which engine, which terms share one aseq plan, and that plan with its cost estimates)."""
     lines = []
     if plan.interleavings:
         lines.append("AND inside SEQ: the union of its interleavings (disjoint; tied events in the "
                      "AND's written order only)")
         lines += [f"  {x}" for x in plan.interleavings]
     lines.append(f"neel terms ({len(plan.terms)}), each with partial cells:")
-    for t in plan.terms:
+    for k, t in enumerate(plan.terms):
         sign = "+" if t.sign > 0 else "-"
-        time = ("" if t.scale == 1 else
-                f", times {t.scale}*ts + " + "/".join(f"{k}:{v}" for k, v in t.offsets.items()))
-        lines.append(f"  {sign} {t.text}  [{engine_of(t)}{time}]")
+        lines.append(f"  t{k}: {sign} {t.text}")
     lines += [f"combined: {n}" for n in plan.disjoint_note]
+    for r in runners_of(plan.terms):
+        names = ", ".join(f"t{k}" for k in r.terms)
+        time = ("" if r.scale == 1 else
+                f" over times {r.scale}*ts + offset (" + ", ".join(f"{k} {v}" for k, v in r.offsets.items()) + ")")
+        if r.shared:
+            lines.append(f"aseq workload for {names}{time}:")
+            text = r.evaluator.explain()
+            for i, k in sorted(enumerate(r.terms), reverse=True):
+                text = text.replace(f"q{i}", f"t{k}")
+            lines += ["  " + line for line in text.splitlines()]
+        else:
+            lines.append(f"{r.engine} for {names}{time}")
     return lines

@@ -126,7 +126,8 @@ def decompose(query: Query) -> Decomposition:
     terms: list[Term] = []
     notes: list[str] = []
     patterns = [a for a, _ in alts]
-    for cluster in _clusters(patterns):
+    clusters = _clusters(patterns)
+    for cluster in clusters:
         if len(cluster) > MAX_OVERLAPPING:
             raise NotDecomposable(f"{len(cluster)} disjuncts have the same positive events "
                                   f"(more than {MAX_OVERLAPPING}: 2^k inclusion-exclusion terms)")
@@ -142,10 +143,9 @@ def decompose(query: Query) -> Decomposition:
                     continue  # contradictory: no match
                 ties = frozenset.intersection(*(alts[i][1] for i in subset))
                 terms.append(_term(query, p, 1 if size % 2 else -1, size, ties))
-    if len(terms) > 1 and not notes:
-        notes.append("disjoint (different positive events or orders): rows add up")
-    elif len(terms) > 1:
-        notes.append("other disjuncts are disjoint from these: rows add up")
+    if len(clusters) > 1:
+        notes.append(("disjoint" if not notes else "the groups of disjuncts are disjoint")
+                     + " (different positive events or orders): rows add up")
     return Decomposition(terms, interleavings, steps, notes)
 
 
