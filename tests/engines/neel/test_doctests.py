@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["cepagg.engines.neel.terms", "cepagg.engines.neel.interleave"]
+MODULES = ["cepagg.engines.neel.terms", "cepagg.engines.neel.interleave", "cepagg.engines.neel.witness"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,6 +1,6 @@
 """``neel`` returns exactly what the reference returns on every nested query it accepts: random
 SEQ/OR/AND/NOT nestings (OR of events and of sequences, AND of events inside a SEQ and at the
-top, NOT over events, OR and AND, qualifications, Kleene over events), keyed and keyless, under
+top, NOT over events, OR, AND and SEQ, EXISTS, qualifications, Kleene over events), keyed and keyless, under
 WITHIN alone and SLIDE, over random streams with ties. The generator is biased to what neel
 accepts, and the test checks that most queries are accepted, so it cannot pass by refusing.
 ``CEPAGG_NIGHTLY=1`` runs many more cases.
@@ -44,7 +44,9 @@ def _event(rng: random.Random, names: _Names, types: str = TYPES) -> str:
 
 def _negated(rng: random.Random) -> str:
     a, b = rng.sample(TYPES, 2)
-    return rng.choice([f"NOT {a}", f"NOT OR({a}, {b})", f"NOT AND({a}, {b})", f"NOT (SEQ({a}, {b}))",
+    c = rng.choice(TYPES)
+    return rng.choice([f"NOT {a}", f"NOT OR({a}, {b})", f"NOT AND({a}, {b})", f"NOT SEQ({a}, {b})",
+                       f"NOT SEQ({a}, {b}, {c})", f"EXISTS SEQ({a}, {b})", f"EXISTS {a}",
                        f"NOT ({a} n, n.x > 2)"])
 
 
@@ -112,6 +114,8 @@ def test_random_nested_queries_equal_the_reference():
     "SEQ(A a, OR(B b, C c), D d)", "SEQ(A a, AND(B b, C c), D d)", "SEQ(A a, AND(B b, C c, E e), D d)",
     "AND(A a, B b)", "SEQ(AND(A a, B b), C c)", "SEQ(A a, AND(B b, C c))", "SEQ(A a, NOT OR(B, C), D d)",
     "SEQ(A a, NOT AND(B, C), D d)", "SEQ(A a, AND(B b, C c), NOT E, D d)",
+    "SEQ(A a, NOT SEQ(B, C), D d)", "SEQ(A a, NOT SEQ(B, C, E), D d)", "SEQ(A a, EXISTS SEQ(B, C), NOT E, D d)",
+    "SEQ(A a, NOT SEQ(B, C), AND(D d, E e))", "SEQ(A a, NOT SEQ(B, C), E e, NOT SEQ(C, B), D d)",
 ])
 @pytest.mark.parametrize("clauses", ["WHERE [g] GROUP BY g WITHIN 6", "WITHIN 5 SLIDE 2", "WITHIN 4"])
 def test_fixed_nested_queries(pattern, clauses):

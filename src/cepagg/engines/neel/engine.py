@@ -53,17 +53,25 @@ class Runner:
     scale: int
     offsets: dict[str, int]
     keys: tuple[str, ...]  # partition attributes (the order a transform must keep)
+    witnesses: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def shared(self) -> bool:
         return self.engine == "aseq"
+
+    @property
+    def rewrites(self) -> bool:
+        """The runner sees a changed stream (times transformed, witness events added), which
+        depends on all events at a time: those at a partition's last time wait for the next batch."""
+        return self.scale != 1 or bool(self.witnesses)
 
 
 def runners_of(terms: list[Term], start_range=None) -> list[Runner]:
     groups: dict[tuple, list[int]] = {}
     engines = [engine_of(t) for t in terms]
     for i, (t, e) in enumerate(zip(terms, engines)):
-        key = (e, t.scale, tuple(sorted(t.offsets.items()))) if e == "aseq" else (e, i)
+        key = ((e, t.scale, tuple(sorted(t.offsets.items())), tuple(sorted(t.witnesses.items())))
+               if e == "aseq" else (e, i))
         groups.setdefault(key, []).append(i)
     out = []
     for members in groups.values():
@@ -75,7 +83,8 @@ def runners_of(terms: list[Term], start_range=None) -> list[Runner]:
             ev = Workload([terms[i].query for i in members], partial=True, start_range=rng)
         else:
             ev = _ENGINES()[engines[members[0]]](t.query, partial=True, start_range=rng)
-        out.append(Runner(engines[members[0]], members, ev, t.scale, dict(t.offsets), t.query.partition_by))
+        out.append(Runner(engines[members[0]], members, ev, t.scale, dict(t.offsets), t.query.partition_by,
+                          dict(t.witnesses)))
     return out
 
 
@@ -108,7 +117,7 @@ class Neel(Engine):
     def process(self, state: NeelState, batch: EventBatch) -> list[tuple]:
         rows = []
         for k, (r, s) in enumerate(zip(self.runners, state.runners)):
-            if r.scale != 1:
+            if r.rewrites:
                 now, state.waiting[k] = _hold_last(_joined(state.waiting[k], batch), r.keys)
                 rows += self._signed(r, r.evaluator.process(s, _timed(now, r)))
             else:
@@ -223,9 +232,14 @@ def _split_at(batch: EventBatch, watermark: int) -> tuple[EventBatch, EventBatch
 
 
 def _timed(batch: EventBatch, t: Runner) -> EventBatch:
-    """The batch in the term's time (``K*ts + offset(type)``), in stream order."""
-    if t.scale == 1 or len(batch) == 0:
+    """The batch as the runner sees it: with witness events, in the term's time (``K*ts +
+    offset(type)``), in stream order."""
+    if not t.rewrites or len(batch) == 0:
         return batch
+    if t.witnesses:
+        batch = with_witnesses(batch, t.witnesses, t.keys)
+        if t.scale == 1:
+            return batch.sorted()
     table = batch.table
     ts = table.column("ts").to_numpy().astype(np.int64) * t.scale
     types = table.column("type").to_numpy(zero_copy_only=False)
@@ -234,6 +248,44 @@ def _timed(batch: EventBatch, t: Runner) -> EventBatch:
             ts = ts + off * (types == name)
     table = table.set_column(table.schema.get_field_index("ts"), "ts", pa.array(ts, pa.int64()))
     return EventBatch(table, batch.time_unit).sorted()
+
+
+def with_witnesses(batch: EventBatch, witnesses: dict, keys: tuple[str, ...]) -> EventBatch:
+    """The batch and, per witness type, one witness event per partition and time of its type's
+    events with no event of its excluded types (:mod:`.witness`); witness events carry the
+    partition attributes, their other attributes are null."""
+    table = batch.table
+    types = table.column("type")
+    cols = [k for k in keys if k in table.column_names] + ["ts"]
+    parts = [table]
+    next_id = -1
+    for wtype, (base, excluded) in sorted(witnesses.items()):
+        times = _times(table, types, [base], cols)
+        if excluded and times.num_rows:
+            times = times.join(_times(table, types, list(excluded), cols), cols, join_type="left anti",
+                               use_threads=False)
+        n = times.num_rows
+        if n == 0:
+            continue
+        arrays = []
+        for f in table.schema:
+            if f.name == "_id":
+                arrays.append(pa.array(np.arange(next_id, next_id - n, -1, dtype=np.int64), f.type))
+            elif f.name == "type":
+                arrays.append(pa.array([wtype] * n, f.type))
+            elif f.name in cols:
+                arrays.append(times.column(f.name).cast(f.type))
+            else:
+                arrays.append(pa.nulls(n, f.type))
+        next_id -= n
+        parts.append(pa.Table.from_arrays(arrays, schema=table.schema))
+    return EventBatch(pa.concat_tables(parts), batch.time_unit)
+
+
+def _times(table: pa.Table, types, names: list[str], cols: list[str]) -> pa.Table:
+    """The distinct (partition, ts) of the events of the given types."""
+    sel = table.filter(pa.compute.is_in(types, pa.array(names, types.type)))
+    return sel.select(cols).group_by(cols, use_threads=False).aggregate([])
 
 
 def engine_of(t: Term) -> str:
@@ -275,6 +327,9 @@ def explain_lines(plan: Decomposition) -> list[str]:
         names = ", ".join(f"t{k}" for k in r.terms)
         time = ("" if r.scale == 1 else
                 f" over times {r.scale}*ts + offset (" + ", ".join(f"{k} {v}" for k, v in r.offsets.items()) + ")")
+        if r.witnesses:
+            time += (", with witness events (one per partition and time) of "
+                     + ", ".join(sorted({b for b, _ in r.witnesses.values()})))
         if r.shared:
             lines.append(f"aseq workload for {names}{time}:")
             text = r.evaluator.explain()

@@ -42,7 +42,7 @@ from ...lang.model import Query
 from ...lang.neel import NotNormalisable, normalize, top_scope_is_wide
 from ...lang.neel.terms import declared_vars, expr_vars, is_boolean, is_positive_or
 from ...lang.neel.text import pattern_text
-from . import interleave
+from . import interleave, witness
 
 #: at most this many disjuncts with the same positive items (2^k - 1 inclusion-exclusion terms)
 MAX_OVERLAPPING = 5
@@ -66,6 +66,8 @@ class Term:
             or None when the term does not bind its variables (an empty cell).
         offsets: per-type time offsets (:mod:`.interleave`), empty when times are used as they are.
         scale: the time scale K of the offsets (1 when none).
+        witnesses: witness type -> (the type whose events it stands for, types whose events at
+            a time exclude a witness there) (:mod:`.witness`).
     """
 
     query: Query
@@ -75,6 +77,7 @@ class Term:
     cells: tuple[int | None, ...]
     offsets: dict[str, int] = field(default_factory=dict)
     scale: int = 1
+    witnesses: dict[str, tuple] = field(default_factory=dict)
 
 
 @dataclass
@@ -121,7 +124,8 @@ def decompose(query: Query) -> Decomposition:
         for a, ties in alts:
             flat += _interleavings(a, interleavings, "") if isinstance(a, ast.AndPattern) else [(a, ties)]
         alts = flat
-    if not steps and not interleavings and len(alts) == 1:
+    if not steps and not interleavings and len(alts) == 1 and not any(
+            isinstance(x, ast.Exists) for x in alts[0][0].walk()):
         raise NotDecomposable("the pattern is flat: nothing to decompose")
     terms: list[Term] = []
     notes: list[str] = []
@@ -224,7 +228,7 @@ def _intersection(ps: list[ast.Pattern]) -> ast.Pattern | None:
         if isinstance(other, ast.Seq):
             quals += [q for q in other.quals if q not in quals]
     for g in gaps:
-        if _contradicts(g):
+        if _contradicts(g) or witness.contradicts(g):
             return None
     items: list[ast.Pattern] = list(gaps[0])
     for x, g in zip(pos, gaps[1:]):
@@ -277,24 +281,31 @@ def _term(query: Query, p: ast.Pattern, sign: int, size: int, ties: frozenset) -
             dst.append(item)
     if n == 0:  # the term binds none of the aggregated variables: count its rows anyway
         returns.append(ast.ReturnItem(ast.AggCall("COUNT", None, None), None, "COUNT(*)"))
-    sub = replace(syntax, pattern=p, where=where, returns=tuple(returns), agg=tuple(agg))
+    try:
+        run, witnesses = witness.inline(p, names)
+    except witness.NoWitness as e:
+        raise NotDecomposable(f"{pattern_text(p)}: {e}") from None
+    sub = replace(syntax, pattern=run, where=where, returns=tuple(returns), agg=tuple(agg))
     try:
         flat = analyze(sub, query.text, time_unit=query.time_unit)
     except QueryError as e:
         raise NotDecomposable(f"the flat pattern {pattern_text(p)} is not a query of its own: {e}") from None
+    if witnesses and (flat.equivalences or flat.stream_filters):
+        raise NotDecomposable(f"{pattern_text(p)}: witness events of an EXISTS carry only the partition "
+                              "attributes; the query also constrains other attributes of every event")
     offsets: dict[str, int] = {}
     scale = 1
     if ties:
         try:
-            offsets = interleave.offsets(p, ties)
+            offsets = interleave.offsets(run, ties)
         except interleave.CannotInterleave as e:
             raise NotDecomposable(str(e)) from None
         scale = max(offsets.values()) + 1
         if scale == 1:
             offsets = {}
         else:
-            flat = _scaled(flat, p, offsets, scale)
-    return Term(flat, pattern_text(p), sign, size, tuple(cells), offsets, scale)
+            flat = _scaled(flat, run, offsets, scale)
+    return Term(flat, pattern_text(p), sign, size, tuple(cells), offsets, scale, witnesses)
 
 
 def _where(where: ast.Expr | None, names: set[str]) -> ast.Expr | None:
