@@ -1,8 +1,8 @@
 """Nested patterns: the ``neel`` engine against the reference, the iterative nested executor and flat aseq.
 
 Part 1, OR and AND inside a SEQ, on one generated file (``--events`` events, default 50,000, of
-``--keys`` keys, default 10; types A-D uniform; one event every 0-19 ms, so equal timestamps
-occur; a 10 s window holds about 25 events of each type per key):
+``--keys`` keys, default 10; types A-D uniform; one event every 0-79 ms, so equal timestamps
+occur; a 10 s window holds about 25 events per key):
 
 * ``SEQ(A a, OR(B b, C c), D d)`` and ``SEQ(A a, AND(B b, C c), D d)``, ``COUNT(*)`` per key
   ``WITHIN 10 seconds``, on ``neel`` and on the reference (which enumerates every match);
@@ -68,7 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def keyed_stream(n: int, keys: int, seed: int) -> EventBatch:
     rng = np.random.default_rng(seed)
-    ts = np.cumsum(rng.integers(0, 20, n)).astype(np.int64)
+    ts = np.cumsum(rng.integers(0, 80, n)).astype(np.int64)
     types = np.array(list("ABCD"), dtype=object)[rng.integers(0, 4, n)]
     key = np.array([f"k{i}" for i in range(keys)], dtype=object)[rng.integers(0, keys, n)]
     return EventBatch(pa.table({ID: np.arange(n, dtype=np.int64), "ts": ts,
