@@ -21,7 +21,7 @@ An AND of events inside the top-level SEQ is first split into interleavings
 >>> from cepagg.lang import compile_query
 >>> plan = decompose(compile_query("RETURN COUNT(*) PATTERN SEQ(A a, NOT AND(B, C), D d) WITHIN 10"))
 >>> [(t.sign, t.text) for t in plan.terms]
-[(1, 'SEQ(A a, NOT B, D d)'), (1, 'SEQ(A a, NOT C, D d)'), (-1, 'SEQ(A a, NOT B, NOT C, D d)')]
+[(1, 'SEQ(A a, NOT B, D d)'), (-1, 'SEQ(A a, NOT B, NOT C, D d)'), (1, 'SEQ(A a, NOT C, D d)')]
 
 An intersection that cannot match is left out (a gap with ``NOT C`` and an EXISTS of a C):
 
@@ -44,8 +44,8 @@ from ...lang.neel.terms import declared_vars, expr_vars, is_boolean, is_positive
 from ...lang.neel.text import pattern_text
 from . import interleave, witness
 
-#: at most this many disjuncts with the same positive items (2^k - 1 inclusion-exclusion terms)
-MAX_OVERLAPPING = 5
+#: at most this many inclusion-exclusion terms (intersections that can match) per query
+MAX_TERMS = 64
 
 
 class NotDecomposable(Exception):
@@ -131,26 +131,46 @@ def decompose(query: Query) -> Decomposition:
     notes: list[str] = []
     patterns = [a for a, _ in alts]
     clusters = _clusters(patterns)
+    only_extremes = all(a.func in ("MIN", "MAX") for a in query.aggregates)
     for cluster in clusters:
-        if len(cluster) > MAX_OVERLAPPING:
-            raise NotDecomposable(f"{len(cluster)} disjuncts have the same positive events "
-                                  f"(more than {MAX_OVERLAPPING}: 2^k inclusion-exclusion terms)")
+        found = _intersections(cluster, patterns, 1 if only_extremes else len(cluster))
         if len(cluster) > 1:
-            notes.append("overlapping (same positive events), by inclusion-exclusion: "
+            shared = sum(1 for subset, _ in found if len(subset) > 1)
+            notes.append((f"overlapping (same positive events), by inclusion-exclusion over {shared} "
+                          "intersection(s) that can match: " if shared else
+                          "pairwise contradictory, so disjoint: ")
                          + " ∪ ".join(pattern_text(patterns[i]) for i in cluster))
-        for size in range(1, len(cluster) + 1):
-            if size > 1 and all(a.func in ("MIN", "MAX") for a in query.aggregates):
-                break
-            for subset in itertools.combinations(cluster, size):
-                p = _intersection([patterns[i] for i in subset])
-                if p is None:
-                    continue  # contradictory: no match
-                ties = frozenset.intersection(*(alts[i][1] for i in subset))
-                terms.append(_term(query, p, 1 if size % 2 else -1, size, ties))
+        for subset, p in found:
+            ties = frozenset.intersection(*(alts[i][1] for i in subset))
+            terms.append(_term(query, p, 1 if len(subset) % 2 else -1, len(subset), ties))
+            if len(terms) > MAX_TERMS:
+                raise NotDecomposable(f"more than {MAX_TERMS} inclusion-exclusion terms")
     if len(clusters) > 1:
         notes.append(("disjoint" if not notes else "the groups of disjuncts are disjoint")
                      + " (different positive events or orders): rows add up")
     return Decomposition(terms, interleavings, steps, notes)
+
+
+def _intersections(cluster: list[int], patterns: list[ast.Pattern], most: int) -> list[tuple[list[int], ast.Pattern]]:
+    """Every non-empty subset of ``cluster`` (up to ``most`` members) whose intersection can
+    match, with that intersection; a subset that cannot match is not extended (its supersets
+    cannot either)."""
+    out: list[tuple[list[int], ast.Pattern]] = []
+
+    def grow(start: int, subset: list[int], p: ast.Pattern | None) -> None:
+        for j in range(start, len(cluster)):
+            i = cluster[j]
+            q = patterns[i] if p is None else _intersection([p, patterns[i]])
+            if q is None:
+                continue  # contradictory: no match
+            out.append((subset + [i], q))
+            if len(out) > MAX_TERMS:
+                raise NotDecomposable(f"more than {MAX_TERMS} inclusion-exclusion terms")
+            if len(subset) + 1 < most:
+                grow(j + 1, subset + [i], q)
+
+    grow(0, [], None)
+    return out
 
 
 def _interleavings(p: ast.Pattern, shown: list[str], why: str) -> list[tuple[ast.Pattern, frozenset]]:
