@@ -27,6 +27,9 @@ QUERIES = [
     "RETURN COUNT(*) PATTERN SEQ(NOT D, A, B, NOT C) WITHIN 5",
     # a condition between variables: rcep and tree
     "RETURN COUNT(*), MAX(b.x) PATTERN SEQ(A a, B b, !D, C c) WHERE a.x < c.x WITHIN 6 SLIDE 2",
+    "RETURN COUNT(*), SUM(b.x), MAX(c.x) PATTERN SEQ(A a, OR(B b, C c), D d) WITHIN 6",
+    "RETURN g, COUNT(*), AVG(a.x) PATTERN SEQ(A a, AND(B b, C c), D d) WHERE [g] GROUP BY g WITHIN 5 SLIDE 2",
+    "RETURN COUNT(*) PATTERN SEQ(A a, AND(B b, C c), D d) WITHIN 5",
 ]
 
 

@@ -19,6 +19,7 @@ BENCHMARKS = {
     "peers": "cepagg.bench.peers",
     "matches": "cepagg.bench.matches",
     "tree": "cepagg.bench.tree",
+    "neel": "cepagg.bench.neel",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .aseq.engine import Aseq
 from .base import Engine, Evaluator
 from .greta import Greta
+from .neel import Neel
 from .neel_iterative import NeelIterative
 from .nfa import Nfa
 from .rcep import Rcep
@@ -14,9 +15,9 @@ from .tree import Tree
 from .twostep import TwoStep
 
 ENGINES: dict[str, type[Engine]] = {
-    "reference": Reference, "aseq": Aseq, "greta": Greta, "rcep": Rcep, "tree": Tree, "twostep": TwoStep,
-    "stack": Stack, "neel-iterative": NeelIterative, "nfa": Nfa,
+    "reference": Reference, "aseq": Aseq, "greta": Greta, "neel": Neel, "rcep": Rcep, "tree": Tree,
+    "twostep": TwoStep, "stack": Stack, "neel-iterative": NeelIterative, "nfa": Nfa,
 }
 
-__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Rcep", "Tree", "TwoStep", "Stack",
-           "NeelIterative", "Nfa"]
+__all__ = ["Engine", "ENGINES", "Evaluator", "Reference", "Aseq", "Greta", "Neel", "Rcep", "Tree", "TwoStep",
+           "Stack", "NeelIterative", "Nfa"]

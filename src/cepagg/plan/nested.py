@@ -3,7 +3,8 @@
 A pattern with AND, OR, or a negated or EXISTS sub-pattern is rewritten by the rules of
 :mod:`cepagg.lang.neel` into a union of flat sequences; ``explain`` prints each rule applied
 and the normal form, or why the pattern has none (such queries run on engines that evaluate
-the nesting directly: ``neel-iterative`` and the reference). A flat pattern prints nothing.
+the nesting directly: ``neel-iterative`` and the reference, unless the ``neel`` engine splits
+an AND inside a SEQ into its interleavings). A flat pattern prints nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def explain_lines(query: Query) -> list[str]:
     try:
         normal, steps = normal_query(query)
     except NotNormalisable as e:
-        return [f"nested pattern: no NEEL normal form ({e}); evaluated as nested"]
+        return [f"nested pattern: no NEEL normal form ({e})"]
     if not steps:
         return []
     lines = [f"nested pattern: rewritten to NEEL's normal form in {len(steps)} "

@@ -25,8 +25,9 @@ from .matches import choose as choose_matcher
 from .nested import explain_lines as nested_lines
 from .split import Split, bucket_keys, split_of
 
-#: Engines tried by ``auto``, fastest first.
-PREFERENCE = ("aseq", "greta", "rcep", "reference")
+#: Engines tried by ``auto``, fastest first. ``neel`` takes nested patterns that aseq and GRETA
+#: refuse, when their normal form runs on them (it plans its flat terms with this list).
+PREFERENCE = ("aseq", "greta", "neel", "rcep", "reference")
 
 
 @dataclass
@@ -79,6 +80,11 @@ class Plan:
 
             lines += explain_lines(q)
         lines += nested_lines(q)
+        if self.engine == "neel":
+            from ..engines.neel.engine import explain_lines as neel_lines
+            from ..engines.neel.terms import decompose
+
+            lines += neel_lines(decompose(q))
         lines.append(f"on Spark: {self.split.why}")
         buckets = ", ".join(self.bucket_keys)
         lines.append("streaming: " + (f"state in buckets hashed on {buckets}" if buckets else "state in one bucket")

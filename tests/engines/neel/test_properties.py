@@ -1,0 +1,151 @@
+"""``neel`` returns exactly what the reference returns on every nested query it accepts: random
+SEQ/OR/AND/NOT nestings (OR of events and of sequences, AND of events inside a SEQ and at the
+top, NOT over events, OR, AND and SEQ, EXISTS, qualifications, Kleene over events), keyed and keyless, under
+WITHIN alone and SLIDE, over random streams with ties. The generator is biased to what neel
+accepts, and the test checks that most queries are accepted, so it cannot pass by refusing.
+``CEPAGG_NIGHTLY=1`` runs many more cases.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cepagg.engines import ENGINES
+from cepagg.errors import QueryError
+from cepagg.events import EventBatch
+from cepagg.lang import compile_query
+from generators import cases, compare, random_stream, seeded
+
+TYPES = "ABCDE"
+ATTRS = {"x": (0, 5), "g": ["u", "v"]}
+
+
+class _Names:
+    def __init__(self):
+        self.n = 0
+
+    def var(self) -> str:
+        self.n += 1
+        return f"v{self.n}"
+
+
+def _event(rng: random.Random, names: _Names, types: str = TYPES) -> str:
+    t = rng.choice(types)
+    v = names.var()
+    r = rng.random()
+    if r < 0.15:
+        return f"({t} {v}, {v}.x > {rng.randint(0, 3)})"
+    if r < 0.22:
+        return f"{t} {v}+"
+    return f"{t} {v}"
+
+
+def _negated(rng: random.Random) -> str:
+    a, b = rng.sample(TYPES, 2)
+    c = rng.choice(TYPES)
+    return rng.choice([f"NOT {a}", f"NOT OR({a}, {b})", f"NOT AND({a}, {b})", f"NOT SEQ({a}, {b})",
+                       f"NOT SEQ({a}, {b}, {c})", f"EXISTS SEQ({a}, {b})", f"EXISTS {a}",
+                       f"NOT ({a} n, n.x > 2)"])
+
+
+def _item(rng: random.Random, names: _Names, depth: int) -> str:
+    r = rng.random()
+    if r < 0.45 or depth == 0:
+        return _event(rng, names)
+    if r < 0.7:
+        return "OR(" + ", ".join(_item(rng, names, depth - 1) for _ in range(rng.randint(2, 3))) + ")"
+    if r < 0.85:
+        types = rng.sample(TYPES, rng.randint(2, 3))
+        return "AND(" + ", ".join(f"{t} {names.var()}" for t in types) + ")"
+    return "SEQ(" + ", ".join(_item(rng, names, depth - 1) for _ in range(2)) + ")"
+
+
+def random_nested_pattern(rng: random.Random) -> str:
+    names = _Names()
+    if rng.random() < 0.1:
+        return "AND(" + ", ".join(f"{t} {names.var()}" for t in rng.sample(TYPES, rng.randint(2, 3))) + ")"
+    if rng.random() < 0.1:
+        return "OR(" + ", ".join("SEQ(" + _event(rng, names) + ", " + _event(rng, names) + ")"
+                                 for _ in range(2)) + ")"
+    items = [_item(rng, names, 2) for _ in range(rng.randint(2, 3))]
+    for k in range(1, len(items)):
+        if rng.random() < 0.3:
+            items.insert(k, _negated(rng))
+    return "SEQ(" + ", ".join(items) + ")"
+
+
+def random_nested_query(rng: random.Random) -> str:
+    pattern = random_nested_pattern(rng)
+    keyed = rng.random() < 0.4
+    mode = rng.choice(["WITHIN 6", "WITHIN 5 SLIDE 2", "WITHIN 7"])
+    where = " WHERE [g]" if keyed and rng.random() < 0.6 else ""
+    group = " GROUP BY g" if keyed else ""
+    agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(v1.x)", "MAX(v1.x)", "COUNT(*), MIN(v2.x), AVG(v1.x)",
+                      "COUNT(v2)"])
+    return f"RETURN {'g, ' if keyed else ''}{agg} PATTERN {pattern}{where}{group} {mode}"
+
+
+N = cases(150, 5000)
+
+
+def test_random_nested_queries_equal_the_reference():
+    rng = seeded("neel")
+    accepted = refused = 0
+    while accepted < N:
+        text = random_nested_query(rng)
+        try:
+            q = compile_query(text)
+        except QueryError:
+            continue
+        if ENGINES["neel"].refusal(q) is not None:
+            refused += 1
+            continue
+        for _ in range(3):
+            rows = random_stream(rng, TYPES, n=rng.randint(6, 13), max_gap=2, attrs=ATTRS)
+            problems = compare(text, rows, "neel")
+            assert not problems, "\n".join(problems)
+        accepted += 1
+    assert refused < accepted, (accepted, refused)
+
+
+@pytest.mark.parametrize("pattern", [
+    "SEQ(A a, OR(B b, C c), D d)", "SEQ(A a, AND(B b, C c), D d)", "SEQ(A a, AND(B b, C c, E e), D d)",
+    "AND(A a, B b)", "SEQ(AND(A a, B b), C c)", "SEQ(A a, AND(B b, C c))", "SEQ(A a, NOT OR(B, C), D d)",
+    "SEQ(A a, NOT AND(B, C), D d)", "SEQ(A a, AND(B b, C c), NOT E, D d)",
+    "SEQ(A a, NOT SEQ(B, C), D d)", "SEQ(A a, NOT SEQ(B, C, E), D d)", "SEQ(A a, EXISTS SEQ(B, C), NOT E, D d)",
+    "SEQ(A a, NOT SEQ(B, C), AND(D d, E e))", "SEQ(A a, NOT SEQ(B, C), E e, NOT SEQ(C, B), D d)",
+])
+@pytest.mark.parametrize("clauses", ["WHERE [g] GROUP BY g WITHIN 6", "WITHIN 5 SLIDE 2", "WITHIN 4"])
+def test_fixed_nested_queries(pattern, clauses):
+    """The issue's shapes, dense with ties (gaps of 0 or 1)."""
+    group = "g, " if "GROUP" in clauses else ""
+    text = f"RETURN {group}COUNT(*), SUM(a.x), MAX(a.x) PATTERN {pattern} {clauses}"
+    text = text.replace("a.x", "A.x") if " a," not in pattern and " a)" not in pattern else text
+    q = compile_query(text)
+    assert ENGINES["neel"].refusal(q) is None, ENGINES["neel"].refusal(q)
+    rng = seeded(text)
+    for _ in range(40):
+        rows = random_stream(rng, "ABCDE", n=rng.randint(5, 14), max_gap=1, attrs=ATTRS)
+        problems = compare(text, rows, "neel")
+        assert not problems, "\n".join(problems)
+
+
+def test_ties_are_counted_once():
+    """b and c at the same time make one match of AND(B, C) inside the SEQ, not zero or two."""
+    rows = [{"type": "A", "ts": 1}, {"type": "B", "ts": 2}, {"type": "C", "ts": 2}, {"type": "D", "ts": 3}]
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A a, AND(B b, C c), D d) WITHIN 10")
+    assert ENGINES["neel"](q).run(EventBatch.from_rows(rows)).rows == [(1,)]
+
+
+@pytest.mark.parametrize("text,why", [
+    ("PATTERN SEQ(A a, OR(B b, C c), D d) WITHIN 5", "returns matches"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, OR(B b, C c), D d) WITHIN 5 EMIT ON CHANGE", "EMIT ON CHANGE"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 5", "flat"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, AND(B b, B c), D d) WITHIN 5", "one type twice"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, NOT SEQ(B, NOT C, D), E e) WITHIN 5", "no normal form"),
+])
+def test_refusals_say_why(text, why):
+    reason = ENGINES["neel"].refusal(compile_query(text))
+    assert reason is not None and why in reason, reason
