@@ -14,20 +14,55 @@ from typing import Iterable
 import pyarrow.compute as pc
 
 from .events import ID, EventBatch, arrow_kind
-from .lang import compile_query
+from .lang import Hierarchy, compile_query
+from .lang.concepts import check_types
 from .lang.model import Query
 from .plan import plan
 from .result import Result, output_kinds, result_kind
 
 
-def run(query: str | Query, events: EventBatch, engine: str = "auto") -> Result:
-    """Evaluate ``query`` over ``events`` with the chosen engine (``auto``: the fastest able)."""
+def run(query: str | Query, events: EventBatch, engine: str = "auto", hierarchy: Hierarchy | None = None) -> Result:
+    """Evaluate ``query`` over ``events`` with the chosen engine (``auto``: the fastest able).
+
+    ``hierarchy``: a concept hierarchy for the query's types (:mod:`cepagg.lang.concepts`; a
+    query text may also declare one in CONCEPT lines). Events whose type is a concept are refused
+    before any work (:func:`check_concepts`)."""
     q = query if isinstance(query, Query) else compile_query(
-        query, time_unit=events.time_unit, schema=events.attribute_kinds())
+        query, time_unit=events.time_unit, schema=events.attribute_kinds(), hierarchy=hierarchy)
+    check_concepts([q], events)
     return plan(q, engine).build().run(events)
 
 
-def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = "auto") -> tuple[Result, int, str]:
+def check_concepts(queries: Iterable[Query], events: EventBatch, names: bool = True) -> None:
+    """Refuse events typed with a concept of a query's hierarchy, or (``names``: ``events`` are the
+    whole input) a query type unknown to both the hierarchy and the events
+    (:func:`cepagg.lang.concepts.check_types`)."""
+    queries = [q for q in queries if q.hierarchy]
+    if queries:
+        check_types(queries, pc.unique(events.table.column("type")).to_pylist(), names=names)
+
+
+def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engine: str = "auto",
+                 hierarchy: Hierarchy | None = None) -> dict[str, Result]:
+    """Evaluate several queries over ``events``, those aseq accepts in one shared plan; one result
+    per query, by name. ``workload``: a workload text (:mod:`cepagg.lang.workload`) or queries."""
+    from .lang.workload import compile_workload
+    from .plan import plan_workload
+
+    if isinstance(workload, str):
+        named = compile_workload(workload, time_unit=events.time_unit, schema=events.attribute_kinds(),
+                                 hierarchy=hierarchy)
+    else:
+        named = [(f"q{i}", q if isinstance(q, Query) else compile_query(
+            q, time_unit=events.time_unit, schema=events.attribute_kinds(), hierarchy=hierarchy))
+            for i, q in enumerate(workload)]
+    check_concepts([q for _, q in named], events)
+    results = plan_workload([q for _, q in named], [n for n, _ in named], engine).run(events)
+    return {n: r for (n, _), r in zip(named, results)}
+
+
+def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = "auto",
+               hierarchy: Hierarchy | None = None) -> tuple[Result, int, str]:
     """Evaluate ``query`` over batches in time order (each sorted by (ts, _id), none earlier than
     the one before: :class:`cepagg.io.EventChunks`), fed to one engine state batch by batch; after
     each, what the batch's last time closes is released (``advance``), so memory holds the
@@ -45,16 +80,22 @@ def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = 
     if first is None:
         raise NotChunkable("")  # (quietly: a whole read reports the empty input)
     kinds = first.attribute_kinds()
-    q = query if isinstance(query, Query) else compile_query(query, time_unit=first.time_unit, schema=kinds)
+    q = query if isinstance(query, Query) else compile_query(query, time_unit=first.time_unit, schema=kinds,
+                                                             hierarchy=hierarchy)
     p = plan(q, engine)
     eng = p.build()
-    state, rows, events = eng.new_state(), [], 0
+    state, rows, events, seen = eng.new_state(), [], 0, set()
     for b in chain([first], batches):
+        check_concepts([q], b, names=False)
+        if q.hierarchy:
+            seen.update(pc.unique(b.table.column("type")).to_pylist())
         rows += eng.process(state, b)
         events += len(b)
         if eng.cheap_advance:  # later batches hold no time before this one's last
             rows += eng.advance(state, pc.max(b.table.column("ts")).as_py() - 1)
     rows += eng.finish(state)
+    if q.hierarchy:  # (a query type unknown to the hierarchy and to every batch)
+        check_types([q], seen)
     return Result(q.output_columns, rows, output_kinds(q, kinds)).sorted(), events, p.engine
 
 
