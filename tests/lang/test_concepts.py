@@ -7,7 +7,6 @@ import json
 import random
 
 import pytest
-from tests.generators import cases, seeded
 
 from cepagg.engines import ENGINES
 from cepagg.errors import QueryError
@@ -15,6 +14,7 @@ from cepagg.events import EventBatch
 from cepagg.lang import Hierarchy, HierarchyError, compile_query
 from cepagg.lang.workload import compile_workload
 from cepagg.runner import run, run_workload
+from generators import cases, seeded
 
 BUS = {"Vehicle": ["Bus", "Taxi"], "Bus": ["CityBus", "SchoolBus"]}
 ENGINE_NAMES = ("aseq", "greta", "rcep", "twostep", "stack")

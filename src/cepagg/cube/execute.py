@@ -1,0 +1,118 @@
+"""Carrying out a cube plan: evaluate what is computed alone or shared, then derive the rest.
+
+Queries joined by ``shared`` edges run as one shared A-Seq plan (a query a shared edge starts
+from is added to that plan if it is itself derived: the plan needs its pattern). Derived queries
+follow in the plan's order: the source's cells combined with the delta queries' cells
+(:mod:`.reuse`). Cells are keyed by the result's group and window columns.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterable
+
+from ..events import EventBatch
+from ..plan import plan, shared_evaluator
+from ..result import Result
+from .chase import CubePlan
+from .reuse import concept_positions, deltas
+
+
+def evaluate_plan(cube, cplan: CubePlan, events: EventBatch) -> tuple[dict[str, Result], dict[str, float]]:
+    """Results of every query of ``cube`` not yet known, and seconds spent per step."""
+    events = events.sorted()
+    results = dict(cube.results)
+    seconds: dict[str, float] = {}
+    parent = {n: n for n in cube.queries}
+
+    def find(n: str) -> str:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    evaluated = [n for n, r in cplan.chosen.items() if r.kind in ("alone", "shared")]
+    members = set(evaluated)
+    for n in evaluated:
+        r = cplan.chosen[n]
+        if r.kind == "shared":
+            members.add(r.src)
+            parent[find(n)] = find(r.src)
+    groups: dict[str, list[str]] = {}
+    for n in cube.queries:
+        if n in members:
+            groups.setdefault(find(n), []).append(n)
+    for names in groups.values():
+        started = time.perf_counter()
+        if len(names) == 1:
+            out = [plan(cube.queries[names[0]]).build().run(events)]
+        else:
+            out = shared_evaluator([cube.queries[n] for n in names]).run(events)
+        seconds["evaluate " + ", ".join(names)] = time.perf_counter() - started
+        for n, r in zip(names, out):
+            if n in evaluated or n not in results:
+                results[n] = r
+    for n in cplan.order():
+        r = cplan.chosen[n]
+        if r.kind not in ("roll-up", "drill-down"):
+            continue
+        started = time.perf_counter()
+        base = results[r.src]
+        if _float_sums(cube.queries[n], base):  # adding in another order could round differently
+            results[n] = plan(cube.queries[n]).build().run(events)
+            seconds[f"evaluate {n} (a SUM of floats is not rolled up)"] = time.perf_counter() - started
+            continue
+        coarse, fine = (n, r.src) if r.kind == "roll-up" else (r.src, n)
+        qc = cube.queries[coarse]
+        diff = concept_positions(cube.shapes[coarse], cube.shapes[fine], qc, cube.queries[fine])
+        ds = deltas(qc, cube.shapes[coarse], cube.shapes[fine], diff)
+        parts = _run_all(ds, events)
+        sign = 1 if r.kind == "roll-up" else -1
+        results[n] = combine(cube.queries[n], base, parts, sign)
+        seconds[f"{r.kind} {r.src} -> {n}"] = time.perf_counter() - started
+    return results, seconds
+
+
+def _float_sums(q, result: Result) -> bool:
+    width = len(q.output_columns) - len(q.aggregates)
+    kinds = result.kinds[width:] if result.kinds else ()
+    return any(a.func == "SUM" and k != "int" for a, k in zip(q.aggregates, kinds))
+
+
+def _run_all(queries: list, events: EventBatch) -> list[Result]:
+    if not queries:
+        return []
+    if all(plan(q).engine == "aseq" for q in queries):
+        return shared_evaluator(queries).run(events)
+    return [plan(q).build().run(events) for q in queries]
+
+
+def combine(q, base: Result, parts: Iterable[Result], sign: int) -> Result:
+    """``base`` with each part's cells added (sign 1: COUNT and SUM add, MIN and MAX take the
+    extreme) or subtracted (sign -1, COUNT only; a grouped or windowed cell that reaches 0 has no
+    match left and no row)."""
+    funcs = [a.func for a in q.aggregates]
+    width = len(q.output_columns) - len(funcs)
+    cells: dict[tuple, list] = {r[:width]: list(r[width:]) for r in base.rows}
+    for part in parts:
+        for row in part.rows:
+            key, vals = row[:width], row[width:]
+            cur = cells.get(key)
+            if cur is None:
+                cells[key] = [v if sign > 0 else -v for v in vals]
+                continue
+            for i, (f, v) in enumerate(zip(funcs, vals)):
+                cur[i] = _merge(f, cur[i], v, sign)
+    rows = [k + tuple(v) for k, v in cells.items()]
+    if sign < 0 and width:
+        rows = [r for r in rows if r[width] != 0]
+    return Result(base.columns, rows, base.kinds).sorted()
+
+
+def _merge(func: str, a, b, sign: int):
+    if b is None:
+        return a
+    if a is None:
+        return b if sign > 0 else -b
+    if func in ("COUNT", "SUM"):
+        return a + sign * b
+    return min(a, b) if func == "MIN" else max(a, b)
