@@ -150,6 +150,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .plan import plan, plan_workload
 
     text = _query_text(args)
+    if args.cube:
+        from .cube.cli import explain_cube
+
+        print(explain_cube(text, args))
+        return 0
     if is_workload(text):  # a workload file: queries separated by --- or ;;
         named = compile_workload(text, time_unit=args.time_unit)
         print(plan_workload([q for _, q in named], [n for n, _ in named], args.engine).explain())
@@ -563,7 +568,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("explain", help="show what will run for a query and why")
     _add_query_args(p)
     p.add_argument("--engine", default="auto")
+    p.add_argument("--cube", action="store_true", help="the workload as an E-Cube: its refinement hierarchy and "
+                   "the reuse plan with estimated costs (see cepagg cube)")
+    from .cube.chase import STRATEGIES
+
+    p.add_argument("--strategy", default="chase", choices=STRATEGIES, help="with --cube: the strategy to show")
     p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("cube", help="a workload as an E-Cube: every query's result, computed with reuse "
+                                    "across concept and pattern levels")
+    _add_query_args(p)
+    _add_event_args(p)
+    from .cube.cli import add_arguments as add_cube_arguments
+    from .cube.cli import cmd_cube
+
+    add_cube_arguments(p)
+    p.set_defaults(func=cmd_cube)
 
     from .bench import add_parser as add_bench_parser
 

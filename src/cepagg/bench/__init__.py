@@ -17,6 +17,7 @@ BENCHMARKS = {
     "spark": "cepagg.bench.spark",
     "disorder": "cepagg.bench.disorder",
     "peers": "cepagg.bench.peers",
+    "ecube": "cepagg.bench.ecube",
 }
 
 
