@@ -27,6 +27,7 @@ from .lattice import Edge
 from .reuse import Costs, Reuse, concept_positions, deltas
 
 STRATEGIES = ("independent", "top-down", "bottom-up", "chase")
+REUSES = ("shared", "roll-up", "drill-down")
 GROUND = "(ground)"
 
 
@@ -85,7 +86,7 @@ def _edge_reuses(cube, e: Edge, costs: Costs, aseq: dict, out: list[Reuse]) -> N
     c, f = e.coarse, e.fine
     qc, qf = cube.queries[c], cube.queries[f]
     sc, sf = cube.shapes[c], cube.shapes[f]
-    if e.label in ("pattern", "both") and aseq[c] and aseq[f]:
+    if aseq[c] and aseq[f]:  # (a shared A-Seq plan is exact for any queries; refinement makes it pay)
         out.append(Reuse(c, f, "shared", costs.shared(sc, sf, qf)))
         out.append(Reuse(f, c, "shared", costs.shared(sf, sc, qc)))
     if e.label == "concept":
@@ -99,11 +100,11 @@ def _edge_reuses(cube, e: Edge, costs: Costs, aseq: dict, out: list[Reuse]) -> N
             out.append(Reuse(c, f, "drill-down", delta_cost))
 
 
-def choose(cube, strategy: str, costs: Costs) -> CubePlan:
-    """The plan of ``strategy`` (module docstring)."""
+def choose(cube, strategy: str, costs: Costs, reuses: tuple[str, ...] = REUSES) -> CubePlan:
+    """The plan of ``strategy`` (module docstring), using only the kinds of reuse in ``reuses``."""
     if strategy not in STRATEGIES:
         raise UnsupportedQuery("cube", f"no strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    cands = candidates(cube, costs)
+    cands = [r for r in candidates(cube, costs) if r.src is None or r.kind in reuses]
     ground = {r.dst: r for r in cands if r.src is None}
     known = {n for n, r in ground.items() if r.kind == "known"}
     chosen: dict[str, Reuse] = {}

@@ -29,7 +29,7 @@ from ..lang.concepts import HierarchyError
 from ..lang.model import Query
 from ..lang.workload import compile_workload
 from ..result import Result
-from .chase import CubePlan, choose
+from .chase import REUSES, CubePlan, choose
 from .execute import evaluate_plan
 from .lattice import Edge, hierarchy_edges, hierarchy_text
 from .reuse import Costs
@@ -78,17 +78,20 @@ class Cube:
 
     # -- evaluation -------------------------------------------------------------------------------
 
-    def plan(self, strategy: str = "chase", events: EventBatch | None = None) -> CubePlan:
-        """The plan of ``strategy``, costed with the event counts of ``events`` (uniform without)."""
-        return choose(self, strategy, _costs(events))
+    def plan(self, strategy: str = "chase", events: EventBatch | None = None,
+             reuses: tuple[str, ...] = REUSES) -> CubePlan:
+        """The plan of ``strategy``, costed with the event counts of ``events`` (uniform without),
+        using only the kinds of reuse in ``reuses`` (:mod:`.reuse`)."""
+        return choose(self, strategy, _costs(events), reuses)
 
-    def evaluate(self, events: EventBatch, strategy: str = "chase") -> dict[str, Result]:
+    def evaluate(self, events: EventBatch, strategy: str = "chase",
+                 reuses: tuple[str, ...] = REUSES) -> dict[str, Result]:
         """Every query's result (each exactly what it returns alone), computed as ``strategy``
         plans; results already known are reused, not recomputed."""
         from ..runner import check_concepts
 
         check_concepts(self.queries.values(), events)
-        self.last_plan = self.plan(strategy, events)
+        self.last_plan = self.plan(strategy, events, reuses)
         self.results, self.seconds = evaluate_plan(self, self.last_plan, events)
         self._events = events
         return {n: self.results[n] for n in self.queries}

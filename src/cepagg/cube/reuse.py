@@ -3,9 +3,10 @@
 For aggregates (what cepagg returns) the chapter's reuse of match results (§4.4) becomes:
 
 * **alone**: the query evaluated by itself (the engine ``auto`` picks).
-* **shared** (pattern refinement, either direction): evaluated in one shared A-Seq plan with a
+* **shared** (any refinement, either direction): evaluated in one shared A-Seq plan with a
   query it refines or that refines it (Qi et al., "Complex Event Analytics: Online Aggregation
-  of Stream Sequence Patterns", SIGMOD 2014, §4: the plan shares their common prefix).
+  of Stream Sequence Patterns", SIGMOD 2014, §4: the plan shares their common prefix, e.g.
+  SEQ(Computer, Finance) of SEQ(Computer, Finance, Education) and SEQ(Computer, Finance, EFC)).
 * **roll-up** (concept refinement, specific to general, §4.4.5): a coarser query's cells are the
   finer query's cells plus those of *delta* queries -- the matches with some position's event
   outside the finer type. With positions d1..dk where the types differ, delta i takes the finer
