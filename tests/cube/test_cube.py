@@ -157,3 +157,18 @@ def test_a_drill_down_drops_windows_left_without_matches():
     plan = CubePlan("by hand", {"q0": Reuse(None, "q0", "alone", 1), "q1": Reuse("q0", "q1", "drill-down", 1)})
     results, _ = evaluate_plan(cube, plan, events)
     assert results == expected
+
+
+def test_a_slice_rolls_each_position_up_to_the_top_reusing_known_results():
+    from cepagg.cube.slice import slice_levels
+
+    cube = cube_of("SEQ(DHospital, T)")
+    rng = random.Random(2)
+    events = EventBatch.from_rows([{"type": rng.choice(["DBusStation", "DHospital", "A", "T", "O"]), "ts": i}
+                                   for i in range(40)])
+    cube.evaluate(events)
+    levels = dict(slice_levels(cube, "q0"))
+    direct = cube_of("SEQ(DHospital, T)", "SEQ(D, T)", "SEQ(TX, T)", "SEQ(DHospital, OK)").evaluate(events)
+    assert [t for t, _ in levels[0]] == ["DHospital", "D", "TX"] and [t for t, _ in levels[1]] == ["T", "OK"]
+    assert [v for _, v in levels[0]] == [direct[n].rows[0][0] for n in ("q0", "q1", "q2")]
+    assert levels[1][1][1] == direct["q3"].rows[0][0]

@@ -19,6 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="chase", choices=STRATEGIES,
                    help="how queries reuse each other's results (default chase: the cheapest plan)")
     p.add_argument("--out", metavar="DIR", help="write each query's result to DIR/<name>.csv instead of printing")
+    p.add_argument("--plot", metavar="PNG", help="draw a cube slice: a query's result at each concept level of "
+                   "each position (the query: --slice)")
+    p.add_argument("--slice", metavar="NAME", help="the query --plot draws (default: the first)")
 
 
 def cmd_cube(args: argparse.Namespace) -> int:
@@ -28,6 +31,16 @@ def cmd_cube(args: argparse.Namespace) -> int:
 
     text = _query_text(args)
     _check_command_line(args, text, {"--reject": args.reject}, {"--out": args.out})
+    if args.plot:
+        from ..errors import UsageError
+        from ..output import check_output_path
+
+        if not args.plot.lower().endswith(".png"):
+            raise UsageError(f"--plot {args.plot!r}: name it .png")
+        try:
+            check_output_path(args.plot, "--plot")
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     report = _read(args)
     cube = Cube.from_text(text, time_unit=args.time_unit, schema=_schema(report.batch))
     started = time.perf_counter()
@@ -46,6 +59,11 @@ def cmd_cube(args: argparse.Namespace) -> int:
     print(cube.hierarchy_text())
     print()
     print(cube.last_plan.explain())
+    if args.plot:
+        from .slice import plot_slice
+
+        plot_slice(cube, args.slice or next(iter(results)), args.plot)
+        print(f"cepagg: cube slice drawn in {args.plot}", file=sys.stderr)
     print(f"cepagg: {len(report.batch)} events, {len(results)} queries, strategy {args.strategy}, "
           f"in {elapsed:.3f} s" + (f"; results in {args.out}" if args.out else ""), file=sys.stderr)
     return 0
