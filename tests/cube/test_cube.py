@@ -135,9 +135,11 @@ def test_every_strategy_equals_independent(k):
     agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(x)", "MAX(x), COUNT(*)"]) if k % 3 else "COUNT(*)"
     within = rng.randint(3, 8)
     slide = f" SLIDE {rng.randint(2, 4)}" if k % 4 == 3 else ""
-    texts = [f"RETURN {agg.replace('(x)', '(v0.x)')} PATTERN {p} WITHIN {within}{slide}" for p in patterns]
+    group = " WHERE [g] GROUP BY g" if k % 5 == 2 else ""
+    texts = [f"RETURN {agg.replace('(x)', '(v0.x)')} PATTERN {p}{group} WITHIN {within}{slide}" for p in patterns]
     text = "\n---\n".join(texts)
-    rows = [{"type": rng.choice(LEAVES), "ts": i // 2, "x": rng.randint(0, 5)} for i in range(50)]
+    rows = [{"type": rng.choice(LEAVES), "ts": i // 2, "x": rng.randint(0, 5), "g": rng.choice("uv")}
+            for i in range(50)]
     events = EventBatch.from_rows(rows)
     expected = Cube.from_text(text, h).evaluate(events, "independent")
     for strategy in STRATEGIES[1:]:
