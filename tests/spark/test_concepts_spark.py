@@ -37,3 +37,24 @@ def test_spark_equals_in_process_with_a_hierarchy(spark):
     bad = spark.createDataFrame([(0, "X", 1, 1, "u")], "_id long, type string, ts long, x long, g string")
     with pytest.raises(HierarchyError, match="'X' is a concept"):
         run(bad, "RETURN COUNT(*) PATTERN SEQ(X, D) WITHIN 4", hierarchy=H)
+
+
+def test_a_stream_reads_the_hierarchy_from_the_text(spark, tmp_path):
+    import json
+
+    from cepagg.lang.concepts import with_hierarchy
+    from cepagg.spark.sources import END_TS_MS, END_TYPE
+    from cepagg.spark.streaming import read_latest, start
+
+    rows = random_stream(seeded("concepts-stream"), "ABCD", n=40, max_gap=2, attrs={"x": (0, 9)})
+    (tmp_path / "in").mkdir()
+    with open(tmp_path / "in" / "part0.json", "w") as f:
+        for i, r in enumerate(rows):
+            f.write(json.dumps(dict(r, _id=i)) + "\n")
+        f.write(json.dumps({"_id": -1, "type": END_TYPE, "ts": END_TS_MS, "x": None}) + "\n")  # (closes the stream)
+    text = with_hierarchy("RETURN COUNT(*), SUM(x.x) PATTERN SEQ(X x, !C, Y y) WITHIN 6", H)
+    df = spark.readStream.schema("_id long, type string, ts long, x long").json(str(tmp_path / "in"))
+    start(df, text, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"), delay="20 milliseconds") \
+        .awaitTermination()
+    got = _rows(read_latest(spark, str(tmp_path / "out"), text))
+    assert got == run_local(text, EventBatch.from_rows(rows)).rows

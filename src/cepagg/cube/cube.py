@@ -15,7 +15,7 @@ and roll-up move a position's type down and up the concept hierarchy.
 >>> {n: r.rows for n, r in cube.evaluate(events, "bottom-up").items()}
 {'q0': [(5,)], 'q1': [(1,)]}
 >>> n = cube.pattern_drill_down("q1", [("!A", 2)])
->>> cube.queries[n].pattern and cube.shapes[n].text(), cube.results[n].rows
+>>> cube.shapes[n].text(), cube.results[n].rows
 ('SEQ(D, !A, T)', [(0,)])
 """
 
