@@ -174,3 +174,58 @@ def test_a_slice_rolls_each_position_up_to_the_top_reusing_known_results():
     assert [t for t, _ in levels[0]] == ["DHospital", "D", "TX"] and [t for t, _ in levels[1]] == ["T", "OK"]
     assert [v for _, v in levels[0]] == [direct[n].rows[0][0] for n in ("q0", "q1", "q2")]
     assert levels[1][1][1] == direct["q3"].rows[0][0]
+
+
+MATCH_REUSES = ("concept filter", "concept union", "pattern join", "pattern projection")
+
+
+@pytest.mark.parametrize("k", range(cases(10, 60)))
+def test_every_strategy_equals_independent_on_matches(k):
+    rng = seeded(f"cube-matches-{k}")
+    h = random_hierarchy(rng)
+    patterns = list(dict.fromkeys(random_workload(rng, h)))
+    text = "\n---\n".join(f"PATTERN {p} WITHIN {rng.randint(3, 6)}" if k % 4 == 3 else f"PATTERN {p} WITHIN 5"
+                          for p in patterns)
+    events = EventBatch.from_rows([{"type": rng.choice(LEAVES), "ts": i // 2} for i in range(36)])
+    expected = Cube.from_text(text, h).evaluate(events, "independent")
+    for strategy in STRATEGIES[1:]:
+        for reuses in (REUSES, MATCH_REUSES):
+            cube = Cube.from_text(text, h)
+            got = cube.evaluate(events, strategy, reuses)
+            assert got == expected, (strategy, text, h.as_mapping(), cube.last_plan.explain())
+
+
+def test_match_reuse_of_examples_13_to_15():
+    events = EventBatch.from_rows([{"type": t, "ts": ts} for t, ts in [
+        ("G", 1), ("A", 5), ("A", 6), ("DHospital", 8), ("DBusStation", 10), ("DShelter", 12), ("T", 15), ("O", 16)]])
+    text = "\n---\n".join(f"PATTERN {p} WITHIN 20" for p in (
+        "SEQ(G, A, T)", "SEQ(G, A, D, T)", "SEQ(G, !D, A, T)", "SEQ(TX, OK)", "SEQ(D, T)",
+        "SEQ(G, !DBusStation, A, T)"))
+    expected = Cube.from_text(text, RFID).evaluate(events, "independent")
+    for strategy in ("top-down", "bottom-up", "chase"):
+        cube = Cube.from_text(text, RFID)
+        assert cube.evaluate(events, strategy, MATCH_REUSES) == expected
+        assert any(r.kind in MATCH_REUSES for r in cube.last_plan.chosen.values())
+
+
+def test_a_concept_filter_checks_the_types_a_coarser_negation_adds():
+    # Example 14: q7 = SEQ(G, !D, A, T) from q4 = SEQ(G, !DBusStation, A, T): a DHospital between G and A
+    events = EventBatch.from_rows([{"type": t, "ts": ts} for t, ts in [
+        ("G", 1), ("DHospital", 2), ("A", 3), ("G", 4), ("A", 5), ("T", 6)]])
+    text = "PATTERN SEQ(G, !DBusStation, A, T) WITHIN 20\n---\nPATTERN SEQ(G, !D, A, T) WITHIN 20"
+    expected = Cube.from_text(text, RFID).evaluate(events, "independent")
+    cube = Cube.from_text(text, RFID)
+    assert cube.evaluate(events, "top-down", MATCH_REUSES) == expected
+    assert cube.last_plan.chosen["q1"].kind == "concept filter"
+    assert len(expected["q1"].rows) == 3 and len(expected["q0"].rows) == 9  # 1 match and 3, 3 rows each
+
+
+def test_no_join_where_an_inserted_event_splits_a_negated_gap():
+    # SEQ(A, !D, X, T) has the match (A1, X2, T4) although D3 lies between A1 and T4
+    cube = cube_of("SEQ(A, !D, T)", "SEQ(A, !D, G, T)")
+    assert not any(r.kind == "pattern join" for r in cube.plan("top-down").candidates)
+    events = EventBatch.from_rows([{"type": t, "ts": ts} for t, ts in [
+        ("A", 1), ("G", 2), ("DHospital", 3), ("T", 4)]])
+    text = "PATTERN SEQ(A, !D, T) WITHIN 9\n---\nPATTERN SEQ(A, !D, G, T) WITHIN 9"
+    expected = Cube.from_text(text, RFID).evaluate(events, "independent")
+    assert len(expected["q1"].rows) == 3 and Cube.from_text(text, RFID).evaluate(events, "top-down") == expected

@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from ..errors import UnsupportedQuery
 from ..plan import plan
 from .lattice import Edge
+from .matches import join_applies, projection_applies, projection_delta, reusable
 from .reuse import Costs, Reuse, concept_positions, deltas
 
 STRATEGIES = ("independent", "top-down", "bottom-up", "chase")
-REUSES = ("shared", "roll-up", "drill-down")
+REUSES = ("shared", "roll-up", "drill-down", "concept filter", "concept union", "pattern join",
+          "pattern projection")
 GROUND = "(ground)"
 
 
@@ -89,6 +91,9 @@ def _edge_reuses(cube, e: Edge, costs: Costs, aseq: dict, out: list[Reuse]) -> N
     if aseq[c] and aseq[f]:  # (a shared A-Seq plan is exact for any queries; refinement makes it pay)
         out.append(Reuse(c, f, "shared", costs.shared(sc, sf, qf)))
         out.append(Reuse(f, c, "shared", costs.shared(sf, sc, qc)))
+    if reusable(qc, sc) and reusable(qf, sf) and qc.within == qf.within:
+        _match_reuses(c, f, qc, qf, sc, sf, e.label, costs, out)
+        return
     if e.label == "concept":
         diff = concept_positions(sc, sf, qc, qf)
         if diff is None:
@@ -98,6 +103,24 @@ def _edge_reuses(cube, e: Edge, costs: Costs, aseq: dict, out: list[Reuse]) -> N
         out.append(Reuse(f, c, "roll-up", delta_cost))
         if all(a.func == "COUNT" for a in qc.aggregates):
             out.append(Reuse(c, f, "drill-down", delta_cost))
+
+
+def _match_reuses(c, f, qc, qf, sc, sf, label: str, costs: Costs, out: list[Reuse]) -> None:
+    """Edges for queries returning matches (:mod:`.matches`); a re-interpretation or join of
+    known matches is costed at half an evaluation of the query it makes."""
+    if label == "concept":
+        out.append(Reuse(c, f, "concept filter", costs.alone(qf, len(sf)) / 2))
+        if all(a.type == b.type for a, b in zip(sc.items, sf.items) if a.negated):
+            diff = [k for k, (a, b) in enumerate(zip(sc.items, sf.items)) if a.type != b.type]
+            ds = deltas(qc, sc, sf, diff)
+            out.append(Reuse(f, c, "concept union", sum(costs.alone(d, len(sc)) for d in ds) + 1))
+    elif label == "pattern":
+        if join_applies(sc, sf) is not None:
+            out.append(Reuse(c, f, "pattern join", costs.alone(qf, len(sf)) / 2))
+        extra = projection_applies(sc, sf)
+        if extra is not None:
+            delta = projection_delta(qc, sc, sf, extra)
+            out.append(Reuse(f, c, "pattern projection", costs.alone(delta, len(sf)) + costs.alone(qc, len(sc)) / 4))
 
 
 def choose(cube, strategy: str, costs: Costs, reuses: tuple[str, ...] = REUSES) -> CubePlan:

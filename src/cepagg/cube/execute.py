@@ -15,6 +15,19 @@ from ..events import EventBatch
 from ..plan import plan, shared_evaluator
 from ..result import Result
 from .chase import CubePlan
+from .matches import (
+    EventIndex,
+    canonical,
+    concept_filter,
+    join_applies,
+    matches_of,
+    pattern_join,
+    pattern_projection,
+    projection_applies,
+    projection_delta,
+    result_of,
+    reusable,
+)
 from .reuse import concept_positions, deltas
 
 
@@ -50,9 +63,17 @@ def evaluate_plan(cube, cplan: CubePlan, events: EventBatch) -> tuple[dict[str, 
         seconds["evaluate " + ", ".join(names)] = time.perf_counter() - started
         for n, r in zip(names, out):
             if n in evaluated or n not in results:
-                results[n] = r
+                q, s = cube.queries[n], cube.shapes[n]
+                results[n] = canonical(q, s, r) if reusable(q, s) else r
+    index = None
     for n in cplan.order():
         r = cplan.chosen[n]
+        if r.kind in MATCH_REUSES:
+            started = time.perf_counter()
+            index = index or EventIndex(events)
+            results[n] = _match_reuse(cube, r, results[r.src], events, index)
+            seconds[f"{r.kind} {r.src} -> {n}"] = time.perf_counter() - started
+            continue
         if r.kind not in ("roll-up", "drill-down"):
             continue
         started = time.perf_counter()
@@ -70,6 +91,30 @@ def evaluate_plan(cube, cplan: CubePlan, events: EventBatch) -> tuple[dict[str, 
         results[n] = combine(cube.queries[n], base, parts, sign)
         seconds[f"{r.kind} {r.src} -> {n}"] = time.perf_counter() - started
     return results, seconds
+
+
+MATCH_REUSES = ("concept filter", "concept union", "pattern join", "pattern projection")
+
+
+def _match_reuse(cube, r, base: Result, events: EventBatch, index: EventIndex) -> Result:
+    """``r.dst``'s matches from ``r.src``'s (:mod:`.matches`)."""
+    src, dst = r.src, r.dst
+    q, s, ss = cube.queries[dst], cube.shapes[dst], cube.shapes[src]
+    known = matches_of(base, ss)
+    if r.kind == "concept filter":
+        found = concept_filter(q, ss, s, known, index)
+    elif r.kind == "concept union":
+        diff = [k for k, (a, b) in enumerate(zip(s.items, ss.items)) if a.type != b.type]
+        found = list(known)
+        for d in deltas(q, s, ss, diff):
+            found += matches_of(plan(d).build().run(events), s)
+    elif r.kind == "pattern join":
+        found = pattern_join(q, ss, s, join_applies(ss, s), known, index)
+    else:
+        extra = projection_applies(s, ss)
+        delta = projection_delta(q, s, ss, extra)
+        found = pattern_projection(q, s, ss, extra, known, matches_of(plan(delta).build().run(events), s), index)
+    return result_of(q, s, found, base.kinds)
 
 
 def _float_sums(q, result: Result) -> bool:

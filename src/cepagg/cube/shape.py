@@ -35,6 +35,7 @@ class Item:
     type: str
     negated: bool
     var: str
+    exists: bool = False  # (only in a delta query: the event must occur in the gap)
 
     def text(self) -> str:
         return ("!" if self.negated else "") + self.type
@@ -82,7 +83,10 @@ def shape_of(q: Query, name: str = "the query") -> Shape:
 def _pattern_text(items: Iterable[Item]) -> str:
     parts = []
     for k, i in enumerate(items):
-        parts.append(f"NOT {_name(i.type)} n{k}__" if i.negated else f"{_name(i.type)} {_name(i.var)}")
+        if i.exists:
+            parts.append(f"EXISTS {_name(i.type)} n{k}__")
+        else:
+            parts.append(f"NOT {_name(i.type)} n{k}__" if i.negated else f"{_name(i.type)} {_name(i.var)}")
     return "PATTERN SEQ(" + ", ".join(parts) + ")"
 
 
@@ -101,6 +105,10 @@ def with_items(q: Query, items: Iterable[Item], hierarchy=None, name: str = "the
     items = list(items)
     body = to_text(replace(q, hierarchy=Hierarchy()))
     rest = body.split("\n", 1)[1] if "\n" in body else ""
+    positives = {v.split("@")[0] for v, var in q.variables.items() if not var.negated}
+    if q.returns_matches and {v.split("@")[0] for v in q.return_vars} == positives and rest:
+        lines = rest.split("\n")  # it returns whole matches: so does the new query (RETURN is last)
+        rest = "\n".join(lines[:-1]) if lines[-1].startswith("RETURN ") else rest
     text = _pattern_text(items) + ("\n" + rest if rest else "")
     h = q.hierarchy if hierarchy is None else hierarchy
     try:
