@@ -78,7 +78,8 @@ def candidates(cube, costs: Costs) -> list[Reuse]:
         if n in cube.results:
             out.append(Reuse(None, n, "known", 0.0))
         else:
-            out.append(Reuse(None, n, "alone", costs.alone(q, len(cube.shapes[n]))))
+            length = len(cube.shapes[n])
+            out.append(Reuse(None, n, "alone", costs.alone(q, length) + costs.rows(n, length)))
     for e in cube.edges:
         _edge_reuses(cube, e, costs, aseq, out)
     return out
@@ -106,21 +107,23 @@ def _edge_reuses(cube, e: Edge, costs: Costs, aseq: dict, out: list[Reuse]) -> N
 
 
 def _match_reuses(c, f, qc, qf, sc, sf, label: str, costs: Costs, out: list[Reuse]) -> None:
-    """Edges for queries returning matches (:mod:`.matches`); a re-interpretation or join of
-    known matches is costed at half an evaluation of the query it makes."""
+    """Edges for queries returning matches (:mod:`.matches`). Producing a match row costs about
+    the same whether an engine enumerates it or a reuse filters, joins or projects it (both are
+    Python), so a reuse is costed by the rows it reads and writes, a delta as an evaluation."""
+    rc, rf = costs.rows(c, len(sc)), costs.rows(f, len(sf))
     if label == "concept":
-        out.append(Reuse(c, f, "concept filter", costs.alone(qf, len(sf)) / 2))
+        out.append(Reuse(c, f, "concept filter", rc + rf + 1))
         if all(a.type == b.type for a, b in zip(sc.items, sf.items) if a.negated):
             diff = [k for k, (a, b) in enumerate(zip(sc.items, sf.items)) if a.type != b.type]
             ds = deltas(qc, sc, sf, diff)
-            out.append(Reuse(f, c, "concept union", sum(costs.alone(d, len(sc)) for d in ds) + 1))
+            out.append(Reuse(f, c, "concept union", sum(costs.alone(d, len(sc)) for d in ds) + rc + 1))
     elif label == "pattern":
         if join_applies(sc, sf) is not None:
-            out.append(Reuse(c, f, "pattern join", costs.alone(qf, len(sf)) / 2))
+            out.append(Reuse(c, f, "pattern join", rc + rf + 1))
         extra = projection_applies(sc, sf)
         if extra is not None:
             delta = projection_delta(qc, sc, sf, extra)
-            out.append(Reuse(f, c, "pattern projection", costs.alone(delta, len(sf)) + costs.alone(qc, len(sc)) / 4))
+            out.append(Reuse(f, c, "pattern projection", costs.alone(delta, len(sf)) + rf + rc + 1))
 
 
 def choose(cube, strategy: str, costs: Costs, reuses: tuple[str, ...] = REUSES) -> CubePlan:

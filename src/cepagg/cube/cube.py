@@ -82,7 +82,7 @@ class Cube:
              reuses: tuple[str, ...] = REUSES) -> CubePlan:
         """The plan of ``strategy``, costed with the event counts of ``events`` (uniform without),
         using only the kinds of reuse in ``reuses`` (:mod:`.reuse`)."""
-        return choose(self, strategy, _costs(events), reuses)
+        return choose(self, strategy, _costs(self, events), reuses)
 
     def evaluate(self, events: EventBatch, strategy: str = "chase",
                  reuses: tuple[str, ...] = REUSES) -> dict[str, Result]:
@@ -180,10 +180,36 @@ class Cube:
         return new
 
 
-def _costs(events: EventBatch | None) -> Costs:
+def _costs(cube: Cube, events: EventBatch | None) -> Costs:
+    """Event counts per type, and the number of matches of each query returning matches (counted
+    by one shared A-Seq plan of their COUNT(*) versions: far cheaper than enumerating them)."""
     if events is None or not len(events):
         return Costs()
     import pyarrow.compute as pc
 
     vc = pc.value_counts(events.table.column("type")).to_pylist()
-    return Costs({d["values"]: d["counts"] for d in vc})
+    return Costs({d["values"]: d["counts"] for d in vc}, _match_counts(cube, events))
+
+
+def _match_counts(cube: Cube, events: EventBatch) -> dict[str, int]:
+    from dataclasses import replace
+
+    from ..lang import compile_query
+    from ..lang.printer import to_text
+    from ..plan import plan, shared_evaluator
+    from .matches import reusable
+
+    names, counts = [], []
+    for n, q in cube.queries.items():
+        if n in cube.results or not reusable(q, cube.shapes[n]):
+            continue
+        lines = to_text(replace(q, hierarchy=Hierarchy())).split("\n")
+        text = "\n".join(lines[:-1] + ["RETURN COUNT(*)"])  # (the RETURN clause is last)
+        cq = compile_query(text, time_unit=q.time_unit)
+        cq = replace(cq, hierarchy=q.hierarchy)
+        if plan(cq).engine == "aseq":
+            names.append(n)
+            counts.append(cq)
+    if not counts:
+        return {}
+    return {n: r.rows[0][0] for n, r in zip(names, shared_evaluator(counts).run(events.sorted()))}

@@ -53,8 +53,14 @@ class Reuse:
 class Costs:
     """Event counts per type (from the events, or uniform), and the cost estimates built on them."""
 
-    def __init__(self, counts: dict[str, int] | None = None):
+    def __init__(self, counts: dict[str, int] | None = None, matches: dict[str, int] | None = None):
         self.counts = counts or {}
+        #: per query name, its number of matches (queries returning matches, when estimated)
+        self.matches = matches or {}
+
+    def rows(self, name: str, length: int) -> float:
+        """The work of producing a query's match rows: one per match and position (0 unknown)."""
+        return float(self.matches.get(name, 0) * length)
 
     def events_of(self, q: Query) -> float:
         types = q.event_types
