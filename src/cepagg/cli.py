@@ -33,14 +33,22 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _query_text(args: argparse.Namespace) -> str:
+    """The query or workload text; with ``--hierarchy``, the hierarchy's CONCEPT lines added (the
+    text carries the hierarchy to every driver, Spark's workers included)."""
+    from .lang.concepts import Hierarchy, with_hierarchy
+
     if args.query_text is not None:
-        return args.query_text
-    if args.query_file is None:
+        text = args.query_text
+    elif args.query_file is None:
         raise UsageError("give a query file or -q TEXT")
-    try:
-        return Path(args.query_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read the query: {e}", args.query_file) from None
+    else:
+        try:
+            text = Path(args.query_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"cannot read the query: {e}", args.query_file) from None
+    if getattr(args, "hierarchy", None):
+        text = with_hierarchy(text, Hierarchy.load(args.hierarchy))
+    return text
 
 
 def _add_query_args(p: argparse.ArgumentParser) -> None:
@@ -49,6 +57,8 @@ def _add_query_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--query", dest="query_text", help="the query text")
     p.add_argument("--time-unit", default="ms", choices=list(TIME_UNITS_MS),
                    help="unit of the stream's integer timestamps (default ms)")
+    p.add_argument("--hierarchy", metavar="FILE", help="concept hierarchy, JSON {concept: [child, ...]}: "
+                   "a concept used as a type matches every event type below it")
 
 
 def _add_event_args(p: argparse.ArgumentParser) -> None:
@@ -97,7 +107,8 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
             out = Path(outputs.pop("--out"))
             outputs.update({f"--out ({n})": str(out.with_name(f"{out.stem}.{n}{out.suffix}")) for n in names})
         inputs = [*input_files(args.events, args.format), Path(args.events)] + (
-            [Path(args.query_file)] if getattr(args, "query_file", None) else [])
+            [Path(args.query_file)] if getattr(args, "query_file", None) else []) + (
+            [Path(args.hierarchy)] if getattr(args, "hierarchy", None) else [])
         given = {k: v for k, v in outputs.items() if v not in (None, "-")}
         for option, path in given.items():
             check_output_path(path, option)
@@ -139,6 +150,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .plan import plan, plan_workload
 
     text = _query_text(args)
+    if args.cube:
+        from .cube.cli import explain_cube
+
+        print(explain_cube(text, args))
+        return 0
     if is_workload(text):  # a workload file: queries separated by --- or ;;
         named = compile_workload(text, time_unit=args.time_unit)
         print(plan_workload([q for _, q in named], [n for n, _ in named], args.engine).explain())
@@ -157,9 +173,10 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     from .lang.workload import compile_workload
     from .output import write_result
     from .plan import plan_workload
-    from .runner import attach_event_columns
+    from .runner import attach_event_columns, check_concepts
 
     named = compile_workload(text, time_unit=args.time_unit, schema=_schema(report.batch))
+    check_concepts([q for _, q in named], report.batch)
     wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine)
     started = time.perf_counter()
     if args.no_spark:
@@ -265,6 +282,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .lang.workload import is_workload
     from .output import write_result
     from .plan import plan
+    from .runner import check_concepts
 
     text = _query_text(args)
     if args.order and not args.no_spark:
@@ -286,6 +304,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if is_workload(text):
         return _run_workload(args, text, report)
     q = compile_query(text, time_unit=args.time_unit, schema=_schema(report.batch))
+    check_concepts([q], report.batch)
     p = plan(q, args.engine)
     started = time.perf_counter()
     if args.order:
@@ -621,7 +640,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("explain", help="show what will run for a query and why")
     _add_query_args(p)
     p.add_argument("--engine", default="auto")
+    p.add_argument("--cube", action="store_true", help="the workload as an E-Cube: its refinement hierarchy and "
+                   "the reuse plan with estimated costs (see cepagg cube)")
+    from .cube.chase import STRATEGIES
+
+    p.add_argument("--strategy", default="chase", choices=STRATEGIES, help="with --cube: the strategy to show")
     p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("cube", help="a workload as an E-Cube: every query's result, computed with reuse "
+                                    "across concept and pattern levels")
+    _add_query_args(p)
+    _add_event_args(p)
+    from .cube.cli import add_arguments as add_cube_arguments
+    from .cube.cli import cmd_cube
+
+    add_cube_arguments(p)
+    p.set_defaults(func=cmd_cube)
 
     from .bench import add_parser as add_bench_parser
 

@@ -14,21 +14,26 @@ from typing import Iterable, Iterator
 import pyarrow.compute as pc
 
 from .events import ID, EventBatch, arrow_kind
-from .lang import compile_query
+from .lang import Hierarchy, compile_query
+from .lang.concepts import check_types
 from .lang.model import Query
 from .plan import plan
 from .result import Result, output_kinds, result_kind
 
 
-def run(query: str | Query, events: EventBatch, engine: str = "auto", *, match_format: str | None = None,
-        max_matches: int | None = None) -> Result:
+def run(query: str | Query, events: EventBatch, engine: str = "auto", hierarchy: Hierarchy | None = None, *,
+        match_format: str | None = None, max_matches: int | None = None) -> Result:
     """Evaluate ``query`` over ``events`` with the chosen engine (``auto``: the fastest able).
+
+    ``hierarchy``: a concept hierarchy for the query's types (:mod:`cepagg.lang.concepts`; a
+    query text may also declare one in CONCEPT lines). Events whose type is a concept are refused
+    before any work (:func:`check_concepts`).
 
     For a RETURN-of-events query, ``match_format`` "long" or "wide" gives the result with the
     events' attributes (:mod:`cepagg.matches`; None: the engine's rows, without them) and
     ``max_matches`` stops after that many matches (the first ones the engine finds).
     """
-    q = _compiled(query, events)
+    q = _compiled(query, events, hierarchy)
     if not q.returns_matches or (match_format is None and max_matches is None):
         return plan(q, engine).build().run(events)
     from .matches import Layout, as_result
@@ -39,7 +44,8 @@ def run(query: str | Query, events: EventBatch, engine: str = "auto", *, match_f
 
 
 def write_matches(query: str | Query, events: EventBatch, out: str, *, format: str | None = None,
-                  engine: str = "auto", match_format: str = "long", max_matches: int | None = None):
+                  engine: str = "auto", match_format: str = "long", max_matches: int | None = None,
+                  hierarchy: Hierarchy | None = None):
     """Write the matches of a RETURN-of-events query to ``out`` (.csv, .jsonl, .parquet; ``-``: a
     table on stdout) as the engine finds them, in the order it finds them: memory holds the
     events and the engine's state, not the matches. An output that cannot hold them is refused
@@ -50,7 +56,7 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
     from .matches import Layout, check_layout, write
     from .output import output_format
 
-    q = _compiled(query, events)
+    q = _compiled(query, events, hierarchy)
     if not q.returns_matches:
         raise UsageError("write_matches: the query returns aggregates, not matches")
     layout = Layout(q, events, match_format)
@@ -93,12 +99,44 @@ def match_pieces(eng, events: EventBatch) -> Iterator[list[tuple]]:
         yield rows
 
 
-def _compiled(query: str | Query, events: EventBatch) -> Query:
-    return query if isinstance(query, Query) else compile_query(
-        query, time_unit=events.time_unit, schema=events.attribute_kinds())
+def _compiled(query: str | Query, events: EventBatch, hierarchy: Hierarchy | None = None) -> Query:
+    """The query compiled for ``events``, its concept types checked against them."""
+    q = query if isinstance(query, Query) else compile_query(
+        query, time_unit=events.time_unit, schema=events.attribute_kinds(), hierarchy=hierarchy)
+    check_concepts([q], events)
+    return q
 
 
-def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = "auto") -> tuple[Result, int, str]:
+def check_concepts(queries: Iterable[Query], events: EventBatch, names: bool = True) -> None:
+    """Refuse events typed with a concept of a query's hierarchy, or (``names``: ``events`` are the
+    whole input) a query type unknown to both the hierarchy and the events
+    (:func:`cepagg.lang.concepts.check_types`)."""
+    queries = [q for q in queries if q.hierarchy]
+    if queries:
+        check_types(queries, pc.unique(events.table.column("type")).to_pylist(), names=names)
+
+
+def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engine: str = "auto",
+                 hierarchy: Hierarchy | None = None) -> dict[str, Result]:
+    """Evaluate several queries over ``events``, those aseq accepts in one shared plan; one result
+    per query, by name. ``workload``: a workload text (:mod:`cepagg.lang.workload`) or queries."""
+    from .lang.workload import compile_workload
+    from .plan import plan_workload
+
+    if isinstance(workload, str):
+        named = compile_workload(workload, time_unit=events.time_unit, schema=events.attribute_kinds(),
+                                 hierarchy=hierarchy)
+    else:
+        named = [(f"q{i}", q if isinstance(q, Query) else compile_query(
+            q, time_unit=events.time_unit, schema=events.attribute_kinds(), hierarchy=hierarchy))
+            for i, q in enumerate(workload)]
+    check_concepts([q for _, q in named], events)
+    results = plan_workload([q for _, q in named], [n for n, _ in named], engine).run(events)
+    return {n: r for (n, _), r in zip(named, results)}
+
+
+def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = "auto",
+               hierarchy: Hierarchy | None = None) -> tuple[Result, int, str]:
     """Evaluate ``query`` over batches in time order (each sorted by (ts, _id), none earlier than
     the one before: :class:`cepagg.io.EventChunks`), fed to one engine state batch by batch; after
     each, what the batch's last time closes is released (``advance``), so memory holds the
@@ -116,16 +154,22 @@ def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = 
     if first is None:
         raise NotChunkable("")  # (quietly: a whole read reports the empty input)
     kinds = first.attribute_kinds()
-    q = query if isinstance(query, Query) else compile_query(query, time_unit=first.time_unit, schema=kinds)
+    q = query if isinstance(query, Query) else compile_query(query, time_unit=first.time_unit, schema=kinds,
+                                                             hierarchy=hierarchy)
     p = plan(q, engine)
     eng = p.build()
-    state, rows, events = eng.new_state(), [], 0
+    state, rows, events, seen = eng.new_state(), [], 0, set()
     for b in chain([first], batches):
+        check_concepts([q], b, names=False)
+        if q.hierarchy:
+            seen.update(pc.unique(b.table.column("type")).to_pylist())
         rows += eng.process(state, b)
         events += len(b)
         if eng.cheap_advance:  # later batches hold no time before this one's last
             rows += eng.advance(state, pc.max(b.table.column("ts")).as_py() - 1)
     rows += eng.finish(state)
+    if q.hierarchy:  # (a query type unknown to the hierarchy and to every batch)
+        check_types([q], seen)
     return Result(q.output_columns, rows, output_kinds(q, kinds)).sorted(), events, p.engine
 
 

@@ -20,6 +20,7 @@ BENCHMARKS = {
     "matches": "cepagg.bench.matches",
     "tree": "cepagg.bench.tree",
     "neel": "cepagg.bench.neel",
+    "ecube": "cepagg.bench.ecube",
 }
 
 

@@ -97,7 +97,7 @@ class Stack(Engine):
         return {"parts": {}, "totals": {}, "objects": 0}
 
     def _feeds(self, atom: Atom, e) -> bool:
-        if atom.type is not None and e.type != atom.type:
+        if atom.type is not None and e.type not in self.query.members(atom.type):
             return False
         return all(holds(c.expr, lambda n, e=e: e.get(n.name)) for c in self.local[atom.var])
 

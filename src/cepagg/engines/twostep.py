@@ -56,7 +56,7 @@ class TwoStep(Recomputing):
         self.funcs = agg.funcs_of(query)
         g = self.plan.graphs[0]
         t = g.template
-        self.state_of = {s.type: s.index for s in t.states}
+        self.state_of = {m: s.index for s in t.states for m in query.members(s.type)}
         self.var_of = {s.index: s.var for s in t.states}
         (self.start,) = t.start
         (self.end,) = t.end

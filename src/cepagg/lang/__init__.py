@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 from .analyze import analyze
+from .concepts import Hierarchy, HierarchyError, extract_concepts, with_hierarchy
 from .model import Query
 from .parser import parse
 from .printer import to_text
 
-__all__ = ["compile_query", "parse", "analyze", "to_text", "Query"]
+__all__ = ["compile_query", "parse", "analyze", "to_text", "Query", "Hierarchy", "HierarchyError"]
 
 
-def compile_query(text: str, *, time_unit: str = "ms", schema: Mapping[str, str] | None = None) -> Query:
+def compile_query(text: str, *, time_unit: str = "ms", schema: Mapping[str, str] | None = None,
+                  hierarchy: Hierarchy | None = None) -> Query:
     """Parse and check a query.
 
     Args:
         text: the query.
         time_unit: unit of the stream's integer timestamps; durations are converted to it.
         schema: attribute name -> kind of the events, when known (attribute names are checked).
+        hierarchy: a concept hierarchy (:mod:`.concepts`), merged with the text's CONCEPT lines.
+            The query's ``text`` then ends with the merged hierarchy's CONCEPT lines, so that
+            recompiling the text (as Spark workers do) gives the same query.
 
     Raises:
         QueryError: with line, column and a caret-marked excerpt.
@@ -27,4 +33,9 @@ def compile_query(text: str, *, time_unit: str = "ms", schema: Mapping[str, str]
     >>> q.within, q.mode
     (10000, 'total')
     """
-    return analyze(parse(text), text, time_unit=time_unit, schema=schema)
+    body, declared = extract_concepts(text)
+    merged = declared.merged(hierarchy)
+    query = analyze(parse(body), body, time_unit=time_unit, schema=schema)
+    if not merged:
+        return query
+    return replace(query, text=with_hierarchy(body, merged), hierarchy=merged)

@@ -15,6 +15,7 @@ from typing import Iterator, Mapping, Union
 
 from ..errors import Position
 from . import ast
+from .concepts import Hierarchy
 
 NOWHERE = ast.NOWHERE
 
@@ -260,6 +261,21 @@ class Query:
     strategy: str
     time_unit: str
     syntax: ast.QuerySyntax = field(compare=False, repr=False)
+    #: the concept hierarchy the query's types are read in (empty: every type is plain)
+    hierarchy: Hierarchy = field(default_factory=Hierarchy, repr=False)
+
+    def members(self, type_: str | None) -> frozenset[str] | None:
+        """The event types a pattern type matches: the leaf types below a concept, the type
+        itself otherwise (None for an untyped variable: any event). Engines test
+        ``e.type in members`` instead of ``e.type == type_``."""
+        if type_ is None:
+            return None
+        return self.hierarchy.leaves(type_) if self.hierarchy.is_concept(type_) else frozenset((type_,))
+
+    @property
+    def concept_types(self) -> frozenset[str]:
+        """The pattern's types that are concepts of the hierarchy."""
+        return frozenset(v.type for v in self.variables.values() if self.hierarchy.is_concept(v.type))
 
     @property
     def returns_matches(self) -> bool:
@@ -298,13 +314,13 @@ class Query:
 
     @property
     def event_types(self) -> frozenset[str] | None:
-        """Types the pattern mentions (positive or negated); None if an untyped variable binds
-        any event."""
+        """Event types the pattern matches (positive or negated; a concept counts as its leaf
+        types); None if an untyped variable binds any event."""
         types: set[str] = set()
         for v in self.variables.values():
             if v.type is None:
                 return None
-            types.add(v.type)
+            types |= self.members(v.type)
         return frozenset(types)
 
     @property

@@ -196,6 +196,8 @@ def to_text(q: Query) -> str:
         lines.append("RETURN " + ", ".join([g.column for g in q.group_by if _plain(g.column)] + items))
     else:
         lines.append("RETURN " + ", ".join(_ref(v) for v in q.return_vars))
+    if q.hierarchy:
+        lines.append(q.hierarchy.lines())
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ import re
 from typing import Mapping
 
 from ..errors import QueryError
+from .concepts import Hierarchy, extract_concepts, with_hierarchy
 from .model import Query
 
 _SEPARATOR = re.compile(r"^\s*(---+|;;)\s*$")
@@ -25,7 +26,11 @@ _NAME = re.compile(r"^\s*--\s*name\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
 
 
 def split_workload(text: str) -> list[tuple[str, str]]:
-    """(name, query text) per block; blocks without a query (only comments) are skipped."""
+    """(name, query text) per block; blocks without a query (only comments) are skipped.
+
+    CONCEPT lines (:mod:`.concepts`) anywhere in the file declare one hierarchy for every query:
+    each block's text ends with all of them."""
+    text, declared = extract_concepts(text, "the workload")
     blocks: list[list[str]] = [[]]
     for line in text.splitlines():
         if _SEPARATOR.match(line):
@@ -45,7 +50,7 @@ def split_workload(text: str) -> list[tuple[str, str]]:
         query = "\n".join(body)
         if not any(s.strip() and not s.strip().startswith(("--", "#")) for s in body):
             continue
-        out.append((name or f"q{len(out)}", query))
+        out.append((name or f"q{len(out)}", with_hierarchy(query, declared)))
     names = [n for n, _ in out]
     for n in names:
         if names.count(n) > 1:
@@ -58,15 +63,16 @@ def is_workload(text: str) -> bool:
     return any(_SEPARATOR.match(line) for line in text.splitlines())
 
 
-def compile_workload(text: str, *, time_unit: str = "ms",
-                     schema: Mapping[str, str] | None = None) -> list[tuple[str, Query]]:
-    """Parse and check every query of a workload; errors name the query."""
+def compile_workload(text: str, *, time_unit: str = "ms", schema: Mapping[str, str] | None = None,
+                     hierarchy: Hierarchy | None = None) -> list[tuple[str, Query]]:
+    """Parse and check every query of a workload; errors name the query. ``hierarchy`` is merged
+    with the file's CONCEPT lines for every query."""
     from . import compile_query
 
     out = []
     for name, body in split_workload(text):
         try:
-            out.append((name, compile_query(body, time_unit=time_unit, schema=schema)))
+            out.append((name, compile_query(body, time_unit=time_unit, schema=schema, hierarchy=hierarchy)))
         except QueryError as exc:
             raise QueryError(f"In query '{name}': {exc}") from None
     if not out:

@@ -25,6 +25,7 @@ from typing import Any, Iterable
 
 from ..engines.aggregates import key_width
 from ..engines.reference.evaluate import partition_key
+from ..errors import UnsupportedQuery
 from ..events import Event
 from ..lang.model import Atom, NotP, PNode, Query, SeqP, is_positive_item
 
@@ -51,6 +52,10 @@ class Shape:
 
     def __init__(self, query: Query):
         q = self.q = query
+        if q.concept_types:  # punctuations name event types; a concept's would be its leaves'
+            raise UnsupportedQuery("order", f"the ordering layer reads punctuations per event type and does not "
+                                   f"map them to concepts ({', '.join(sorted(q.concept_types))}); run the query "
+                                   "over events in time order")
         self.matches = q.returns_matches
         self.mode = q.mode
         self.groups = len(q.group_by)

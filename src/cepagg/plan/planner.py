@@ -66,6 +66,8 @@ class Plan:
         if q.group_by:
             lines.append("groups: " + ", ".join(g.column for g in q.group_by))
         lines.append("variables: " + ", ".join(_var(v) for v in q.variables.values()))
+        for c in sorted(q.concept_types):
+            lines.append(f"concept {c}: matches events of type {', '.join(sorted(q.members(c)))}")
         for f in q.stream_filters:
             lines.append(f"stream filter: {f.text}")
         for c in q.conditions:

@@ -25,7 +25,8 @@ import sys
 
 from ..errors import InputError, UsageError
 from ..events import ID
-from ..lang import compile_query
+from ..lang import Hierarchy, compile_query
+from ..lang.concepts import check_types, with_hierarchy
 from ..lang.model import TIME_UNITS_MS, Query
 from ..plan import plan
 from ..plan.split import time_slices
@@ -118,7 +119,7 @@ def narrow(events, queries):
 def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
         time_column: str = "ts", time_unit: str = "ms", input_time_unit: str | None = None,
         on_bad_row: str = "error", reject_path: str | None = None, parallelism: int | None = None,
-        prepared: bool = False, delay: str = "0 seconds"):
+        prepared: bool = False, delay: str = "0 seconds", hierarchy: Hierarchy | None = None):
     """Evaluate ``query`` over the events DataFrame ``df``; the result as a DataFrame.
 
     Over a streaming DataFrame the result is a streaming DataFrame in Append mode
@@ -135,6 +136,8 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
             :func:`prepare_events`.
         parallelism: number of Spark partitions (default: the session's default parallelism).
         prepared: ``df`` already has the columns ``_id, ts, type`` (from :func:`prepare_events`).
+        hierarchy: a concept hierarchy for the query's types (:mod:`cepagg.lang.concepts`); it
+            travels to the workers inside the query text, as CONCEPT lines.
 
     Returns:
         A DataFrame with ``query.output_columns`` (plus the event attributes for a
@@ -147,6 +150,8 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         run(events, "RETURN COUNT(*) PATTERN SEQ(Stock a, Stock b) WHERE a.price < b.price WITHIN 1 s").show()
     """
     if df.isStreaming:
+        if hierarchy is not None:  # (the stream's workers read it from the text's CONCEPT lines)
+            query = with_hierarchy(query.text if isinstance(query, Query) else query, hierarchy)
         return _streaming(df, query, engine=engine, type_column=type_column, time_column=time_column,
                           time_unit=time_unit, delay=delay)
     spark = df.sparkSession
@@ -155,7 +160,9 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         df, type_column=type_column, time_column=time_column, time_unit=time_unit,
         input_time_unit=input_time_unit, on_bad_row=on_bad_row, reject_path=reject_path)
     kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
-    q = compile_query(text, time_unit=time_unit, schema=kinds)
+    q = compile_query(text, time_unit=time_unit, schema=kinds, hierarchy=hierarchy)
+    text = q.text  # (with the merged hierarchy's CONCEPT lines)
+    check_types_on_spark(events, [q])
     chosen = plan(q, engine)
     split, keys, partial, _why = chosen.split
     n = parallelism or spark.sparkContext.defaultParallelism
@@ -180,6 +187,14 @@ def _streaming(df, query, **options):
         raise UsageError("run: over a stream, a WITHIN-alone aggregate is revised as events come (Update "
                          "mode); use cepagg.spark.stream, which returns the output mode, or cepagg.spark.start")
     return out
+
+
+def check_types_on_spark(events, queries) -> None:
+    """Before any work, for queries with a concept hierarchy: no event typed by a concept, no query
+    type unknown to both the hierarchy and the events (one small job over the type column)."""
+    if any(q.hierarchy for q in queries):
+        types = [r[0] for r in events.select("type").distinct().collect()]
+        check_types(queries, types)
 
 
 def arrange(events, split: str, keys: tuple[str, ...], n: int, within: int):

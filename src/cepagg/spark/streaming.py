@@ -34,6 +34,7 @@ from ..events import ID, EventBatch
 from ..lang import compile_query
 from ..lang.model import TIME_UNITS_MS, Query
 from ..plan import plan
+from ..runner import check_concepts
 from . import schema as S
 from .sources import END_TS_MS, END_TYPE
 from .tasks import compiled
@@ -223,6 +224,7 @@ def _processor_class():
                 st.pending = [rest] if rest is not None and rest.num_rows else []
                 if ready.num_rows:
                     batch = EventBatch(ready, spec.time_unit).sorted()
+                    check_concepts([spec.query()], batch, names=False)  # (no event typed by a concept)
                     rows += engine.process(st.engine_state, batch)
                     top = int(pa.compute.max(ready.column("ts")).as_py())
                     st.released_to = top if st.released_to is None else max(st.released_to, top)

@@ -22,11 +22,13 @@ import pyarrow as pa
 
 from ..engines.base import Evaluator
 from ..events import ID
+from ..lang import Hierarchy
+from ..lang.concepts import with_hierarchy
 from ..lang.model import Query
 from ..lang.workload import compile_workload
 from ..plan import plan_workload, shared_evaluator
 from . import schema as S
-from .batch import arrange, narrow, prepare_events, run
+from .batch import arrange, check_types_on_spark, narrow, prepare_events, run
 from .merge import in_order, merge_results
 from .tasks import Spec, compiled, drive, emit_rows, out_columns, slice_range, unit_label
 
@@ -91,7 +93,7 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
                  engine: str = "auto", type_column: str = "type", time_column: str = "ts",
                  time_unit: str = "ms", input_time_unit: str | None = None, on_bad_row: str = "error",
                  reject_path: str | None = None, parallelism: int | None = None,
-                 prepared: bool = False) -> dict:
+                 prepared: bool = False, hierarchy: Hierarchy | None = None) -> dict:
     """Evaluate several queries over the events DataFrame ``df``; one DataFrame per query.
 
     Args:
@@ -99,6 +101,7 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
             ``-- name:`` lines) or a sequence of queries (texts or compiled).
         names: names for a sequence of queries (default ``q0, q1, ...``).
         engine: "auto" shares what aseq accepts; any other name runs every query alone with it.
+        hierarchy: a concept hierarchy for every query (merged with the file's CONCEPT lines).
         The other options are those of :func:`cepagg.spark.run`.
 
     Returns:
@@ -112,11 +115,12 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
         input_time_unit=input_time_unit, on_bad_row=on_bad_row, reject_path=reject_path)
     kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
     if isinstance(workload, str):
-        named = compile_workload(workload, time_unit=time_unit, schema=kinds)
+        named = compile_workload(workload, time_unit=time_unit, schema=kinds, hierarchy=hierarchy)
     else:
-        texts = [q.text if isinstance(q, Query) else q for q in workload]
+        texts = [with_hierarchy(q.text if isinstance(q, Query) else q, hierarchy) for q in workload]
         named = [(n, compiled(t, time_unit, tuple(sorted(kinds.items()))))
                  for n, t in zip(names or [f"q{i}" for i in range(len(texts))], texts)]
+    check_types_on_spark(events, [q for _, q in named])
     wp = plan_workload([q for _, q in named], [n for n, _ in named], engine)
     n_parts = parallelism or events.sparkSession.sparkContext.defaultParallelism
     results: dict = {}

@@ -169,7 +169,7 @@ class ChopRun:
 
         def feed(f: Feed):
             if f.key not in cache:
-                m = ok.copy() if f.type is None else ok & (types == f.type)
+                m = ok.copy() if f.type is None else ok & np.isin(types, list(f.members))
                 if f.conds and m.any():
                     m &= holds_all(f.conds, table)
                 cache[f.key] = m

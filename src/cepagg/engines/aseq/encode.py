@@ -119,16 +119,18 @@ class Encoder:
         tcodes = pc.fill_null(tenc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
         tnames = {name: i for i, name in enumerate(tenc.dictionary.to_pylist())}
 
-        def type_mask(t: str | None) -> np.ndarray:
+        def type_mask(t: frozenset[str] | None) -> np.ndarray:
             if t is None:
                 return np.ones(n, bool)
-            code = tnames.get(t)
-            return np.zeros(n, bool) if code is None else tcodes == code
+            codes = [tnames[m] for m in t if m in tnames]  # (a concept: the types below it)
+            if len(codes) == 1:
+                return tcodes == codes[0]
+            return np.isin(tcodes, codes) if codes else np.zeros(n, bool)
 
         bits = np.zeros(n, np.int64)
         words = []
         for i, f in enumerate(self.feeds):
-            m = type_mask(f.type) & ok
+            m = type_mask(f.members) & ok
             if f.conds and m.any():
                 sub = np.nonzero(m)[0]
                 m[sub] = holds_all(f.conds, table.take(pa.array(sub)))

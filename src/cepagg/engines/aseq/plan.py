@@ -41,19 +41,25 @@ MAX_LENGTH = 60
 class Feed:
     """Which events can take one role: a type (None: any) and local conditions on the event.
 
-    ``key`` identifies the predicate independently of variable names, so that roles of
-    different queries with the same type and conditions are recognised as the same (sharing).
+    ``members`` are the event types the role accepts (a concept of the query's hierarchy
+    accepts the types below it; None: any). ``key`` identifies the predicate independently of
+    variable names, so that roles of different queries with the same types and conditions are
+    recognised as the same (sharing).
     """
 
     type: str | None
     conds: tuple[ast.Expr, ...]
     key: tuple
+    members: frozenset[str] | None = None
 
     @staticmethod
-    def of(type_: str | None, conds: Sequence[Condition]) -> "Feed":
+    def of(type_: str | None, conds: Sequence[Condition], members: frozenset[str] | None = None) -> "Feed":
         exprs = tuple(c.expr for c in conds)
-        key = (type_, tuple(sorted(_canon(e) for e in exprs)))
-        return Feed(type_, exprs, key)
+        if type_ is not None and members is None:
+            members = frozenset((type_,))
+        key = (type_, tuple(sorted(members)) if members is not None else None,
+               tuple(sorted(_canon(e) for e in exprs)))
+        return Feed(type_, exprs, key, members)
 
     def text(self) -> str:
         t = self.type or "any"
@@ -216,7 +222,7 @@ def compile_plan(query: Query) -> SeqPlan:
                           f"GROUP BY {g.attr}, or tie every event with equalities on {g.attr}")
 
     def feed(atom: Atom) -> Feed:
-        return Feed.of(atom.type, local.get(atom.var, ()))
+        return Feed.of(atom.type, local.get(atom.var, ()), q.members(atom.type))
 
     return SeqPlan(
         query=q,

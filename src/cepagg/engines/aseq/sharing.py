@@ -71,9 +71,12 @@ class Stats:
             counts[t] = counts.get(t, 0) + 1
         return Stats({t: c / span for t, c in counts.items()})
 
-    def rate(self, type_: str | None) -> float:
+    def rate(self, type_: str | frozenset[str] | None) -> float:
+        """Events per unit of time of a type, or of a set of types (a concept's members)."""
         if type_ is None:
             return sum(self.rates.values()) or self.default
+        if not isinstance(type_, str):
+            return sum(self.rate(t) for t in type_)
         return self.rates.get(type_, self.default if not self.rates else 0.0)
 
 
@@ -84,12 +87,12 @@ def unit_cost(unit: Unit, stats: Stats) -> float:
     types: set = set()
     cost = 0.0
     for j, f in enumerate(unit.node_feed):
-        cost += stats.rate(f.type) * 2 * W * C * ROW
-        types.add(f.type)
+        cost += stats.rate(f.members) * 2 * W * C * ROW
+        types |= f.members or {None}
         for g in unit.node_reset[j]:
-            cost += stats.rate(g.type) * 2 * W * C * ROW
-            types.add(g.type)
-    cost += stats.rate(unit.node_feed[0].type) * (FLIP * N**3 / 6 + PUSH * N * W) * C
+            cost += stats.rate(g.members) * 2 * W * C * ROW
+            types |= g.members or {None}
+    cost += stats.rate(unit.node_feed[0].members) * (FLIP * N**3 / 6 + PUSH * N * W) * C
     cost += sum(stats.rate(t) for t in types) * EVENT
     return cost
 
@@ -102,16 +105,16 @@ def chop_cost(plans: list[SeqPlan], chops: list[tuple[int, ...]], stats: Stats) 
         pieces = pieces_of(plan, ch)
         prev_items = 0.0
         for j, p in enumerate(pieces):
-            items = stats.rate(p.feeds[0].type) * w
+            items = stats.rate(p.feeds[0].members) * w
             if p.key not in seen:
-                c = sum(stats.rate(f.type) for f in p.feeds) * items * SEM
-                c += sum(stats.rate(g.type) for gap in p.gaps for g in gap) * items * SEM
+                c = sum(stats.rate(f.members) for f in p.feeds) * items * SEM
+                c += sum(stats.rate(g.members) for gap in p.gaps for g in gap) * items * SEM
                 seen[p.key] = c
                 cost += c
             if j:
-                cost += stats.rate(p.feeds[0].type) * prev_items * SNAP * j
+                cost += stats.rate(p.feeds[0].members) * prev_items * SNAP * j
             prev_items = items
-        reads = stats.rate(pieces[0].feeds[0].type) if plan.mode == "total" else sum(
+        reads = stats.rate(pieces[0].feeds[0].members) if plan.mode == "total" else sum(
             stats.rate(t) for t in (plan.query.event_types or ())) or stats.rate(None)
         cost += reads * prev_items * SNAP
     return cost

@@ -188,7 +188,7 @@ def _transitions(gp: GraphPlan, bits: dict[int, int], progs: Programs, strings: 
     return (tr_off.astype(np.int64), TR, np.array(der_off, dtype=np.int64), DER, specs, idx_src)
 
 
-def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None,
+def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None, members,
                    strings: dict[str, int]) -> GraphLayout:
     t = gp.template
     S = len(t.states)
@@ -204,7 +204,7 @@ def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None,
     pi[K.NPI_W] = within or 0
     pi[K.NPI_NG] = len(bits)
     kp = NegPlan(pi, st_start, st_end, tr_off, TR, der_off, DER, *progs.arrays())
-    types = {st.type: st.index for st in t.states}
+    types = {m: st.index for st in t.states for m in members(st.type)}
     return GraphLayout(gp, types, progs, kp, [], [])
 
 
@@ -330,9 +330,9 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
     pi[K.PI_SUFFIX] = 0 if lead else 1
     kp = PosPlan(pi, ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
                  np.array(mmin, dtype=np.int64), *progs.arrays())
-    types = {st.type: st.index for st in t.states}
+    types = {m: st.index for st in t.states for m in q.members(st.type)}  # (a concept: its leaf types)
     positive = GraphLayout(gp, types, progs, kp, specs, idx_src)
-    negatives = [build_negative(g, bits, q.within, strings) for g in gplan.graphs[1:]]
+    negatives = [build_negative(g, bits, q.within, q.members, strings) for g in gplan.graphs[1:]]
     return Layout(gplan, bits, positive, negatives, aggs, attr_slots, FI, FF, FM,
                   np.array(mmin, dtype=np.int64), strings, trail, lead)
 

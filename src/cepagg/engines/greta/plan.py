@@ -205,6 +205,13 @@ def _check(q: Query) -> list[SubPattern]:
         subs = split(q.pattern)
     except TemplateError as e:
         raise _Refused(str(e)) from None
+    for s in subs:
+        types = [st.type for st in s.template.states]
+        for i, a in enumerate(types):
+            for b in types[i + 1:]:
+                if q.members(a) & q.members(b):
+                    raise _Refused(f"types {a} and {b} of one (sub-)pattern overlap in the concept hierarchy; "
+                                   "GRETA's template needs each event type in one state")
     if len(subs) - 1 > MAX_NEGATIONS:
         raise _Refused(f"more than {MAX_NEGATIONS} negated sub-patterns")
     by_not = {s.not_id: s for s in subs}

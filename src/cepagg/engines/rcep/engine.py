@@ -100,12 +100,12 @@ class Rcep(Engine):
         self._fits_neg = [self._fits(n.var) for n in self.shape.negations]
 
     def _fits(self, var: str):
-        vtype = self.query.variables[var].type
+        vtype = self.query.members(self.query.variables[var].type)  # (a concept: the types below it)
         local = [c.expr for c in self.shape.local.get(var, ())]
         same = self.shape.same.get(var, ())
 
         def fits(e) -> bool:
-            if vtype is not None and e.type != vtype:
+            if vtype is not None and e.type not in vtype:
                 return False
             if any(e.get(a) is None for a in same):
                 return False  # an equivalence attribute must have a value

@@ -87,7 +87,8 @@ class Matcher:
         admitted = [e for e in self.events
                     if all(holds(f.expr, lambda node, e=e: e.get(node.name)) for f in query.stream_filters)]
         for v in query.variables.values():
-            evs = [e for e in admitted if (v.type is None or e.type == v.type)
+            members = query.members(v.type)  # (a concept matches the types below it)
+            evs = [e for e in admitted if (members is None or e.type in members)
                    and all(self._holds_one(c, v.name, e) for c in self.local.get(v.name, ()))]
             self._candidates[v.name] = (evs, [e.ts for e in evs])
         self._memo: dict[tuple, tuple[M, ...]] = {}
