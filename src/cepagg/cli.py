@@ -577,9 +577,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_warmup(args: argparse.Namespace) -> int:
-    from .engines.kernels import COMPILE_SECONDS, warm
+    from .engines.kernels import WARMUP_SECONDS, warm
 
-    print(f"cepagg: compiling the engines' kernels once per install, ~{max(COMPILE_SECONDS.values())} s "
+    print(f"cepagg: compiling the engines' kernels once per install, ~{WARMUP_SECONDS} s "
           f"(both engines in parallel) ...", file=sys.stderr, flush=True)
     seconds = warm(log=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"cepagg: kernels ready ({seconds:.0f} s); later runs and Spark workers on this machine load them",
