@@ -6,12 +6,13 @@ partial matches, the buffers joined again at each trigger) or by a join tree (tr
 children keep their composites, condensed where that pays).
 
 The rule, from ``cepagg bench tree`` (docs/benchmarks.md, "Tree plans and condensed
-composition"): on queries with a condition between two variables, tree was 1.1 to 183
-times faster than rcep in 14 of 16 runs (its stores keep only composites that passed their
-conditions, and a condensed store checks a condition once per group) and 0.8 times as fast in
-the other two (a negation inside the span of the condition); without such a condition it was
-0.9 to 1.0 times as fast, since a tree then stores composites that nothing filters. A query
-with Kleene plus goes to rcep, the only one of the two that takes it.
+composition"): on queries with a condition between two variables, tree was faster than rcep in
+14 of 16 runs (its stores keep only composites that passed their conditions, and a condensed
+store checks a condition once per group), and slower by 15-18% in the other two (a negation
+inside the span of the condition). Without such a condition neither engine was clearly faster
+(a tree then has nothing to filter or condense, and one that stored composites would keep every
+partial match), so such queries go to rcep, which keeps only the events of a window. A query with
+Kleene plus goes to rcep, the only one of the two that takes it.
 """
 
 from __future__ import annotations
@@ -37,5 +38,5 @@ def choose(query: Query) -> tuple[str, str, dict[str, str]]:
                         "between variables filters the stored composites and is checked once per "
                         "group where a store condenses (a rule measured by cepagg bench tree)"), {}
     return "rcep", ("recomputation rather than a join tree (tree): no condition between variables, "
-                    "so a tree would store composites that nothing filters (a rule measured by "
-                    "cepagg bench tree)"), {}
+                    "so a join tree has nothing to filter or condense, and recomputation keeps only "
+                    "one window of events (a rule measured by cepagg bench tree)"), {}

@@ -11,7 +11,7 @@ review looks at every composite held, so it costs O(1) per insert. Over the peri
 last review, ``size_L`` is the composites held, ``size_R`` the right composites that probed the
 store (``d_R`` is 1: right composites are joined as they come), and ``size_L + size_R`` the
 inserts and probes, which cost a hash or a group scan more in condensed mode. ``a`` is one
-condition evaluation, ``b`` = :data:`B` of them: a condensed insert costs about a quarter of an
+condition evaluation, ``b`` = :data:`B` of them: a condensed insert costs about a fifth of an
 evaluation more than a plain one (``cepagg bench tree --costs``, docs/benchmarks.md), so B = 1
 errs on the side of staying plain. Condensation switches on when the benefit exceeds ``ON``
 times the cost and off below ``OFF`` times (hysteresis, so a store does not flip on noise); a
