@@ -50,6 +50,7 @@ def test_streamed_output_equals_the_in_memory_result(tmp_path, monkeypatch, ext)
     """rcep fed a few events at a time (so a file is written in many pieces) writes the rows
     of the whole result, the events' attributes joined."""
     monkeypatch.setattr(runner, "PIECE_EVENTS", 3)
+    monkeypatch.setattr(runner, "PIECE_ROWS", 7)  # rows spilled in the middle of an engine's call
     rng = random.Random(16)
     for k in range(cases(30, 300)):
         text = QUERIES[k % len(QUERIES)]
@@ -138,3 +139,20 @@ def test_a_type_parquet_cannot_hold_is_refused():
     with pytest.raises(OutputRefused, match="Parquet cannot hold column 'gap'"):
         check_layout(layout, "parquet")
     check_layout(layout, "jsonl")  # JSON Lines writes it as text
+
+
+@pytest.mark.parametrize("engine", ["rcep", "nfa"])
+def test_one_event_ending_many_matches_is_written_in_pieces(monkeypatch, engine):
+    """An engine that finds matches one by one hands them over every PIECE_ROWS rows, even in
+    the middle of one event (here one C ends 120 matches): no piece is much larger, and the
+    pieces together are the whole result, in order."""
+    monkeypatch.setattr(runner, "PIECE_ROWS", 10)
+    rows = [{"type": "A", "ts": t} for t in range(10)] + [{"type": "B", "ts": 10 + t} for t in range(12)]
+    rows.append({"type": "C", "ts": 30})
+    batch = EventBatch.from_rows(rows)
+    text = "PATTERN SEQ(A a, B b, C c) WITHIN 100 RETURN a, b, c"
+    pieces = []
+    runner.match_feed(ENGINES[engine](compile_query(text)), batch)(pieces.append)
+    assert max(len(p) for p in pieces) <= 10 + 2 and len(pieces) >= 360 // 12
+    whole = ENGINES[engine](compile_query(text)).run(batch)
+    assert sorted(r for p in pieces for r in p) == sorted(whole.rows)

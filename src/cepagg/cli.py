@@ -360,12 +360,12 @@ def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
     process or collected from Spark a piece at a time; ``--max-matches`` stops early."""
     from .matches import Layout, check_layout, write
     from .output import output_format
-    from .runner import match_pieces
+    from .runner import match_feed
 
     layout = Layout(q, report.batch, args.match_format)
     check_layout(layout, "table" if args.out == "-" else output_format(args.out))
     if args.no_spark:
-        pieces = match_pieces(p.build(), report.batch)
+        pieces = match_feed(p.build(), report.batch)
         where = "in-process"
     else:
         from .spark import run as spark_run

@@ -27,7 +27,7 @@ import csv
 import json
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Union
 
 import numpy as np
 import pyarrow as pa
@@ -232,13 +232,22 @@ def _json_cell(v):
     return cell(v)
 
 
-def limited(pieces: Iterable[list[tuple]], key_width: int, max_matches: int | None,
-            counter: Written) -> Iterator[list[tuple]]:
-    """The pieces of engine rows, cut after ``max_matches`` matches (the rows of one match are
-    consecutive); counts matches and rows into ``counter`` and sets ``stopped`` when it cut."""
-    for rows in pieces:
+#: where rows come from: pieces to iterate, or a function that hands each piece to the callback
+#: it is given (an engine spilling rows in the middle of a call: :func:`cepagg.runner.match_feed`)
+Source = Union[Iterable[list], Callable[[Callable[[list], None]], None]]
+
+
+class _Stopped(Exception):
+    """``max_matches`` reached: unwinds the engine that was producing rows."""
+
+
+def _drive(source: Source, key_width: int, max_matches: int | None, counter: Written,
+           consume: Callable[[list], None]) -> None:
+    """Hand every piece of ``source`` to ``consume``, cut after ``max_matches`` matches (the rows
+    of one match are consecutive); count matches and rows into ``counter``, set ``stopped``."""
+    def accept(rows: list) -> None:
         if not rows:
-            continue
+            return
         n, last, cut = counter.matches, None, len(rows)
         for i, r in enumerate(rows):
             head = r[:key_width]
@@ -251,23 +260,35 @@ def limited(pieces: Iterable[list[tuple]], key_width: int, max_matches: int | No
                 last = head
         counter.matches = n
         counter.rows += cut
-        yield rows[:cut]
+        if cut:
+            consume(rows[:cut] if cut < len(rows) else rows)
         if counter.stopped:
-            return
+            raise _Stopped
+
+    try:
+        if callable(source):
+            source(accept)
+        else:
+            for piece in source:
+                accept(piece)
+    except _Stopped:
+        pass
 
 
-def write(pieces: Iterable[list[tuple]], layout: Layout, path: str, format: str | None = None,
+def write(source: Source, layout: Layout, path: str, format: str | None = None,
           max_matches: int | None = None) -> Written:
-    """Write the pieces of engine rows to ``path`` (``-``: a table on stdout, its first 50 rows)
-    as they come; stop after ``max_matches`` matches."""
+    """Write the engine rows of ``source`` to ``path`` (``-``: a table on stdout, its first 50
+    rows) as they come; stop after ``max_matches`` matches."""
     counter = Written(0, 0, False)
-    rows = limited(pieces, layout.key_width, max_matches, counter)
     if path is None or str(path) == "-":
         check_layout(layout, "table")
         shown: list[tuple] = []
-        for piece in rows:
+
+        def show(rows: list) -> None:
             if len(shown) < 50:
-                shown += tuples(layout.table(piece[:50 - len(shown)]))
+                shown.extend(tuples(layout.table(rows[:50 - len(shown)])))
+
+        _drive(source, layout.key_width, max_matches, counter, show)
         print(format_table(Result(layout.columns, shown), total=counter.rows))
         return counter
     fmt = output_format(path, format)
@@ -276,25 +297,21 @@ def write(pieces: Iterable[list[tuple]], layout: Layout, path: str, format: str 
         if fmt == "parquet":  # (Arrow writes the file itself, a row group at a time)
             sink = Sink(layout, fmt, str(tmp))
             try:
-                for piece in rows:
-                    sink.write(layout.table(piece))
+                _drive(source, layout.key_width, max_matches, counter, lambda rows: sink.write(layout.table(rows)))
             finally:
                 sink.close()
             return counter
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             sink = Sink(layout, fmt, f)
-            for piece in rows:
-                sink.write(layout.table(piece))
+            _drive(source, layout.key_width, max_matches, counter, lambda rows: sink.write(layout.table(rows)))
             sink.close()
     return counter
 
 
-def as_result(pieces: Iterable[list[tuple]], layout: Layout, max_matches: int | None = None) -> tuple[Result, Written]:
-    """The pieces gathered in memory as a :class:`~cepagg.result.Result` in the layout's columns
-    (for the Python API; files are written by :func:`write`)."""
+def as_result(source: Source, layout: Layout, max_matches: int | None = None) -> tuple[Result, Written]:
+    """The rows of ``source`` gathered in memory as a :class:`~cepagg.result.Result` in the
+    layout's columns (for the Python API; files are written by :func:`write`)."""
     counter = Written(0, 0, False)
     out: list[tuple] = []
-    for piece in limited(pieces, layout.key_width, max_matches, counter):
-        out += tuples(layout.table(piece))
+    _drive(source, layout.key_width, max_matches, counter, lambda rows: out.extend(tuples(layout.table(rows))))
     return Result(layout.columns, out), counter
-

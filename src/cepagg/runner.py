@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from itertools import chain
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import pyarrow.compute as pc
 
@@ -39,7 +39,7 @@ def run(query: str | Query, events: EventBatch, engine: str = "auto", hierarchy:
     from .matches import Layout, as_result
 
     layout = Layout(q, events, match_format or "long")
-    result, _ = as_result(match_pieces(plan(q, engine).build(), events), layout, max_matches)
+    result, _ = as_result(match_feed(plan(q, engine).build(), events), layout, max_matches)
     return result
 
 
@@ -63,7 +63,7 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
     if out not in (None, "-"):
         check_layout(layout, output_format(out, format))
     p = plan(q, engine)
-    written = write(match_pieces(p.build(), events), layout, out, format, max_matches)
+    written = write(match_feed(p.build(), events), layout, out, format, max_matches)
     written.engine = p.engine
     return written
 
@@ -73,30 +73,42 @@ PIECE_EVENTS = 64
 PIECE_ROWS = 1 << 16
 
 
-def match_pieces(eng, events: EventBatch) -> Iterator[list[tuple]]:
-    """The engine's rows over ``events``, a piece at a time: the time-sorted events are fed in
-    slices whose size adapts so that a piece holds about :data:`PIECE_ROWS` rows (a slice shrinks
-    to one event where matches are dense, so a piece is larger only when one event ends more
-    matches). An engine that produces matches as it goes (rcep, nfa) then never holds more than a
-    piece; one that evaluates at the end (the reference) gives everything in the last piece. The
-    rows of one match are never split between pieces."""
-    batch = events.sorted()
-    ts = batch.table.column("ts").to_numpy()
-    state = eng.new_state()
-    i, step, n = 0, PIECE_EVENTS, len(batch)
-    while i < n:
-        j = min(n, i + step)
-        rows = eng.process(state, batch.slice(i, j - i))
-        if eng.cheap_advance:  # later slices hold no time before this one's last
-            rows += eng.advance(state, int(ts[j - 1]) - 1)
-        i = j
-        if rows:
-            yield rows
-        # the next slice: as many events as gave about PIECE_ROWS rows here, at most twice as many
-        step = max(1, min(2 * step, 1 << 16, step * PIECE_ROWS // max(len(rows), 1)))
-    rows = eng.finish(state)
-    if rows:
-        yield rows
+def match_feed(eng, events: EventBatch):
+    """The engine's rows over ``events``, handed a piece at a time to the callback the returned
+    function is given (a :data:`cepagg.matches.Source`). The time-sorted events are fed in slices
+    whose size adapts so that a slice gives about :data:`PIECE_ROWS` rows (down to one event
+    where matches are dense); an engine that produces matches as it goes (rcep, nfa) also hands
+    rows over in the middle of a call once it holds :data:`PIECE_ROWS` of them (its ``spill``),
+    so memory never holds much more than a piece, however many matches one event ends. One that
+    evaluates at the end (the reference) gives everything in the last piece. The rows of one
+    match are never split between pieces."""
+
+    def feed(accept) -> None:
+        batch = events.sorted()
+        ts = batch.table.column("ts").to_numpy()
+        produced = [0]
+
+        def spill(rows: list) -> None:
+            produced[0] += len(rows)
+            accept(rows)
+
+        eng.spill = spill
+        eng.spill_rows = PIECE_ROWS
+        state = eng.new_state()
+        i, step, n = 0, PIECE_EVENTS, len(batch)
+        while i < n:
+            j = min(n, i + step)
+            produced[0] = 0
+            rows = eng.process(state, batch.slice(i, j - i))
+            if eng.cheap_advance:  # later slices hold no time before this one's last
+                rows += eng.advance(state, int(ts[j - 1]) - 1)
+            i = j
+            spill(rows)
+            # the next slice: as many events as gave about PIECE_ROWS rows here, at most twice as many
+            step = max(1, min(2 * step, 1 << 16, step * PIECE_ROWS // max(produced[0], 1)))
+        spill(eng.finish(state))
+
+    return feed
 
 
 def _compiled(query: str | Query, events: EventBatch, hierarchy: Hierarchy | None = None) -> Query:

@@ -83,6 +83,12 @@ class Engine(ABC):
     #: ``advance`` costs in proportion to what it releases, not to the state it holds: a caller
     #: may call it after every batch (Spark's batch driver does)
     cheap_advance: ClassVar[bool] = True
+    #: set by a driver that writes matches as they are found (:func:`cepagg.runner.match_feed`):
+    #: an engine that finds matches one by one (rcep, nfa) hands its pending rows to
+    #: ``spill(rows)`` in the middle of a call once it holds ``spill_rows`` of them, and returns
+    #: only the rest, so one event ending millions of matches never makes a list of them all
+    spill: Any = None
+    spill_rows: int = 1 << 16
 
     def __init__(self, query: Query, *, partial: bool = False,
                  start_range: tuple[int, int] | None = None):

@@ -196,6 +196,9 @@ class Nfa(Rcep):
         if self.query.returns_matches:
             self._rows.add(out, cells, state.next_match, env)
             state.next_match += 1
+            if self.spill is not None and len(out) >= self.spill_rows:  # (the driver writes them now)
+                self.spill(out[:])
+                out.clear()
         else:
             output.fold(state.totals if wlo is None else state.windows, self.query, cells, env)
 

@@ -228,11 +228,14 @@ class Rcep(Engine):
             def cells_of(env):
                 return fixed
         if q.returns_matches:
-            add = self._rows.add
+            add, spill, spill_rows = self._rows.add, self.spill, self.spill_rows
 
             def emit(env):
                 add(out, cells_of(env), state.next_match, env)
                 state.next_match += 1
+                if spill is not None and len(out) >= spill_rows:  # (the driver writes them now)
+                    spill(out[:])
+                    out.clear()
         else:
             accs = state.totals if wlo is None else state.windows
 
