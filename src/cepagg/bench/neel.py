@@ -66,8 +66,8 @@ def chapter_workloads() -> list[tuple[str, str]]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--events", type=int, default=50_000, help="events of the OR/AND file (default 50,000)")
     p.add_argument("--keys", type=int, default=10, help="keys of the OR/AND file (default 10)")
-    p.add_argument("--chapter-events", type=int, default=4_000,
-                   help="events of the chapter's workloads (default 4,000)")
+    p.add_argument("--chapter-events", type=int, default=20_000,
+                   help="events of the chapter's workloads (default 20,000)")
     p.add_argument("--chapter-window", type=int, default=40,
                    help="window of the chapter's workloads in time units, one event per unit on "
                         "average (default 40: the chapter's 4,000 events/s in 10 ms)")

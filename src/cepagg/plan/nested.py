@@ -10,7 +10,7 @@ an AND inside a SEQ into its interleavings). A flat pattern prints nothing.
 from __future__ import annotations
 
 from ..lang.model import Query
-from ..lang.neel import NotNormalisable, normal_query
+from ..lang.neel import NotNormalisable, normalize, top_scope_is_wide
 
 
 def explain_lines(query: Query) -> list[str]:
@@ -25,8 +25,9 @@ def explain_lines(query: Query) -> list[str]:
     >>> explain_lines(compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 10"))
     []
     """
-    try:
-        normal, steps = normal_query(query)
+    try:  # the syntax tree only: a normal form need not be a query of its own (a negated
+        # variable with conditions appears once per disjunct, which one query cannot declare)
+        normal, steps = normalize(query.syntax.pattern, top_wide=top_scope_is_wide(query))
     except NotNormalisable as e:
         return [f"nested pattern: no NEEL normal form ({e})"]
     if not steps:

@@ -149,3 +149,13 @@ def test_ties_are_counted_once():
 def test_refusals_say_why(text, why):
     reason = ENGINES["neel"].refusal(compile_query(text))
     assert reason is not None and why in reason, reason
+
+
+def test_explain_of_a_normal_form_that_is_no_query_of_its_own():
+    """The normal form repeats ``NOT (B n, n.x > 2)`` in both disjuncts, which one query cannot
+    declare; explain printed it by binding it as a query, and failed."""
+    from cepagg.plan import plan
+
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A v1, NOT (B n, n.x > 2), OR(B v2, C v3)) WITHIN 7")
+    text = plan(q).explain()
+    assert "engine: neel" in text and "DR1" in text
