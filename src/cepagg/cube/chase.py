@@ -156,8 +156,11 @@ def choose(cube, strategy: str, costs: Costs, reuses: tuple[str, ...] = REUSES) 
 
 
 def _arborescence(cube, cands: list[Reuse]) -> dict[str, Reuse]:
-    import networkx as nx
-    from networkx.algorithms.tree.branchings import minimum_spanning_arborescence
+    try:
+        import networkx as nx
+        from networkx.algorithms.tree.branchings import minimum_spanning_arborescence
+    except ImportError:  # (a dependency of cepagg; an environment installed before it lacks it)
+        raise UnsupportedQuery("cube", "the chase strategy needs networkx: pip install networkx") from None
 
     g = nx.DiGraph()
     best: dict[tuple[str, str], Reuse] = {}
