@@ -159,3 +159,16 @@ def test_explain_of_a_normal_form_that_is_no_query_of_its_own():
     q = compile_query("RETURN COUNT(*) PATTERN SEQ(A v1, NOT (B n, n.x > 2), OR(B v2, C v3)) WITHIN 7")
     text = plan(q).explain()
     assert "engine: neel" in text and "DR1" in text
+
+
+def test_concept_types_reach_the_flat_terms():
+    """A concept type in a nested query matches every type below it in each flat term; an AND
+    inside a SEQ over a concept is refused (its tie transform reads the events' own types)."""
+    import pyarrow as pa
+
+    types = ["A", "C", "B", "D", "A", "C", "D", "B", "C", "D"]
+    batch = EventBatch(pa.table({"_id": list(range(10)), "ts": [0, 1, 2, 2, 3, 4, 5, 5, 6, 7], "type": types}))
+    q = compile_query("CONCEPT V = (A, B)\nRETURN COUNT(*) PATTERN SEQ(V a, OR(C c, D d)) WITHIN 6")
+    assert ENGINES["neel"](q).run(batch).rows == ENGINES["reference"](q).run(batch).rows
+    q = compile_query("CONCEPT V = (A, B)\nRETURN COUNT(*) PATTERN SEQ(C c, AND(V a, D d)) WITHIN 6")
+    assert "concept" in ENGINES["neel"].refusal(q)

@@ -124,6 +124,9 @@ def decompose(query: Query) -> Decomposition:
         for a, ties in alts:
             flat += _interleavings(a, interleavings, "") if isinstance(a, ast.AndPattern) else [(a, ties)]
         alts = flat
+    if interleavings and query.concept_types:  # (ties are ordered by the events' own types)
+        raise NotDecomposable("an AND inside a SEQ over concept types (" + ", ".join(sorted(query.concept_types))
+                              + "): its interleavings order tied events by their types")
     if not steps and not interleavings and len(alts) == 1 and not any(
             isinstance(x, ast.Exists) for x in alts[0][0].walk()):
         raise NotDecomposable("the pattern is flat: nothing to decompose")
@@ -307,7 +310,7 @@ def _term(query: Query, p: ast.Pattern, sign: int, size: int, ties: frozenset) -
         raise NotDecomposable(f"{pattern_text(p)}: {e}") from None
     sub = replace(syntax, pattern=run, where=where, returns=tuple(returns), agg=tuple(agg))
     try:
-        flat = analyze(sub, query.text, time_unit=query.time_unit)
+        flat = replace(analyze(sub, query.text, time_unit=query.time_unit), hierarchy=query.hierarchy)
     except QueryError as e:
         raise NotDecomposable(f"the flat pattern {pattern_text(p)} is not a query of its own: {e}") from None
     if witnesses and (flat.equivalences or flat.stream_filters):
