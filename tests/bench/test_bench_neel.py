@@ -13,7 +13,7 @@ from cepagg.lang import compile_query
 def test_the_benchmark_checks_its_results(capsys):
     p = argparse.ArgumentParser()
     neel.add_arguments(p)
-    args = p.parse_args(["--events", "1500", "--keys", "3", "--chapter-events", "300", "--repeat", "1"])
+    args = p.parse_args(["--events", "400", "--keys", "3", "--chapter-events", "120", "--repeat", "1"])
     assert neel.main(args) == 0
     out = capsys.readouterr().out
     assert "DIFFERENT" not in out and "refuses" not in out and out.count("same rows") == 2
