@@ -25,8 +25,6 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from ...errors import InputError
-from ...lang.expr import holds
 from ..rcep import output
 from ..rcep.buffers import Buffer
 from ..rcep.engine import NEG_INF, Rcep, RcepState, _first_value
@@ -55,6 +53,11 @@ class Nfa(Rcep):
     def new_state(self) -> RcepState:
         return RcepState()
 
+    def _expire(self, part: NfaPartition, horizon: int) -> None:
+        """Drop negation events before ``horizon`` (runs expire as they are extended)."""
+        for b in part.negs:
+            b.drop_before(horizon)
+
     def process(self, state: RcepState, batch) -> list[tuple]:
         out: list[tuple] = []
         q = self.query
@@ -65,21 +68,8 @@ class Nfa(Rcep):
             part = state.partitions.get(key)
             if part is None:
                 part = state.partitions[key] = NfaPartition([Buffer() for _ in self.shape.negations])
-            if e.ts < part.last_ts:
-                raise InputError(f"events of partition {key} out of time order: time {e.ts} after "
-                                 f"{part.last_ts} (the engine needs stream order per partition key; "
-                                 f"put an ordering strategy in front)")
-            if e.ts > part.last_ts:
-                self._due(state, key, part, e.ts - 1, out)
-                part.last_ts = e.ts
-                horizon = e.ts - self.keep + 1
-                for b in part.negs:
-                    b.drop_before(horizon)
-            if self._filters and not all(holds(x, lambda n: e.get(n.name)) for x in self._filters):
+            if not self._admit(state, key, part, e, out):
                 continue
-            for b, fits in zip(part.negs, self._fits_neg):
-                if fits(e):
-                    b.append(e)
             self._offer(state, key, part, e, out)
         return out
 

@@ -129,37 +129,54 @@ class Rcep(Engine):
             if part is None:
                 part = state.partitions[key] = Partition([Buffer() for _ in range(k)],
                                                           [Buffer() for _ in self.shape.negations])
-            if e.ts < part.last_ts:
-                raise InputError(f"events of partition {key} out of time order: time {e.ts} after "
-                                 f"{part.last_ts} (the engine needs stream order per partition key; "
-                                 f"put an ordering strategy in front)")
-            if e.ts > part.last_ts:
-                self._due(state, key, part, e.ts - 1, out)
-                part.last_ts = e.ts
-                horizon = e.ts - self.keep + 1
-                for b in part.buffers:
-                    b.drop_before(horizon)
-                for b in part.negs:
-                    b.drop_before(horizon)
-            if self._filters and not all(holds(x, lambda n: e.get(n.name)) for x in self._filters):
+            if not self._admit(state, key, part, e, out):
                 continue
-            for b, fits in zip(part.negs, self._fits_neg):
-                if fits(e):
-                    b.append(e)
             trigger = False
             for i, (b, fits) in enumerate(zip(part.buffers, self._fits_pos)):
                 if fits(e):
                     b.append(e)
                     trigger = i == k - 1
             if trigger:
-                for wlo in self._windows_of(e.ts):
-                    if self.trailing:
-                        deadline = (e.ts if wlo is None else wlo) + self.w - 1
-                        heapq.heappush(part.pending, (deadline, state.seq, e, wlo))
-                        state.seq += 1
-                    else:
-                        self._recompute(state, key, part, e, wlo, out)
+                self._trigger(state, key, part, e, out)
         return out
+
+    def _admit(self, state: RcepState, key: tuple, part, e, out: list) -> bool:
+        """Bring the partition to ``e``'s time (what ends before it is released, what the window
+        no longer needs is dropped), then whether ``e`` passes the query's event filters; if it
+        does, it joins the negation buffers it fits. The per-event prologue of every engine built
+        on these windows (rcep, tree, nfa)."""
+        if e.ts < part.last_ts:
+            raise InputError(f"events of partition {key} out of time order: time {e.ts} after "
+                             f"{part.last_ts} (the engine needs stream order per partition key; "
+                             f"put an ordering strategy in front)")
+        if e.ts > part.last_ts:
+            self._due(state, key, part, e.ts - 1, out)
+            part.last_ts = e.ts
+            self._expire(part, e.ts - self.keep + 1)
+        if self._filters and not all(holds(x, lambda n: e.get(n.name)) for x in self._filters):
+            return False
+        for b, fits in zip(part.negs, self._fits_neg):
+            if fits(e):
+                b.append(e)
+        return True
+
+    def _expire(self, part, horizon: int) -> None:
+        """Drop the buffered events before ``horizon``."""
+        for b in part.buffers:
+            b.drop_before(horizon)
+        for b in part.negs:
+            b.drop_before(horizon)
+
+    def _trigger(self, state: RcepState, key: tuple, part, e, out: list) -> None:
+        """``e`` can end matches: recompute them now, or once a trailing negation's scope has
+        passed."""
+        for wlo in self._windows_of(e.ts):
+            if self.trailing:
+                deadline = (e.ts if wlo is None else wlo) + self.w - 1
+                heapq.heappush(part.pending, (deadline, state.seq, e, wlo))
+                state.seq += 1
+            else:
+                self._recompute(state, key, part, e, wlo, out)
 
     def advance(self, state: RcepState, watermark: int) -> list[tuple]:
         out: list[tuple] = []

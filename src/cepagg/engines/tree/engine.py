@@ -23,13 +23,10 @@ evaluator's; match numbers follow the order of discovery.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import InputError
 from ...events import EventBatch
-from ...lang.expr import holds
 from ...lang.model import Query
 from ..rcep.buffers import Buffer
 from ..rcep.engine import Rcep, RcepState
@@ -134,21 +131,8 @@ class Tree(Rcep):
             part = state.partitions.get(key)
             if part is None:
                 part = state.partitions[key] = self._new_partition(join)
-            if e.ts < part.last_ts:
-                raise InputError(f"events of partition {key} out of time order: time {e.ts} after "
-                                 f"{part.last_ts} (the engine needs stream order per partition key; "
-                                 f"put an ordering strategy in front)")
-            if e.ts > part.last_ts:
-                self._due(state, key, part, e.ts - 1, out)
-                part.last_ts = e.ts
-                horizon = e.ts - self.keep + 1
-                for b in part.negs:
-                    b.drop_before(horizon)
-            if self._filters and not all(holds(x, lambda n: e.get(n.name)) for x in self._filters):
+            if not self._admit(state, key, part, e, out):
                 continue
-            for b, fits in zip(part.negs, self._fits_neg):
-                if fits(e):
-                    b.append(e)
             trigger = False
             for p, fits in enumerate(self._fits_pos):
                 if not fits(e):
@@ -163,15 +147,10 @@ class Tree(Rcep):
                 self._trigger(state, key, part, e, out)
         return out
 
-    def _trigger(self, state: TreeState, key: tuple, part: TreePartition, e, out: list) -> None:
-        """As rcep: matches now, or once a trailing negation's scope has passed."""
-        for wlo in self._windows_of(e.ts):
-            if self.trailing:
-                deadline = (e.ts if wlo is None else wlo) + self.w - 1
-                heapq.heappush(part.pending, (deadline, state.seq, e, wlo))
-                state.seq += 1
-            else:
-                self._recompute(state, key, part, e, wlo, out)
+    def _expire(self, part: TreePartition, horizon: int) -> None:
+        """Drop negation events before ``horizon`` (the stores drop theirs when reviewed)."""
+        for b in part.negs:
+            b.drop_before(horizon)
 
     # rcep's _recompute calls ``self.join.run(part.buffers, part.negs, trigger, steps, ...)``:
     # here the join is the state's tree, and a partition's ``buffers`` are its node stores
