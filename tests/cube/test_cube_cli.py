@@ -55,3 +55,23 @@ def test_hierarchy_errors_are_one_line(tmp_path, capsys):
     assert main(["run", "--no-spark", "-q", "RETURN COUNT(*) PATTERN SEQ(D, T) WITHIN 5", "--hierarchy",
                  str(tmp_path / "h.json"), "--events", str(tmp_path / "typed.csv")]) == 1
     assert "'D' is a concept of the hierarchy" in capsys.readouterr().err
+
+
+def test_cube_refuses_outputs_and_slices_before_any_work(tmp_path, capsys):
+    """An output file of the cube that is an input (a query named like the events file), --out
+    onto a file, --slice without --plot, an unknown slice and a query a slice cannot draw: exit 2,
+    the inputs untouched."""
+    w, h, e = _files(tmp_path)
+    (tmp_path / "w2.cep").write_text(WORKLOAD.replace("name: tx_ok", "name: e"))
+    before = (tmp_path / "e.csv").read_text()
+    assert main(["cube", str(tmp_path / "w2.cep"), "--hierarchy", h, "--events", e, "--out", str(tmp_path)]) == 2
+    assert (tmp_path / "e.csv").read_text() == before
+    assert "is an input" in capsys.readouterr().err
+    assert main(["cube", w, "--hierarchy", h, "--events", e, "--out", w]) == 2
+    assert main(["cube", w, "--hierarchy", h, "--events", e, "--slice", "d_t"]) == 2
+    png = str(tmp_path / "s.png")
+    assert main(["cube", w, "--hierarchy", h, "--events", e, "--plot", png, "--slice", "nosuch"]) == 2
+    assert "no such query; it has tx_ok, d_t, g_a_t" in capsys.readouterr().err
+    (tmp_path / "m.cep").write_text("-- name: m\nPATTERN SEQ(D d, T t) WITHIN 10 RETURN d, t")
+    assert main(["cube", str(tmp_path / "m.cep"), "--hierarchy", h, "--events", e, "--plot", png]) == 2
+    assert not (tmp_path / "s.png").exists()

@@ -185,3 +185,16 @@ def test_engines_equal_reference_on_expanded_concepts(k):
     for name, r in got.items():
         assert r == expected.rows, (name, concept_q, json.dumps(h.as_mapping()), rows)
     assert len(got) >= 2 or overlapping(h, items)  # some engine besides the reference ran
+
+
+def test_deep_hierarchies_load_and_resolve(tmp_path):
+    """A chain of 5,000 concepts loads in linear time and resolves without recursion; JSON nested
+    deeper than Python's recursion limit is a one-line error (a HierarchyError either way)."""
+    chain = {f"C{i}": [f"C{i + 1}"] for i in range(5000)}
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(chain))
+    h = Hierarchy.load(str(path))
+    assert h.leaves("C0") == frozenset({"C5000"}) and h.level("C5000") == 5000
+    path.write_text("[" * 3000 + "]" * 3000)
+    with pytest.raises(HierarchyError):
+        Hierarchy.load(str(path))

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import UsageError
 from .chase import STRATEGIES
 
 
@@ -30,9 +31,13 @@ def cmd_cube(args: argparse.Namespace) -> int:
     from .cube import Cube
 
     text = _query_text(args)
-    _check_command_line(args, text, {"--reject": args.reject}, {"--out": args.out})
+    planned = Cube.from_text(text, time_unit=args.time_unit)  # (names and shapes, before reading)
+    outs = {f"--out ({n})": str(Path(args.out) / f"{n}.csv") for n in planned.queries} if args.out else {}
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out!r} is a file; the cube writes one file per query into a directory")
+    _check_command_line(args, text, {"--reject": args.reject}, {"--out": args.out, **outs})
+    _check_slice(args, planned)
     if args.plot:
-        from ..errors import UsageError
         from ..output import check_output_path
 
         if not args.plot.lower().endswith(".png"):
@@ -62,7 +67,7 @@ def cmd_cube(args: argparse.Namespace) -> int:
     if args.plot:
         from .slice import plot_slice
 
-        plot_slice(cube, args.slice or next(iter(results)), args.plot)
+        plot_slice(cube, args.slice or next(iter(results)), args.plot)  # (checked by _check_slice)
         print(f"cepagg: cube slice drawn in {args.plot}", file=sys.stderr)
     print(f"cepagg: {len(report.batch)} events, {len(results)} queries, strategy {args.strategy}, "
           f"in {elapsed:.3f} s" + (f"; results in {args.out}" if args.out else ""), file=sys.stderr)
@@ -79,3 +84,19 @@ def explain_cube(text: str, args: argparse.Namespace) -> str:
     lines += [f"  {r.text()}" for r in plan.candidates]
     lines += ["", plan.explain()]
     return "\n".join(lines)
+
+
+def _check_slice(args: argparse.Namespace, planned) -> None:
+    """Refuse ``--slice`` without ``--plot``, an unknown slice name and a query a slice cannot
+    draw, before any work."""
+    if args.slice and not args.plot:
+        raise UsageError("--slice names the query --plot draws; add --plot FILE.png")
+    if not args.plot:
+        return
+    name = args.slice or next(iter(planned.queries))
+    if name not in planned.queries:
+        raise UsageError(f"--slice {name!r}: the cube has no such query; it has " + ", ".join(planned.queries))
+    q = planned.queries[name]
+    if q.returns_matches or q.group_by or q.mode != "total":
+        raise UsageError(f"--plot: query {name!r} has no single value per level to draw (a slice needs "
+                         "aggregates without GROUP BY, SLIDE or EMIT ON CHANGE); name another with --slice")

@@ -21,7 +21,7 @@ from ..errors import CepaggError
 from ..lang import compile_query
 from ..lang.concepts import Hierarchy
 from ..lang.model import Atom, NotP, Query, SeqP
-from ..lang.printer import to_text
+from ..lang.printer import pattern_text, to_text
 
 
 class CubeError(CepaggError):
@@ -68,7 +68,7 @@ def shape_of(q: Query, name: str = "the query") -> Shape:
         atom = a.body if neg else a
         if not isinstance(atom, Atom) or atom.type is None:
             raise CubeError(f"{name}: the cube takes flat SEQ patterns of typed events (E-Cube's model), "
-                            f"not {q.pattern.__class__.__name__} items such as this one")
+                            f"not items such as {pattern_text(a)}")
         if neg and a.id in scoped:
             raise CubeError(f"{name}: the cube takes no conditions on negated events")
         var = atom.var.split("@")[0]

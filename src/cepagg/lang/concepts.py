@@ -90,15 +90,17 @@ class Hierarchy:
             if old is not None and old != concept:
                 raise HierarchyError(f"{where}: type '{kid}' lies under two concepts, '{old}' and '{concept}'")
             parent[kid] = concept
+        done: set[str] = set()  # types whose chain of concepts is known to end
         for start in parent:
-            seen = [start]
-            t = parent.get(start)
-            while t is not None:
-                if t in seen:
-                    cycle = seen[seen.index(t):] + [t]
+            path, on_path, t = [], set(), start
+            while t is not None and t not in done:
+                if t in on_path:
+                    cycle = path[path.index(t):] + [t]
                     raise HierarchyError(f"{where} has a cycle: {' < '.join(cycle)}")
-                seen.append(t)
+                path.append(t)
+                on_path.add(t)
                 t = parent.get(t)
+            done |= on_path
         return Hierarchy(tuple(sorted(parent.items())))
 
     @staticmethod
@@ -112,6 +114,9 @@ class Hierarchy:
         except json.JSONDecodeError as e:
             raise HierarchyError(f"the hierarchy {path} is not JSON: {e.msg} "
                                  f"(line {e.lineno}, col {e.colno})") from None
+        except RecursionError:
+            raise HierarchyError(f"the hierarchy {path}: JSON nested too deeply (a hierarchy is an "
+                                 "object of concept names to lists of names)") from None
         return Hierarchy.from_mapping(obj, path)
 
     def merged(self, other: "Hierarchy | None", where: str = "the hierarchy") -> "Hierarchy":
@@ -168,10 +173,15 @@ class Hierarchy:
 
     def leaves(self, t: str) -> frozenset[str]:
         """The most specific types at or below ``t`` (``{t}`` for a type that is no concept)."""
-        kids = self._children.get(t)
-        if not kids:
-            return frozenset((t,))
-        return frozenset().union(*(self.leaves(k) for k in kids))
+        out, todo = set(), [t]
+        while todo:  # (iterative: a hierarchy may be deeper than Python's recursion limit)
+            u = todo.pop()
+            kids = self._children.get(u)
+            if kids:
+                todo.extend(kids)
+            else:
+                out.add(u)
+        return frozenset(out)
 
     def finer(self, a: str, b: str) -> bool:
         """``a <_c b``: ``a`` lies strictly below ``b``."""

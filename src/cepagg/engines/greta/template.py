@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...lang.model import Atom, KleeneP, NotP, PNode, SeqP, is_positive_item
+from ...lang.printer import pattern_text
 
 
 class TemplateError(ValueError):
@@ -180,7 +181,7 @@ class _Builder:
                 for y, ly in first:
                     self.add(x, y, Derivation("+", node.id, tx | ly, loop_var))
             return first, last
-        raise TemplateError(f"{type(node).__name__} is not supported by GRETA "
+        raise TemplateError(f"{pattern_text(node)} is not supported by GRETA "
                             "(Kleene plus, SEQ and NOT only)")
 
 
