@@ -156,3 +156,14 @@ def test_one_event_ending_many_matches_is_written_in_pieces(monkeypatch, engine)
     assert max(len(p) for p in pieces) <= 10 + 2 and len(pieces) >= 360 // 12
     whole = ENGINES[engine](compile_query(text)).run(batch)
     assert sorted(r for p in pieces for r in p) == sorted(whole.rows)
+
+
+@pytest.mark.parametrize("out", ["-", "m.jsonl", "m.parquet"])
+def test_the_wide_form_reports_one_row_per_match(tmp_path, capsys, out):
+    target = out if out == "-" else str(tmp_path / out)
+    assert main(["run", "-q", "PATTERN SEQ(A a, B b, C c) WITHIN 30", "--events", str(_events_file(tmp_path)),
+                 "--no-spark", "--out", target, "--max-matches", "5", "--match-format", "wide"]) == 0
+    captured = capsys.readouterr()
+    assert "5 matches, 5 rows" in captured.err
+    if out == "-":
+        assert "(5 rows)" in captured.out

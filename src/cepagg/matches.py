@@ -289,6 +289,8 @@ def write(source: Source, layout: Layout, path: str, format: str | None = None,
                 shown.extend(tuples(layout.table(rows[:50 - len(shown)])))
 
         _drive(source, layout.key_width, max_matches, counter, show)
+        if layout.match_format == "wide":  # (one output row per match; the engine's rows are long)
+            counter.rows = counter.matches
         print(format_table(Result(layout.columns, shown), total=counter.rows))
         return counter
     fmt = output_format(path, format)
@@ -300,11 +302,13 @@ def write(source: Source, layout: Layout, path: str, format: str | None = None,
                 _drive(source, layout.key_width, max_matches, counter, lambda rows: sink.write(layout.table(rows)))
             finally:
                 sink.close()
+            counter.rows = sink.rows
             return counter
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             sink = Sink(layout, fmt, f)
             _drive(source, layout.key_width, max_matches, counter, lambda rows: sink.write(layout.table(rows)))
             sink.close()
+    counter.rows = sink.rows  # (output rows: one per match in the wide form)
     return counter
 
 
@@ -314,4 +318,5 @@ def as_result(source: Source, layout: Layout, max_matches: int | None = None) ->
     counter = Written(0, 0, False)
     out: list[tuple] = []
     _drive(source, layout.key_width, max_matches, counter, lambda rows: out.extend(tuples(layout.table(rows))))
+    counter.rows = len(out)
     return Result(layout.columns, out), counter
