@@ -92,8 +92,8 @@ def test_bad_rows_can_be_rejected_and_counted(tmp_path, capsys):
 
 def test_unknown_engine_is_refused(tmp_path, capsys):
     events = _csv(tmp_path, EVENTS)
-    assert main(["run", "-q", "PATTERN SEQ(A, B)", "--events", events, "--no-spark", "--engine", "nope"]) == 1
-    assert "no such engine" in capsys.readouterr().err
+    assert main(["run", "-q", "PATTERN SEQ(A, B)", "--events", events, "--no-spark", "--engine", "nope"]) == 2
+    assert "engine 'nope': no such engine" in capsys.readouterr().err
 
 
 def test_stream_takes_the_event_options_of_run():

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engines import ENGINES, Engine
-from ..errors import UnsupportedQuery
+from ..errors import UnsupportedQuery, UsageError
 from ..lang.model import Query
 from ..lang.printer import duration_text
 from .matches import MATCHERS
@@ -189,7 +189,7 @@ def plan(query: Query, engine: str = "auto") -> Plan:
     """The engine to run ``query``: the named one (refusing loudly) or the fastest that accepts."""
     if engine != "auto":
         if engine not in ENGINES:
-            raise UnsupportedQuery(engine, f"no such engine; available: {', '.join(ENGINES)}")
+            raise UsageError(f"engine {engine!r}: no such engine; available: {', '.join(ENGINES)}")
         reason = ENGINES[engine].refusal(query)
         if reason:
             raise UnsupportedQuery(engine, reason)
