@@ -198,3 +198,14 @@ def test_deep_hierarchies_load_and_resolve(tmp_path):
     path.write_text("[" * 3000 + "]" * 3000)
     with pytest.raises(HierarchyError):
         Hierarchy.load(str(path))
+
+
+def test_concept_lines_take_comments_and_quoted_names_and_files_no_repeated_concept(tmp_path):
+    from cepagg.lang.concepts import extract_concepts
+
+    _, h = extract_concepts("CONCEPT A = (C) -- a comment\nCONCEPT `x y` = (D, E);\nRETURN COUNT(*) PATTERN A")
+    assert h.as_mapping() == {"A": ["C"], "x y": ["D", "E"]}
+    path = tmp_path / "dup.json"
+    path.write_text('{"A": ["B"], "A": ["C"]}')
+    with pytest.raises(HierarchyError, match="concept 'A' is given twice"):
+        Hierarchy.load(str(path))

@@ -36,9 +36,24 @@ class HierarchyError(QueryError):
 
 
 _NAME = r"(?:`[^`]+`|[^\W\d]\w*)"
-_CONCEPT_LINE = re.compile(r"^\s*CONCEPT\s+(?P<rest>.*?)\s*;?\s*$", re.IGNORECASE)
-_CONCEPT_BODY = re.compile(rf"^(?P<name>{_NAME})\s*=\s*\(\s*(?P<kids>{_NAME}(?:\s*,\s*{_NAME})*)\s*,?\s*\)$")
-_LOOKS_LIKE = re.compile(r"^\s*CONCEPT\s+\S+\s*=", re.IGNORECASE)
+_CONCEPT_LINE = re.compile(r"^\s*CONCEPT\s+(?P<rest>.*)$", re.IGNORECASE)
+_CONCEPT_BODY = re.compile(rf"^(?P<name>{_NAME})\s*=\s*\(\s*(?P<kids>{_NAME}(?:\s*,\s*{_NAME})*)\s*,?\s*\)"
+                           r"\s*;?\s*(?:--.*)?$")  # (a comment may end the line)
+_LOOKS_LIKE = re.compile(r"^\s*CONCEPT\s+(?:`[^`]*`|\S+)\s*=", re.IGNORECASE)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object, refusing a key given twice (JSON keeps the last silently: a lost edge)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
 
 
 def _unquote(name: str) -> str:
@@ -108,12 +123,15 @@ class Hierarchy:
         """A hierarchy from a JSON file (``--hierarchy FILE``)."""
         try:
             with open(path, encoding="utf-8") as f:
-                obj = json.load(f)
+                obj = json.load(f, object_pairs_hook=_unique_keys)
         except (OSError, UnicodeDecodeError) as e:
             raise HierarchyError(f"cannot read the hierarchy {path}: {e}") from None
         except json.JSONDecodeError as e:
             raise HierarchyError(f"the hierarchy {path} is not JSON: {e.msg} "
                                  f"(line {e.lineno}, col {e.colno})") from None
+        except _DuplicateKey as e:
+            raise HierarchyError(f"the hierarchy {path}: concept '{e}' is given twice; list all its children "
+                                 "once") from None
         except RecursionError:
             raise HierarchyError(f"the hierarchy {path}: JSON nested too deeply (a hierarchy is an "
                                  "object of concept names to lists of names)") from None
