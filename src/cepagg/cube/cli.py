@@ -69,7 +69,8 @@ def cmd_cube(args: argparse.Namespace) -> int:
 
         plot_slice(cube, args.slice or next(iter(results)), args.plot)  # (checked by _check_slice)
         print(f"cepagg: cube slice drawn in {args.plot}", file=sys.stderr)
-    print(f"cepagg: {len(report.batch)} events, {len(results)} queries, strategy {args.strategy}, "
+    queries = f"{len(results)} " + ("query" if len(results) == 1 else "queries")
+    print(f"cepagg: {len(report.batch)} events, {queries}, strategy {args.strategy}, "
           f"in {elapsed:.3f} s" + (f"; results in {args.out}" if args.out else ""), file=sys.stderr)
     return 0
 
