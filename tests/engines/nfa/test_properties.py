@@ -12,37 +12,22 @@ from __future__ import annotations
 import random
 
 import pytest
-from queries import NEG_TYPES, TYPES, random_query
+from queries import differences, random_case
 
 from cepagg.engines import ENGINES
 from cepagg.engines.aggregates import combine_rows
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.plan.planner import PREFERENCE
-from cepagg.result import Result
-from generators import cases, random_stream
-from helpers import match_sets, run_in_pieces
-
-ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"], "h": ["p", "p", "q", None]}
+from generators import cases
+from helpers import run_in_pieces
 
 
 def _case(seed: int) -> tuple[str, list[dict]]:
-    rng = random.Random(seed)
-    while True:
-        text = random_query(rng)
-        if ENGINES["nfa"].refusal(compile_query(text)) is None:
-            break
-    rows = random_stream(rng, 3 * TYPES + NEG_TYPES, n=rng.randint(6, 14), max_gap=2, attrs=ATTRS)
-    return text, rows
+    return random_case("nfa", seed)
 
 
-def _same(q, expected: Result, rows: list[tuple]) -> list[str]:
-    if q.returns_matches:
-        a, b = match_sets(expected), match_sets(Result(expected.columns, rows, expected.kinds))
-        if a == b:
-            return []
-        return [f"missing {list((a - b).elements())[:3]}", f"extra {list((b - a).elements())[:3]}"]
-    return expected.diff(Result(expected.columns, rows, expected.kinds).sorted())
+_same = differences
 
 
 @pytest.mark.parametrize("block", range(4))

@@ -7,8 +7,37 @@ from __future__ import annotations
 
 import random
 
+from cepagg.engines import ENGINES
+from cepagg.lang import compile_query
+from cepagg.result import Result
+from generators import random_stream
+from helpers import match_sets
+
 TYPES = "ABC"
 NEG_TYPES = "DE"
+ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"], "h": ["p", "p", "q", None]}
+
+
+def random_case(engine: str, seed: int, max_events: int = 14) -> tuple[str, list[dict]]:
+    """A random query ``engine`` accepts and a random stream of 6 to ``max_events`` events."""
+    rng = random.Random(seed)
+    while True:
+        text = random_query(rng)
+        if ENGINES[engine].refusal(compile_query(text)) is None:
+            break
+    rows = random_stream(rng, 3 * TYPES + NEG_TYPES, n=rng.randint(6, max_events), max_gap=2, attrs=ATTRS)
+    return text, rows
+
+
+def differences(q, expected: Result, rows: list[tuple]) -> list[str]:
+    """What ``rows`` miss or add against the reference's ``expected`` (matches as sets: numbers
+    follow the order of discovery)."""
+    if q.returns_matches:
+        a, b = match_sets(expected), match_sets(Result(expected.columns, rows, expected.kinds))
+        if a == b:
+            return []
+        return [f"missing {list((a - b).elements())[:3]}", f"extra {list((b - a).elements())[:3]}"]
+    return expected.diff(Result(expected.columns, rows, expected.kinds).sorted())
 
 
 def random_query(rng: random.Random) -> str:
