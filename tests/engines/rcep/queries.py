@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 from cepagg.engines import ENGINES
+from cepagg.engines.aggregates import combine_rows
 from cepagg.lang import compile_query
 from cepagg.result import Result
 from generators import random_stream
@@ -27,6 +28,23 @@ def random_case(engine: str, seed: int, max_events: int = 14) -> tuple[str, list
             break
     rows = random_stream(rng, 3 * TYPES + NEG_TYPES, n=rng.randint(6, max_events), max_gap=2, attrs=ATTRS)
     return text, rows
+
+
+def sliced_rows(make, q, top: int, width: int, batch) -> list[tuple]:
+    """The rows of engines ``make(partial=..., start_range=(a, a + width))`` over consecutive
+    start slices from -10 to past ``top`` (as Spark's batch driver splits time), as one result:
+    partial cells combined, match numbers made unique per slice (they restart in each)."""
+    partial = not q.returns_matches
+    m = 0 if partial else q.output_columns.index("match")
+    out = []
+    for n, a in enumerate(range(-10, top + width, width)):
+        eng = make(partial=partial, start_range=(a, a + width))
+        state = eng.new_state()
+        got = eng.process(state, batch) + eng.finish(state)
+        if not partial:
+            got = [r[:m] + ((n, r[m]),) + r[m + 1:] for r in got]
+        out += got
+    return combine_rows(q, out) if partial else out
 
 
 def differences(q, expected: Result, rows: list[tuple]) -> list[str]:

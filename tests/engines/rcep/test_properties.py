@@ -12,10 +12,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from queries import differences, random_case
+from queries import differences, random_case, sliced_rows
 
 from cepagg.engines import ENGINES
-from cepagg.engines.aggregates import combine_rows
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from generators import cases
@@ -65,20 +64,9 @@ def test_time_slices_merge_to_the_whole():
         q = compile_query(text)
         batch = EventBatch.from_rows(rows).sorted()
         expected = ENGINES["reference"](q).run(batch)
-        partial = not q.returns_matches
         top = max(r["ts"] for r in rows) + 1
         width = random.Random(seed).randint(1, 5)
-        out = []
-        m = q.output_columns.index("match") if not partial else 0
-        for n, a in enumerate(range(-10, top + width, width)):
-            eng = ENGINES["rcep"](q, partial=partial, start_range=(a, a + width))
-            state = eng.new_state()
-            got = eng.process(state, batch) + eng.finish(state)
-            if not partial:  # numbers restart in each slice
-                got = [r[:m] + ((n, r[m]),) + r[m + 1:] for r in got]
-            out += got
-        if partial:
-            out = combine_rows(q, out)
+        out = sliced_rows(lambda **o: ENGINES["rcep"](q, **o), q, top, width, batch)
         problems = _same(q, expected, out)
         assert not problems, "\n".join([text, str(rows)] + problems)
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from queries import ATTRS, NEG_TYPES, TYPES, differences, random_case, random_query
+from queries import ATTRS, NEG_TYPES, TYPES, differences, random_case, random_query, sliced_rows
 
 from cepagg.engines import ENGINES
-from cepagg.engines.aggregates import combine_rows
 from cepagg.engines.tree.plan import all_trees
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
@@ -77,21 +76,10 @@ def test_time_slices_merge_to_the_whole():
         q = compile_query(text)
         batch = EventBatch.from_rows(rows).sorted()
         expected = ENGINES["reference"](q).run(batch)
-        partial = not q.returns_matches
         top = max(r["ts"] for r in rows) + 1
         width = rng.randint(1, 5)
         tree, policy = rng.choice(all_trees(0, _k(q) - 1)), rng.choice(POLICIES)
-        out = []
-        m = q.output_columns.index("match") if not partial else 0
-        for i, a in enumerate(range(-10, top + width, width)):
-            eng = ENGINES["tree"](q, partial=partial, start_range=(a, a + width), tree=tree, condense=policy)
-            state = eng.new_state()
-            got = eng.process(state, batch) + eng.finish(state)
-            if not partial:  # numbers restart in each slice
-                got = [r[:m] + ((i, r[m]),) + r[m + 1:] for r in got]
-            out += got
-        if partial:
-            out = combine_rows(q, out)
+        out = sliced_rows(lambda **o: ENGINES["tree"](q, tree=tree, condense=policy, **o), q, top, width, batch)
         problems = _same(q, expected, out)
         assert not problems, "\n".join([text, str(rows)] + problems)
 
