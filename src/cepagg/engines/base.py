@@ -45,6 +45,16 @@ from .aggregates import combine_rows
 
 STATE_FORMAT = 1
 
+#: the numeric modes: "exact" (integers of any size, the default; every engine equals the
+#: reference) and "float" (COUNT, SUM and AVG in float64: approximate, faster)
+NUMBERS = ("exact", "float")
+
+
+def check_numbers(numbers: str) -> str:
+    if numbers not in NUMBERS:
+        raise ValueError(f"numbers={numbers!r}: expected 'exact' or 'float'")
+    return numbers
+
 
 @runtime_checkable
 class Evaluator(Protocol):
@@ -60,6 +70,7 @@ class Evaluator(Protocol):
     cheap_advance: bool
     partial: bool
     start_range: tuple[int, int] | None
+    numbers: str
 
     def new_state(self) -> Any: ...
 
@@ -89,9 +100,12 @@ class Engine(ABC):
     #: only the rest, so one event ending millions of matches never makes a list of them all
     spill: Any = None
     spill_rows: int = 1 << 16
+    #: the engine computes in float64 itself when built with ``numbers="float"``; the plan
+    #: converts the exact rows of the others
+    float_native: ClassVar[bool] = False
 
     def __init__(self, query: Query, *, partial: bool = False,
-                 start_range: tuple[int, int] | None = None):
+                 start_range: tuple[int, int] | None = None, numbers: str = "exact"):
         reason = self.refusal(query)
         if reason:
             raise UnsupportedQuery(self.name, reason)
@@ -101,6 +115,7 @@ class Engine(ABC):
         self.query = query
         self.partial = partial
         self.start_range = start_range
+        self.numbers = check_numbers(numbers)
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:

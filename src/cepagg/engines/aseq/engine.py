@@ -31,9 +31,10 @@ class Aseq(Engine):
 
     name = "aseq"
 
-    def __init__(self, query: Query, *, partial: bool = False, start_range: tuple[int, int] | None = None):
-        super().__init__(query, partial=partial, start_range=start_range)
-        self.workload = Workload([query], partial=partial, start_range=start_range, share=False)
+    def __init__(self, query: Query, *, partial: bool = False, start_range: tuple[int, int] | None = None,
+                 numbers: str = "exact"):
+        super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
+        self.workload = Workload([query], partial=partial, start_range=start_range, share=False, numbers=numbers)
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:

@@ -57,7 +57,8 @@ class Workload:
 
     def __init__(self, queries: Sequence[Query], *, partial: bool = False,
                  start_range: tuple[int, int] | None = None, share: bool = True, stats=None,
-                 chops: dict[int, Sequence[int]] | None = None):
+                 chops: dict[int, Sequence[int]] | None = None, numbers: str = "exact"):
+        from ..base import check_numbers
         from .sharing import plan_workload
 
         self.queries = list(queries)
@@ -71,6 +72,7 @@ class Workload:
                 raise UnsupportedQuery("aseq", "partial rows exist for aggregates under WITHIN alone or SLIDE only")
         self.partial = partial
         self.start_range = start_range
+        self.numbers = check_numbers(numbers)
         self.sharing = plan_workload(plans, share=share, stats=stats, chops=chops)
         self.pieces = self.sharing.runners(partial=partial, start_range=start_range)
 

@@ -89,12 +89,12 @@ class Greta(Engine):
 
     def __init__(self, query: Query, *, partial: bool = False,
                  start_range: tuple[int, int] | None = None, pure: bool = False,
-                 paths: str = "auto"):
+                 paths: str = "auto", numbers: str = "exact"):
         """``pure`` runs the pure-Python twins of the kernels. ``paths``: "auto" lets the
         first batch choose between the index and the scan where that matters
         (:func:`.plan.prefers_scan`); "index", "no-index" and "scan" fix the plan
         (:func:`.plan.compile_plan`; for tests and benchmarks)."""
-        super().__init__(query, partial=partial, start_range=start_range)
+        super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
         if paths not in ("auto", "index", "no-index", "scan"):
             raise ValueError(f"paths={paths!r}: expected 'auto', 'index', 'no-index' or 'scan'")
         self.plan = pl.compile_plan(query, paths="index" if paths == "auto" else paths)

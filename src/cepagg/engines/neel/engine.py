@@ -92,8 +92,8 @@ class Neel(Engine):
     name = "neel"
 
     def __init__(self, query: Query, *, partial: bool = False,
-                 start_range: tuple[int, int] | None = None):
-        super().__init__(query, partial=partial, start_range=start_range)
+                 start_range: tuple[int, int] | None = None, numbers: str = "exact"):
+        super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
         self.plan = decompose(query)
         self.funcs = funcs_of(query)
         self.width = key_width(query)
