@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import random
+import sys
 
 from cepagg.engines import ENGINES
 from cepagg.events import EventBatch
@@ -29,3 +31,18 @@ def test_twostep_matches_reference():
 
 def test_twostep_refuses_negation():
     assert "positive" in ENGINES["twostep"].refusal(compile_query("RETURN COUNT(*) PATTERN SEQ(A, NOT C, B)"))
+
+
+def test_trends_longer_than_the_recursion_limit():
+    # each event follows only its predecessor: 300 trends, the longest 300 events deep
+    q = compile_query("RETURN COUNT(*), MAX(S.price) PATTERN S+ WHERE S.price + 1 = NEXT(S).price")
+    b = EventBatch.from_rows([{"type": "S", "ts": i, "price": i} for i in range(300)])
+    engine = ENGINES["twostep"](q)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 100)
+    try:
+        rows = engine.run(b).rows
+    finally:
+        sys.setrecursionlimit(limit)
+    assert limit < 10_000  # building the engine did not raise the process's limit
+    assert rows == [(300 * 301 // 2, 299)]

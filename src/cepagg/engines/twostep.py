@@ -20,7 +20,6 @@ skip-till-any-match, WITHIN alone or SLIDE; everything else is refused.
 
 from __future__ import annotations
 
-import sys
 from collections import defaultdict
 
 from ..events import Event
@@ -64,7 +63,6 @@ class TwoStep(Recomputing):
         self.into: dict[int, list[tuple[int, list]]] = defaultdict(list)
         for tp in g.transitions:
             self.into[tp.dst].append((tp.src, tp.derivations))
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))
 
     # -- step 1: SASE stacks with predecessor pointers -----------------------------------------
 
@@ -114,19 +112,25 @@ class TwoStep(Recomputing):
     # -- step 2: DFS enumeration of trends, then aggregation -----------------------------------
 
     def _trends(self, nodes, preds, end: int, lo: int):
-        """Every trend ending at node ``end`` whose events have ts >= lo (reversed paths)."""
+        """Every trend ending at node ``end`` whose events have ts >= lo (reversed paths).
+
+        Depth-first with an explicit stack: a trend can be as long as the window, deeper than
+        Python's recursion limit."""
         path = [end]
-
-        def dfs(i):
-            if nodes[i][1] == self.start:
-                yield list(reversed(path))
-            for j in preds[i]:
-                if nodes[j][0].ts >= lo:
-                    path.append(j)
-                    yield from dfs(j)
-                    path.pop()
-
-        yield from dfs(end)
+        if nodes[end][1] == self.start:
+            yield [end]
+        todo = [iter(preds[end])]
+        while todo:
+            j = next(todo[-1], None)
+            if j is None:
+                todo.pop()
+                path.pop()
+                continue
+            if nodes[j][0].ts >= lo:
+                path.append(j)
+                if nodes[j][1] == self.start:
+                    yield list(reversed(path))
+                todo.append(iter(preds[j]))
 
     def _cells(self, trend: list, nodes) -> tuple:
         cells = []
