@@ -40,7 +40,8 @@ def _check(df, text, rows):
         assert types[a.column] == want, (text, a.column, types[a.column])
     got = [tuple(r) for r in df.collect()]
     expected = run_local(text, EventBatch.from_rows(rows))
-    assert got and not expected.diff(Result(expected.columns, got)), (text, expected.diff(Result(expected.columns, got)))
+    problems = expected.diff(Result(expected.columns, got))
+    assert got and not problems, (text, problems)
 
 
 def test_run_in_float_mode_gives_doubles_for_every_split(spark):
