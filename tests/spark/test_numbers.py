@@ -3,6 +3,8 @@ their values within 1e-9 relative of the exact in-process result."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cepagg.events import EventBatch
@@ -11,7 +13,6 @@ from cepagg.plan import split_of
 from cepagg.result import Result
 from cepagg.runner import run as run_local
 from cepagg.spark import run, run_workload
-from cepagg.spark.streaming import start
 from generators import random_stream, seeded
 
 pytestmark = pytest.mark.spark
@@ -67,18 +68,26 @@ def test_run_workload_in_float_mode(spark):
         _check(frames[name], text, rows)
 
 
-def test_stream_in_float_mode_writes_doubles(spark, tmp_path):
-    import json
-
-    from cepagg.spark.sources import END_TS_MS, END_TYPE
+def test_cli_stream_in_float_mode_writes_doubles(spark, tmp_path):
+    from cepagg.cli import main
 
     rows = _rows()
-    base = tmp_path / "in"
-    base.mkdir()
-    end = {"_id": -1, "type": END_TYPE, "ts": END_TS_MS, "x": None, "g": None, "h": None}
-    (base / "part0.json").write_text("".join(json.dumps(r) + "\n" for r in rows + [end]))
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows))
     text = "RETURN g, COUNT(*), SUM(A.x), MAX(B.x) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3"
-    df = spark.readStream.schema(SCHEMA).json(str(base))
-    q = start(df, text, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"), numbers="float")
-    q.awaitTermination()
-    _check(spark.read.parquet(str(tmp_path / "out")).orderBy("g", "window_start"), text, rows)
+    out = tmp_path / "out"
+    assert main(["stream", "-q", text, "--events", str(events), "--out", str(out), "--checkpoint",
+                 str(tmp_path / "chk"), "--events-per-batch", "15", "--numbers", "float"]) == 0
+    _check(spark.read.parquet(str(out)).orderBy("g", "window_start"), text, rows)
+
+
+def test_cli_run_on_spark_in_float_mode_writes_doubles(spark, tmp_path):
+    from cepagg.cli import main
+
+    rows = _rows()
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    text = "RETURN h, COUNT(*), AVG(C.x), MIN(C.x) PATTERN SEQ(A, C) WHERE [g, h] GROUP BY h WITHIN 5"
+    out = tmp_path / "out.parquet"
+    assert main(["run", "-q", text, "--events", str(events), "--out", str(out), "--numbers", "float"]) == 0
+    _check(spark.read.parquet(str(out)), text, rows)
