@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from cepagg.engines import ENGINES
-from cepagg.engines.floats import FloatRows, FloatWorkload, final_result, float_row, to_float
+from cepagg.engines import ENGINES, Evaluator
+from cepagg.engines.floats import FloatRows, FloatWorkload, final_result, float_row, float_rows, to_float
 from cepagg.errors import UsageError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
@@ -192,3 +192,39 @@ def test_explain_says_float_values_are_approximate_and_who_computes_them():
     wp = plan_workload([q, matches], ["counts", "pairs"], numbers="float")
     assert wp.explain().count("numbers:") == 2
     assert split_of(q) == plan(q, numbers="float").split  # the split does not depend on the mode
+
+
+class _NativeReference(ENGINES["reference"]):
+    """A stand-in for an engine with float64 kernels: the reference, its rows made floats."""
+
+    name = "native"
+    float_native = True
+
+    def evaluate(self, events):
+        rows = super().evaluate(events)
+        return float_rows(self.query, rows, self.partial) if self.numbers == "float" else rows
+
+
+def test_a_float_native_engine_is_built_float_and_not_wrapped(monkeypatch):
+    monkeypatch.setitem(ENGINES, "native", _NativeReference)
+    q = compile_query(QUERIES[0])
+    eng = plan(q, "native", "float").build()
+    assert type(eng) is _NativeReference and eng.numbers == "float" and isinstance(eng, Evaluator)
+    assert "computed in float64 by the native engine" in plan(q, "native", "float").explain()
+    batch = EventBatch.from_rows(random_stream(seeded("native"), "ABCD", n=14, attrs=ATTRS))
+    got, exact = eng.run(batch), plan(q, "reference").build().run(batch)
+    assert got.kinds[:3] == ("float", "float", "float") and not exact.diff(got)
+    _check_floats(q, got.rows)
+    empty = plan(q, "native", "float").build(partial=True).run(EventBatch.from_rows([{"type": "A", "ts": 0}]))
+    assert empty.rows == [(0.0, None, None, None)] and isinstance(empty.rows[0][0], float)
+
+
+def test_wrapped_engines_and_workloads_follow_the_protocol(monkeypatch):
+    q = compile_query(QUERIES[0])
+    assert isinstance(plan(q, "reference", "float").build(), Evaluator)
+    assert isinstance(shared_evaluator([q], numbers="float"), Evaluator)
+    monkeypatch.setattr(ENGINES["aseq"], "float_native", True)  # the workload is then built float
+    wl = shared_evaluator([q], numbers="float")
+    assert wl.workload.numbers == "float"
+    batch = EventBatch.from_rows(random_stream(seeded("wl"), "ABCD", n=14, attrs=ATTRS))
+    assert not plan(q, "reference").build().run(batch).diff(wl.run(batch)[0])
