@@ -128,8 +128,8 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
 
 def _add_numbers_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--numbers", choices=["exact", "float"], default="exact",
-                   help="COUNT, SUM and AVG as exact integers of any size (exact, default) or as float64 "
-                        "(float: approximate, faster on aseq and greta)")
+                   help="COUNT, SUM and AVG as exact numbers, integers of any size (exact, default), or as "
+                        "approximate float64 (float; explain --numbers float says which engine computes in float64)")
 
 
 def _refuse_float_with_order(args: argparse.Namespace, command: str) -> None:
@@ -166,7 +166,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
         if args.numbers == "float":
             raise UsageError("explain: an E-Cube is evaluated exactly; --numbers float does not apply to --cube")
-
         print(explain_cube(text, args))
         return 0
     if is_workload(text):  # a workload file: queries separated by --- or ;;

@@ -8,9 +8,9 @@ faster engine.
 The plan also carries the numeric mode (``numbers``: "exact", the default, or "float", where
 COUNT, SUM and AVG come out as float64; :mod:`cepagg.engines.floats`): an engine that computes
 in float64 itself is built so, any other is wrapped to convert its exact rows, so that every
-driver gets the same result shape. It also carries the decisions every driver needs (:mod:`.split`): how a batch
-evaluation splits into tasks, which attributes pick a streaming state bucket, and, for a
-workload, which queries share one evaluation. The drivers (:mod:`cepagg.runner`,
+driver gets the same result shape. And it carries the decisions every driver needs
+(:mod:`.split`): how a batch evaluation splits into tasks, which attributes pick a streaming
+state bucket, and, for a workload, which queries share one evaluation. The drivers (:mod:`cepagg.runner`,
 :mod:`cepagg.spark`, :mod:`cepagg.order`) carry the plan out and decide none of this.
 This module does not import pyspark.
 """
