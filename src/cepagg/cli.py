@@ -126,6 +126,17 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
         raise UsageError(str(e)) from None
 
 
+def _add_numbers_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--numbers", choices=["exact", "float"], default="exact",
+                   help="COUNT, SUM and AVG as exact numbers, integers of any size (exact, default), or as "
+                        "approximate float64 (float; explain --numbers float says which engine computes in float64)")
+
+
+def _refuse_float_with_order(args: argparse.Namespace, command: str) -> None:
+    if args.order and args.numbers == "float":
+        raise UsageError(f"{command}: --numbers float is not available with --order; use --numbers exact")
+
+
 def _add_spark_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", help="Spark master (default local[2]; e.g. local[*], spark://host:7077)")
     p.add_argument("--spark-config", help="file of Spark settings (spark-defaults.conf style)")
@@ -153,14 +164,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.cube:
         from .cube.cli import explain_cube
 
+        if args.numbers == "float":
+            raise UsageError("explain: an E-Cube is evaluated exactly; --numbers float does not apply to --cube")
         print(explain_cube(text, args))
         return 0
     if is_workload(text):  # a workload file: queries separated by --- or ;;
         named = compile_workload(text, time_unit=args.time_unit)
-        print(plan_workload([q for _, q in named], [n for n, _ in named], args.engine).explain())
+        print(plan_workload([q for _, q in named], [n for n, _ in named], args.engine, args.numbers).explain())
         return 0
     q = compile_query(text, time_unit=args.time_unit)
-    p = plan(q, args.engine)
+    p = plan(q, args.engine, args.numbers)
     print(q)
     print()
     print(p.explain())
@@ -177,7 +190,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
 
     named = compile_workload(text, time_unit=args.time_unit, schema=_schema(report.batch))
     check_concepts([q for _, q in named], report.batch)
-    wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine)
+    wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine, args.numbers)
     started = time.perf_counter()
     if args.no_spark:
         results = wp.run(report.batch)
@@ -189,8 +202,9 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
         spark = spark_session(args)
         df = spark.createDataFrame(report.batch.table.to_pandas())
         with Progress(spark):
-            frames = run_workload(df, text, engine=args.engine, time_unit=args.time_unit, prepared=True)
-            results = [_collected(out, q, report.batch) for (_, q), out in zip(named, frames.values())]
+            frames = run_workload(df, text, engine=args.engine, time_unit=args.time_unit, prepared=True,
+                                  numbers=args.numbers)
+            results = [_collected(out, q, report.batch, args.numbers) for (_, q), out in zip(named, frames.values())]
         where = f"Spark {spark.sparkContext.master}"
     elapsed = time.perf_counter() - started
     for (name, q), result in zip(named, results):
@@ -203,7 +217,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
             path = Path(args.out)
             write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
     print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan, "
-          f"{where}) in {elapsed:.3f} s", file=sys.stderr)
+          f"{where}{_numbers_note(args)}) in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
@@ -249,13 +263,14 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
                          **_read_options(args))
     started = time.perf_counter()
     try:
-        result, events, engine = run_chunks(text, chunks, args.engine)
+        result, events, engine = run_chunks(text, chunks, args.engine, numbers=args.numbers)
     except NotChunkable as e:
         return str(e) or None
     elapsed = time.perf_counter() - started
     _tell_read(chunks)
     write_result(result, args.out)
-    print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process), {len(result)} rows "
+    print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process{_numbers_note(args)}), "
+          f"{len(result)} rows "
           f"in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
@@ -285,6 +300,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import check_concepts
 
     text = _query_text(args)
+    _refuse_float_with_order(args, "run")
     if args.order and not args.no_spark:
         raise UsageError("run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     if is_workload(text) and args.order:
@@ -305,7 +321,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_workload(args, text, report)
     q = compile_query(text, time_unit=args.time_unit, schema=_schema(report.batch))
     check_concepts([q], report.batch)
-    p = plan(q, args.engine)
+    p = plan(q, args.engine, args.numbers)
     started = time.perf_counter()
     if args.order:
         return _run_ordered(args, q, p, report, started)
@@ -321,12 +337,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         spark = spark_session(args)
         df = spark.createDataFrame(report.batch.table.to_pandas())
         with Progress(spark):
-            result = _collected(spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True),
-                                q, report.batch)
+            result = _collected(spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True,
+                                          numbers=args.numbers), q, report.batch, args.numbers)
         where = f"Spark {spark.sparkContext.master}"
     elapsed = time.perf_counter() - started
     write_result(result, args.out)
-    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {len(result)} rows "
+    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}{_numbers_note(args)}), {len(result)} rows "
           f"in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
@@ -431,13 +447,18 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     return 0
 
 
-def _collected(out, q, batch):
+def _numbers_note(args: argparse.Namespace) -> str:
+    """For the summary line: ", float64" in float mode."""
+    return ", float64" if args.numbers == "float" else ""
+
+
+def _collected(out, q, batch, numbers: str = "exact"):
     """A Spark result DataFrame as a Result (exact decimals back to ints; the attribute columns
     joined to RETURN-of-events rows have no declared kind)."""
     from .result import Result, output_kinds
 
     rows = [tuple(_plain(v) for v in r) for r in out.collect()]
-    kinds = output_kinds(q, batch.attribute_kinds())
+    kinds = output_kinds(q, batch.attribute_kinds(), numbers)
     return Result(tuple(out.columns), rows, kinds + ("any",) * (len(out.columns) - len(kinds)))
 
 
@@ -455,6 +476,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from .spark.streaming import follow, late_events, run_to_end, start, workload_jobs
 
     text = _query_text(args)
+    _refuse_float_with_order(args, "stream")
     if is_workload(text) and args.order:
         raise UsageError("stream: --order takes one query, not a workload file")
     _check_command_line(args, text, {"--reject": args.reject},
@@ -481,7 +503,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     if args.order:
         return _stream_ordered(args, spark, df, text)
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=args.delay,
-                   time_unit=args.time_unit, engine=args.engine,
+                   time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
                    on_late="fail" if args.on_late == "fail" else "count")
     if is_workload(text):  # one streaming query per query, results in OUT/<name>
         jobs = workload_jobs(text, args.out, args.checkpoint)
@@ -603,6 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-matches", type=int, metavar="N", help="matches: stop after N matches")
     _add_spark_args(p)
     p.add_argument("--no-spark", action="store_true", help="run the engine in this process, without Spark")
+    _add_numbers_arg(p)
     from .order.cli import add_order_args
 
     add_order_args(p, spark=False)
@@ -626,6 +649,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", help="checkpoint directory (recovery after a crash)")
     p.add_argument("--verbose", action="store_true",
                    help="also show the lines pyspark's streaming Python workers print for themselves")
+    _add_numbers_arg(p)
     _add_spark_args(p)
     from .order.cli import add_order_args
 
@@ -640,6 +664,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("explain", help="show what will run for a query and why")
     _add_query_args(p)
     p.add_argument("--engine", default="auto")
+    _add_numbers_arg(p)
     p.add_argument("--cube", action="store_true", help="the workload as an E-Cube: its refinement hierarchy and "
                    "the reuse plan with estimated costs (see cepagg cube)")
     from .cube.chase import STRATEGIES

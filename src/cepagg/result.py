@@ -119,8 +119,10 @@ def _arrow_column(name: str, values: list[Any], kind: str) -> pa.Array:
     return pa.array(values)
 
 
-def output_kinds(query: Query, attribute_kinds: dict[str, str] | None = None) -> tuple[str, ...]:
-    """Column kinds of a query's result."""
+def output_kinds(query: Query, attribute_kinds: dict[str, str] | None = None,
+                 numbers: str = "exact") -> tuple[str, ...]:
+    """Column kinds of a query's result; with ``numbers="float"`` COUNT, SUM and AVG are "float"
+    (computed in float64, :mod:`cepagg.engines.floats`)."""
     attribute_kinds = attribute_kinds or {}
     kinds: list[str] = []
     for g in query.group_by:
@@ -133,7 +135,9 @@ def output_kinds(query: Query, attribute_kinds: dict[str, str] | None = None) ->
         kinds += ["int", "str", "int", "int", "str", "int"]
     else:
         for a in query.aggregates:
-            if a.func == "COUNT":
+            if numbers == "float" and a.func in ("COUNT", "SUM", "AVG"):
+                kinds.append("float")
+            elif a.func == "COUNT":
                 kinds.append("int")
             elif a.func == "AVG":
                 kinds.append("float")

@@ -22,8 +22,12 @@ from .result import Result, output_kinds, result_kind
 
 
 def run(query: str | Query, events: EventBatch, engine: str = "auto", hierarchy: Hierarchy | None = None, *,
-        match_format: str | None = None, max_matches: int | None = None) -> Result:
+        match_format: str | None = None, max_matches: int | None = None, numbers: str = "exact") -> Result:
     """Evaluate ``query`` over ``events`` with the chosen engine (``auto``: the fastest able).
+
+    ``numbers``: "exact" (the default: integers of any size, equal to the reference) or "float"
+    (COUNT, SUM and AVG as float64, approximate; :mod:`cepagg.engines.floats`). It changes
+    nothing for a query that returns matches.
 
     ``hierarchy``: a concept hierarchy for the query's types (:mod:`cepagg.lang.concepts`; a
     query text may also declare one in CONCEPT lines). Events whose type is a concept are refused
@@ -35,7 +39,7 @@ def run(query: str | Query, events: EventBatch, engine: str = "auto", hierarchy:
     """
     q = _compiled(query, events, hierarchy)
     if not q.returns_matches or (match_format is None and max_matches is None):
-        return plan(q, engine).build().run(events)
+        return plan(q, engine, numbers).build().run(events)
     from .matches import Layout, as_result
 
     layout = Layout(q, events, match_format or "long")
@@ -129,9 +133,10 @@ def check_concepts(queries: Iterable[Query], events: EventBatch, names: bool = T
 
 
 def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engine: str = "auto",
-                 hierarchy: Hierarchy | None = None) -> dict[str, Result]:
+                 hierarchy: Hierarchy | None = None, *, numbers: str = "exact") -> dict[str, Result]:
     """Evaluate several queries over ``events``, those aseq accepts in one shared plan; one result
-    per query, by name. ``workload``: a workload text (:mod:`cepagg.lang.workload`) or queries."""
+    per query, by name. ``workload``: a workload text (:mod:`cepagg.lang.workload`) or queries.
+    ``numbers``: as for :func:`run`, for every query."""
     from .lang.workload import compile_workload
     from .plan import plan_workload
 
@@ -143,14 +148,15 @@ def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engi
             q, time_unit=events.time_unit, schema=events.attribute_kinds(), hierarchy=hierarchy))
             for i, q in enumerate(workload)]
     check_concepts([q for _, q in named], events)
-    results = plan_workload([q for _, q in named], [n for n, _ in named], engine).run(events)
+    results = plan_workload([q for _, q in named], [n for n, _ in named], engine, numbers).run(events)
     return {n: r for (n, _), r in zip(named, results)}
 
 
 def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = "auto",
-               hierarchy: Hierarchy | None = None) -> tuple[Result, int, str]:
+               hierarchy: Hierarchy | None = None, *, numbers: str = "exact") -> tuple[Result, int, str]:
     """Evaluate ``query`` over batches in time order (each sorted by (ts, _id), none earlier than
-    the one before: :class:`cepagg.io.EventChunks`), fed to one engine state batch by batch; after
+    the one before: :class:`cepagg.io.EventChunks`), fed to one engine state batch by batch (in the
+    numeric mode ``numbers``, as for :func:`run`); after
     each, what the batch's last time closes is released (``advance``), so memory holds the
     engine's state and one batch, not every event. The query text is compiled with the first
     batch's attribute kinds. Returns the sorted result (that of :func:`run` over all the events),
@@ -168,7 +174,7 @@ def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = 
     kinds = first.attribute_kinds()
     q = query if isinstance(query, Query) else compile_query(query, time_unit=first.time_unit, schema=kinds,
                                                              hierarchy=hierarchy)
-    p = plan(q, engine)
+    p = plan(q, engine, numbers)
     eng = p.build()
     state, rows, events, seen = eng.new_state(), [], 0, set()
     for b in chain([first], batches):
@@ -182,7 +188,7 @@ def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = 
     rows += eng.finish(state)
     if q.hierarchy:  # (a query type unknown to the hierarchy and to every batch)
         check_types([q], seen)
-    return Result(q.output_columns, rows, output_kinds(q, kinds)).sorted(), events, p.engine
+    return Result(q.output_columns, rows, output_kinds(q, kinds, numbers)).sorted(), events, p.engine
 
 
 def attach_event_columns(result: Result, events: EventBatch) -> Result:

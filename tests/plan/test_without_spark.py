@@ -21,8 +21,10 @@ SCRIPT = textwrap.dedent("""
     query = "RETURN g, COUNT(*) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 5"
     assert main(["explain", "-q", query]) == 0
     assert main(["explain", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5"]) == 0
+    assert main(["explain", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--numbers", "float"]) == 0
     rows = [{"type": t, "ts": i, "g": "u"} for i, t in enumerate("ABAB")]
     print("rows:", cepagg.runner.run(query, EventBatch.from_rows(rows)).rows)
+    print("float rows:", cepagg.runner.run(query, EventBatch.from_rows(rows), numbers="float").rows)
     print("spark modules:", sorted(m for m in sys.modules if m.startswith(("cepagg.spark", "pyspark"))
                                    and sys.modules[m] is not None))
 """)
@@ -36,4 +38,6 @@ def test_explain_and_run_without_pyspark():
     assert "on Spark: partitioned by g" in out
     assert "on Spark: no partition key: time slices" in out
     assert "rows: [('u', 3)]" in out
+    assert "float rows: [('u', 3.0)]" in out
+    assert "numbers: float64, approximate values for COUNT(*)" in out
     assert "spark modules: []" in out

@@ -46,11 +46,13 @@ from .aggregates import combine_rows
 STATE_FORMAT = 1
 
 #: the numeric modes: "exact" (integers of any size, the default; every engine equals the
-#: reference) and "float" (COUNT, SUM and AVG in float64: approximate, faster)
+#: reference) and "float" (COUNT, SUM and AVG in float64: approximate, faster; see
+#: :mod:`cepagg.engines.floats`)
 NUMBERS = ("exact", "float")
 
 
 def check_numbers(numbers: str) -> str:
+    """``numbers`` if it names a numeric mode (:data:`NUMBERS`), else ValueError in one line."""
     if numbers not in NUMBERS:
         raise ValueError(f"numbers={numbers!r}: expected 'exact' or 'float'")
     return numbers
@@ -149,6 +151,10 @@ class Engine(ABC):
         state = self.new_state()
         rows = self.process(state, batch.sorted())
         rows += self.finish(state)
+        if self.numbers == "float":  # (an engine computing in float64 itself: float_native)
+            from .floats import final_result
+
+            return final_result(self.query, rows, self.partial, batch)
         if self.partial:
             rows = combine_rows(self.query, rows)
         kinds = output_kinds(self.query, batch.attribute_kinds())

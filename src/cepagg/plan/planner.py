@@ -5,9 +5,12 @@ refuses it with a reason. The reference evaluator accepts every valid query, so 
 always a plan; ``explain`` shows the refusals, which tell a user what to change to reach a
 faster engine.
 
-The plan also carries the decisions every driver needs (:mod:`.split`): how a batch
-evaluation splits into tasks, which attributes pick a streaming state bucket, and, for a
-workload, which queries share one evaluation. The drivers (:mod:`cepagg.runner`,
+The plan also carries the numeric mode (``numbers``: "exact", the default, or "float", where
+COUNT, SUM and AVG come out as float64; :mod:`cepagg.engines.floats`): an engine that computes
+in float64 itself is built so, any other is wrapped to convert its exact rows, so that every
+driver gets the same result shape. And it carries the decisions every driver needs
+(:mod:`.split`): how a batch evaluation splits into tasks, which attributes pick a streaming
+state bucket, and, for a workload, which queries share one evaluation. The drivers (:mod:`cepagg.runner`,
 :mod:`cepagg.spark`, :mod:`cepagg.order`) carry the plan out and decide none of this.
 This module does not import pyspark.
 """
@@ -17,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engines import ENGINES, Engine
+from ..engines.base import check_numbers
+from ..engines.floats import FLOAT_FUNCS, FloatRows, FloatWorkload, affected
 from ..errors import UnsupportedQuery, UsageError
 from ..lang.model import Query
 from ..lang.printer import duration_text
@@ -36,12 +41,27 @@ class Plan:
     engine: str
     refusals: dict[str, str] = field(default_factory=dict)
     why: str = ""  # the reason for choosing between engines that all accept the query
+    numbers: str = "exact"  # "exact" | "float" (cepagg.engines.base.NUMBERS)
 
-    def build(self, **options) -> Engine:
-        """The engine, built; ``options`` are the protocol's (``partial``, ``start_range``)."""
-        return ENGINES[self.engine](self.query, **options)
+    def build(self, **options) -> Engine | FloatRows:
+        """The engine, built; ``options`` are the protocol's (``partial``, ``start_range``).
+
+        In float mode, an engine with ``float_native`` is built with ``numbers="float"``; any
+        other is built exact and wrapped in :class:`~cepagg.engines.floats.FloatRows`. A query
+        float mode does not change (matches; only MIN and MAX) gets the exact engine."""
+        cls = ENGINES[self.engine]
+        if not self.floats:
+            return cls(self.query, **options)
+        if cls.float_native:
+            return cls(self.query, numbers="float", **options)
+        return FloatRows(cls(self.query, **options))
 
     build_with = build
+
+    @property
+    def floats(self) -> bool:
+        """Float mode changes this query's result: COUNT, SUM or AVG in float64."""
+        return self.numbers == "float" and affected(self.query)
 
     @property
     def split(self) -> Split:
@@ -77,6 +97,8 @@ class Plan:
             lines.append(f"selection: {q.strategy}")
         lines.append("returns: " + (", ".join(a.column for a in q.aggregates) if q.aggregates
                                      else "matches of " + ", ".join(v.split('@')[0] for v in q.return_vars)))
+        if self.numbers == "float":
+            lines.append(numbers_line(q, self.engine))
         if self.engine == "aseq":
             from ..engines.aseq.plan import explain_lines
 
@@ -92,6 +114,18 @@ class Plan:
         lines.append("streaming: " + (f"state in buckets hashed on {buckets}" if buckets else "state in one bucket")
                      + f", each the {self.engine} engine's versioned snapshot")
         return "\n".join(lines)
+
+
+def numbers_line(q: Query, engine: str) -> str:
+    """What ``explain`` says of float mode for ``q`` run on ``engine``."""
+    if q.returns_matches:
+        return "numbers: float has no effect: the query returns matches, not aggregates"
+    cols = [a.column for a in q.aggregates if a.func in FLOAT_FUNCS]
+    if not cols:
+        return "numbers: float has no effect: MIN and MAX are exact in either mode"
+    how = (f"computed in float64 by the {engine} engine" if ENGINES[engine].float_native else
+           f"computed exactly by the {engine} engine, which has no float64 mode, and converted to float64")
+    return f"numbers: float64, approximate values for {', '.join(cols)}; {how}"
 
 
 def _mode(q: Query) -> str:
@@ -123,9 +157,11 @@ class WorkloadPlan:
     names: list[str]
     plans: list[Plan]
     shared: list[int]  # indices run in the shared aseq workload
+    numbers: str = "exact"  # every plan's numeric mode
 
     def build_shared(self):
-        return shared_evaluator([self.plans[i].query for i in self.shared]) if self.shared else None
+        return shared_evaluator([self.plans[i].query for i in self.shared], numbers=self.numbers) \
+            if self.shared else None
 
     def shared_jobs(self) -> list[tuple[Split, list[int]]]:
         """The shared queries grouped into jobs that can see the same partitions: one job per
@@ -143,6 +179,8 @@ class WorkloadPlan:
             lines.append(f"-- {name}: engine {p.engine}" + (" (shared plan)" if p.engine == "aseq" else ""))
             for eng, reason in p.refusals.items():
                 lines.append(f"     not {eng}: {reason}")
+            if self.numbers == "float":
+                lines.append("     " + numbers_line(p.query, p.engine))
         wl = self.build_shared()
         if wl is not None:
             lines.append("")
@@ -169,24 +207,41 @@ class WorkloadPlan:
         return results
 
 
-def shared_evaluator(queries: list[Query], **options):
+def shared_evaluator(queries: list[Query], numbers: str = "exact", **options):
     """The evaluator of queries that share one aseq plan (rows tagged by query index);
-    ``options`` are the protocol's (``partial``, ``start_range``)."""
+    ``options`` are the protocol's (``partial``, ``start_range``). In float mode the workload
+    is wrapped (:class:`~cepagg.engines.floats.FloatWorkload`) and, where aseq computes in
+    float64 itself, built so."""
     from ..engines.aseq.workload import Workload
 
-    return Workload(queries, **options)
+    if check_numbers(numbers) == "exact":
+        return Workload(queries, **options)
+    native = ENGINES["aseq"].float_native
+    return FloatWorkload(Workload(queries, numbers="float" if native else "exact", **options))
 
 
-def plan_workload(queries: list[Query], names: list[str] | None = None, engine: str = "auto") -> WorkloadPlan:
+def plan_workload(queries: list[Query], names: list[str] | None = None, engine: str = "auto",
+                  numbers: str = "exact") -> WorkloadPlan:
     """Plan every query; with ``auto`` those aseq accepts share one aseq plan."""
     names = names or [f"q{i}" for i in range(len(queries))]
-    plans = [plan(q, engine) for q in queries]
+    plans = [plan(q, engine, numbers) for q in queries]
     shared = [i for i, p in enumerate(plans) if p.engine == "aseq"]
-    return WorkloadPlan(names, plans, shared)
+    return WorkloadPlan(names, plans, shared, numbers)
 
 
-def plan(query: Query, engine: str = "auto") -> Plan:
-    """The engine to run ``query``: the named one (refusing loudly) or the fastest that accepts."""
+def plan(query: Query, engine: str = "auto", numbers: str = "exact") -> Plan:
+    """The engine to run ``query``: the named one (refusing loudly) or the fastest that accepts;
+    ``numbers``: the numeric mode, "exact" or "float" (see the module docstring)."""
+    try:
+        check_numbers(numbers)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    chosen = _choose(query, engine)
+    chosen.numbers = numbers
+    return chosen
+
+
+def _choose(query: Query, engine: str) -> Plan:
     if engine != "auto":
         if engine not in ENGINES:
             raise UsageError(f"engine {engine!r}: no such engine; available: {', '.join(ENGINES)}")

@@ -119,7 +119,8 @@ def narrow(events, queries):
 def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
         time_column: str = "ts", time_unit: str = "ms", input_time_unit: str | None = None,
         on_bad_row: str = "error", reject_path: str | None = None, parallelism: int | None = None,
-        prepared: bool = False, delay: str = "0 seconds", hierarchy: Hierarchy | None = None):
+        prepared: bool = False, delay: str = "0 seconds", hierarchy: Hierarchy | None = None,
+        numbers: str = "exact"):
     """Evaluate ``query`` over the events DataFrame ``df``; the result as a DataFrame.
 
     Over a streaming DataFrame the result is a streaming DataFrame in Append mode
@@ -138,6 +139,9 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         prepared: ``df`` already has the columns ``_id, ts, type`` (from :func:`prepare_events`).
         hierarchy: a concept hierarchy for the query's types (:mod:`cepagg.lang.concepts`); it
             travels to the workers inside the query text, as CONCEPT lines.
+        numbers: "exact" (default: counts and integer sums as DECIMAL(38,0), equal to the
+            reference) or "float" (COUNT, SUM and AVG computed and returned as doubles:
+            approximate, faster on aseq and greta; :mod:`cepagg.engines.floats`).
 
     Returns:
         A DataFrame with ``query.output_columns`` (plus the event attributes for a
@@ -153,7 +157,7 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         if hierarchy is not None:  # (the stream's workers read it from the text's CONCEPT lines)
             query = with_hierarchy(query.text if isinstance(query, Query) else query, hierarchy)
         return _streaming(df, query, engine=engine, type_column=type_column, time_column=time_column,
-                          time_unit=time_unit, delay=delay)
+                          time_unit=time_unit, delay=delay, numbers=numbers)
     spark = df.sparkSession
     text = query.text if isinstance(query, Query) else query
     events = df if prepared else prepare_events(
@@ -163,12 +167,12 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
     q = compile_query(text, time_unit=time_unit, schema=kinds, hierarchy=hierarchy)
     text = q.text  # (with the merged hierarchy's CONCEPT lines)
     check_types_on_spark(events, [q])
-    chosen = plan(q, engine)
+    chosen = plan(q, engine, numbers)
     split, keys, partial, _why = chosen.split
     n = parallelism or spark.sparkContext.defaultParallelism
     ordered, split, t0, width = arrange(narrow(events, [q]), split, keys, n, q.within or 0)
     spec = Spec(text, time_unit, tuple(sorted(kinds.items())), chosen.engine, split, keys,
-                partial and split != "single", t0=t0, width=width)
+                partial and split != "single", t0=t0, width=width, numbers=numbers)
     body = run_keys if split == "key" else run_slices
     raw = ordered.mapInArrow(lambda it: body(spec, it), S.ddl_string(out_columns(spec)))
 

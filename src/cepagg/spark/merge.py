@@ -21,13 +21,15 @@ def merge_results(raw, q: Query, spec: Spec, kinds: dict[str, str]):
     from pyspark.sql import functions as F
 
     key_cols = [c for c, _ in S.key_ddl(q, kinds)]
+    floats = spec.numbers == "float"  # counts and sums are doubles (cepagg.engines.floats)
+    count_type = "double" if floats else S.EXACT
     if spec.partial:
         aggs = []
         for i, a in enumerate(q.aggregates):
             if a.func in ("SUM", "AVG"):
                 aggs += [F.sum(f"__sum{i}").alias(f"__sum{i}"), F.sum(f"__n{i}").alias(f"__n{i}")]
             elif a.func == "COUNT":
-                aggs.append(F.sum(f"__agg{i}").cast(S.EXACT).alias(f"__agg{i}"))
+                aggs.append(F.sum(f"__agg{i}").cast(count_type).alias(f"__agg{i}"))
             else:
                 aggs.append((F.min if a.func == "MIN" else F.max)(f"__agg{i}").alias(f"__agg{i}"))
         merged = raw.groupBy(*key_cols).agg(*aggs) if key_cols else raw.agg(*aggs)
@@ -35,7 +37,7 @@ def merge_results(raw, q: Query, spec: Spec, kinds: dict[str, str]):
         for i, a in enumerate(q.aggregates):
             if a.func == "SUM":
                 value = F.when(F.col(f"__n{i}") > 0, F.col(f"__sum{i}"))
-                if kinds.get(a.attr) == "int" or a.attr == "ts":
+                if (kinds.get(a.attr) == "int" or a.attr == "ts") and not floats:
                     value = value.cast(S.EXACT)
                 cols.append(value.alias(a.column))
             elif a.func == "AVG":
@@ -43,7 +45,7 @@ def merge_results(raw, q: Query, spec: Spec, kinds: dict[str, str]):
                                    F.col(f"__n{i}")).alias(a.column))
             elif a.func == "COUNT":
                 count = F.col(f"__agg{i}")
-                cols.append((F.coalesce(count, F.lit(0).cast(S.EXACT)) if not key_cols else count).alias(a.column))
+                cols.append((F.coalesce(count, F.lit(0).cast(count_type)) if not key_cols else count).alias(a.column))
             else:
                 cols.append(F.col(f"__agg{i}").alias(a.column))
         return merged.select(*cols)

@@ -2,7 +2,9 @@
 
 Exact counts are ``DECIMAL(38,0)`` (a value beyond it raises, it never wraps); sums of integer
 attributes too; sums of floating attributes and averages are doubles; minima and maxima keep the
-attribute's type; times are integers (LongType) in the stream's time unit.
+attribute's type; times are integers (LongType) in the stream's time unit. In float mode
+(``numbers="float"``, :mod:`cepagg.engines.floats`) counts, sums and averages are doubles, and so
+are the sum and count columns of partial rows.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
+from ..engines.floats import FLOAT_FUNCS
 from ..errors import OverflowResult
 from ..lang.model import MATCH_COLUMNS, Query
 from ..result import DECIMAL38_MAX
@@ -40,10 +43,12 @@ def _ddl(kind: str) -> str:
     return {"int": "bigint", "float": "double", "str": "string", "bool": "boolean"}.get(kind, "string")
 
 
-def _agg_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
+def _agg_ddl(query: Query, kinds: dict[str, str], numbers: str = "exact") -> list[tuple[str, str]]:
     out = []
     for a in query.aggregates:
-        if a.func == "COUNT":
+        if numbers == "float" and a.func in FLOAT_FUNCS:
+            out.append((a.column, "double"))
+        elif a.func == "COUNT":
             out.append((a.column, EXACT))
         elif a.func == "AVG":
             out.append((a.column, "double"))
@@ -65,22 +70,23 @@ def key_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
     return cols
 
 
-def result_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
+def result_ddl(query: Query, kinds: dict[str, str], numbers: str = "exact") -> list[tuple[str, str]]:
     cols = key_ddl(query, kinds)
     if query.returns_matches:
         cols += list(zip(MATCH_COLUMNS, ["bigint", "string", "bigint", "bigint", "string", "bigint"]))
     else:
-        cols += _agg_ddl(query, kinds)
+        cols += _agg_ddl(query, kinds, numbers)
     return cols
 
 
-def partial_ddl(query: Query, kinds: dict[str, str]) -> list[tuple[str, str]]:
+def partial_ddl(query: Query, kinds: dict[str, str], numbers: str = "exact") -> list[tuple[str, str]]:
     """Partial rows: SUM and AVG cells split into a sum column and a count column."""
     cols = key_ddl(query, kinds)
-    for i, (a, (name, ddl)) in enumerate(zip(query.aggregates, _agg_ddl(query, kinds))):
+    floats = numbers == "float"
+    for i, (a, (name, ddl)) in enumerate(zip(query.aggregates, _agg_ddl(query, kinds, numbers))):
         if a.func in ("SUM", "AVG"):
-            exact = kinds.get(a.attr) == "int" or a.attr == "ts"
-            cols += [(f"__sum{i}", EXACT if exact else "double"), (f"__n{i}", EXACT)]
+            exact = (kinds.get(a.attr) == "int" or a.attr == "ts") and not floats
+            cols += [(f"__sum{i}", EXACT if exact else "double"), (f"__n{i}", "double" if floats else EXACT)]
         else:
             cols.append((f"__agg{i}", ddl))
     return cols

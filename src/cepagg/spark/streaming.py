@@ -74,6 +74,7 @@ class StreamSpec:
     engine: str
     input_columns: tuple[str, ...]  # event columns in the order the operator receives them
     on_late: str = "count"  # "count": count and keep samples; "fail": stop the query
+    numbers: str = "exact"  # "exact" | "float" (cepagg.engines.floats)
 
     def query(self) -> Query:
         return compiled(self.text, self.time_unit, self.kinds)
@@ -86,11 +87,11 @@ class StreamSpec:
 
 @lru_cache(maxsize=16)
 def _engine(spec: StreamSpec):
-    return plan(spec.query(), spec.engine).build()
+    return plan(spec.query(), spec.engine, spec.numbers).build()
 
 
 def output_columns(spec: StreamSpec) -> list[tuple[str, str]]:
-    cols = S.result_ddl(spec.query(), dict(spec.kinds))
+    cols = S.result_ddl(spec.query(), dict(spec.kinds), spec.numbers)
     if spec.update_mode:
         cols = cols + [("revision", "bigint")]
     return cols
@@ -360,7 +361,7 @@ def follow(running) -> None:
 
 def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "type",
            time_column: str = "ts", time_unit: str = "ms", delay: str = "0 seconds",
-           buckets: int = 16, on_late: str = "count"):
+           buckets: int = 16, on_late: str = "count", numbers: str = "exact"):
     """The result stream of ``query`` over the streaming events DataFrame ``df``.
 
     Args:
@@ -370,6 +371,7 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
         buckets: number of hash buckets of the partition key (the unit of Spark state).
         on_late: an event later than ``delay`` is counted (``"count"``, see :func:`late_events`)
             or stops the query (``"fail"``); it is never dropped silently.
+        numbers: "exact" or "float" (COUNT, SUM and AVG as doubles; see :func:`cepagg.spark.run`).
 
     Returns:
         (result DataFrame, output mode) — start it with :func:`start` or ``writeStream``.
@@ -380,7 +382,7 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     events, kinds = event_columns(df, type_column, time_column, time_unit)
     unit = TIME_UNITS_MS[time_unit]
     q = compile_query(text, time_unit=time_unit, schema=kinds)
-    chosen = plan(q, engine)
+    chosen = plan(q, engine, numbers)
     engine_name, keys = chosen.engine, chosen.bucket_keys
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
     cols, ordered_cols = operator_input(kinds)
@@ -390,7 +392,7 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
               .withColumn(OP_BUCKET, bucket.cast("int"))
               .drop(OP_TIME))  # the watermark is set; the operator does not need the column
     spec = StreamSpec(text, time_unit, tuple(sorted(kinds.items())), engine_name, tuple(ordered_cols),
-                      on_late)
+                      on_late, numbers)
     mode = "Update" if spec.update_mode else "Append"
     out = events.groupBy(OP_BUCKET).transformWithStateInPandas(
         statefulProcessor=_processor_class()(spec),

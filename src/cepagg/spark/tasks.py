@@ -37,6 +37,7 @@ class Spec:
     partial: bool
     t0: int = 0
     width: int = 0
+    numbers: str = "exact"  # "exact" | "float" (cepagg.engines.floats)
 
     def query(self) -> Query:
         return compiled(self.text, self.time_unit, self.kinds)
@@ -50,7 +51,7 @@ def compiled(text: str, time_unit: str, kinds: tuple) -> Query:
 
 def build_engine(spec: Spec, **options):
     """The engine the plan chose, built in the task with the split's options."""
-    return plan(spec.query(), spec.engine).build_with(**options)
+    return plan(spec.query(), spec.engine, spec.numbers).build_with(**options)
 
 
 def out_columns(spec: Spec) -> list[tuple[str, str]]:
@@ -59,8 +60,8 @@ def out_columns(spec: Spec) -> list[tuple[str, str]]:
     q = spec.query()
     kinds = dict(spec.kinds)
     if spec.partial:
-        return S.partial_ddl(q, kinds)
-    cols = S.result_ddl(q, kinds)
+        return S.partial_ddl(q, kinds, spec.numbers)
+    cols = S.result_ddl(q, kinds, spec.numbers)
     if q.returns_matches:
         cols = cols + [("__part", "string")]
     return cols

@@ -42,14 +42,15 @@ class WorkloadSpec:
     def workload(self, start_range=None) -> Evaluator:
         first = self.specs[0]
         return _workload(tuple(s.text for s in self.specs), first.time_unit, first.kinds, first.partial,
-                         start_range)
+                         start_range, first.numbers)
 
 
 @lru_cache(maxsize=64)
-def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: bool, start_range) -> Evaluator:
+def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: bool, start_range,
+              numbers: str = "exact") -> Evaluator:
     """One shared evaluator per worker process and slice range (building the sharing plan is
     not free)."""
-    return shared_evaluator([compiled(t, time_unit, kinds) for t in texts], partial=partial,
+    return shared_evaluator([compiled(t, time_unit, kinds) for t in texts], numbers=numbers, partial=partial,
                             start_range=start_range)
 
 
@@ -93,7 +94,7 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
                  engine: str = "auto", type_column: str = "type", time_column: str = "ts",
                  time_unit: str = "ms", input_time_unit: str | None = None, on_bad_row: str = "error",
                  reject_path: str | None = None, parallelism: int | None = None,
-                 prepared: bool = False, hierarchy: Hierarchy | None = None) -> dict:
+                 prepared: bool = False, hierarchy: Hierarchy | None = None, numbers: str = "exact") -> dict:
     """Evaluate several queries over the events DataFrame ``df``; one DataFrame per query.
 
     Args:
@@ -102,6 +103,7 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
         names: names for a sequence of queries (default ``q0, q1, ...``).
         engine: "auto" shares what aseq accepts; any other name runs every query alone with it.
         hierarchy: a concept hierarchy for every query (merged with the file's CONCEPT lines).
+        numbers: "exact" or "float", for every query (see :func:`cepagg.spark.run`).
         The other options are those of :func:`cepagg.spark.run`.
 
     Returns:
@@ -121,7 +123,7 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
         named = [(n, compiled(t, time_unit, tuple(sorted(kinds.items()))))
                  for n, t in zip(names or [f"q{i}" for i in range(len(texts))], texts)]
     check_types_on_spark(events, [q for _, q in named])
-    wp = plan_workload([q for _, q in named], [n for n, _ in named], engine)
+    wp = plan_workload([q for _, q in named], [n for n, _ in named], engine, numbers)
     n_parts = parallelism or events.sparkSession.sparkContext.defaultParallelism
     results: dict = {}
     for (split, keys, partial, _why), members in wp.shared_jobs():
@@ -130,7 +132,7 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
                                             n_parts, within)
         kt = tuple(sorted(kinds.items()))
         specs = tuple(Spec(named[i][1].text, time_unit, kt, "aseq", split, keys, partial and split != "single",
-                           t0=t0, width=width) for i in members)
+                           t0=t0, width=width, numbers=numbers) for i in members)
         wspec = WorkloadSpec(specs)
         raw = ordered.mapInArrow(lambda it, w=wspec: run_shared(w, it), S.ddl_string(_columns(wspec)))
         raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
@@ -142,5 +144,5 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
     for i, p in enumerate(wp.plans):
         if i not in results:
             results[i] = run(events, p.query, engine=p.engine, time_unit=time_unit, parallelism=parallelism,
-                             prepared=True)
+                             prepared=True, numbers=numbers)
     return {named[i][0]: results[i] for i in range(len(named))}

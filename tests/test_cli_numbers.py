@@ -1,0 +1,84 @@
+"""``--numbers exact|float`` on the command line (in-process paths; Spark's in tests/spark)."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cepagg.cli import main
+
+EVENTS = "type,ts,x,g\nA,1,5,u\nB,2,7,u\nC,3,1,v\nA,4,2,u\nB,6,3,v\nC,9,8,u\nA,10,4,v\nB,11,6,u\n"
+QUERY = "RETURN COUNT(*), SUM(B.x), AVG(A.x), MAX(B.x) PATTERN SEQ(A, B) WITHIN 8"
+
+
+@pytest.fixture
+def events(tmp_path):
+    path = tmp_path / "events.csv"
+    path.write_text(EVENTS)
+    return str(path)
+
+
+def _close(a, b):
+    return all(math.isclose(float(x), float(y), rel_tol=1e-9) for x, y in zip(a, b))
+
+
+def test_parquet_columns_are_doubles_in_float_mode(events, tmp_path):
+    exact, floats = tmp_path / "exact.parquet", tmp_path / "float.parquet"
+    assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--out", str(exact)]) == 0
+    assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--out", str(floats),
+                 "--numbers", "float"]) == 0
+    e, f = pq.read_table(exact), pq.read_table(floats)
+    assert e.schema.types == [pa.int64(), pa.int64(), pa.float64(), pa.int64()]
+    assert f.schema.types == [pa.float64(), pa.float64(), pa.float64(), pa.int64()]
+    assert _close(e.to_pylist()[0].values(), f.to_pylist()[0].values())
+
+
+def test_csv_in_float_mode_and_the_whole_read_path(events, tmp_path, capsys):
+    """A workload reads its input whole (not in chunks): each query's file holds floats."""
+    workload = tmp_path / "w.cep"
+    workload.write_text(f"-- name: pairs\n{QUERY}\n---\n-- name: trend\n"
+                        "RETURN g, COUNT(*) PATTERN SEQ(A, B+) WHERE [g] GROUP BY g WITHIN 8\n")
+    out = tmp_path / "r.csv"
+    assert main(["run", str(workload), "--events", events, "--no-spark", "--out", str(out), "--numbers", "float"]) == 0
+    assert "float64" in capsys.readouterr().err
+    with open(tmp_path / "r.pairs.csv") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["COUNT(*)"] == "5.0" and row["MAX(B.x)"] == "7" and row["SUM(B.x)"] == "25.0"
+    with open(tmp_path / "r.trend.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all("." in r["COUNT(*)"] for r in rows)
+
+
+def test_matches_are_the_same_in_either_mode(events, tmp_path):
+    outs = []
+    for numbers in ("exact", "float"):
+        out = tmp_path / f"m.{numbers}.csv"
+        assert main(["run", "-q", "RETURN a, b PATTERN SEQ(A a, B b) WITHIN 3", "--events", events, "--no-spark",
+                     "--out", str(out), "--numbers", numbers]) == 0
+        outs.append(out.read_text())
+    assert outs[0] == outs[1] and outs[0].count("\n") > 1
+
+
+def test_bad_value_and_order_are_refused_in_one_line(events, capsys):
+    assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--numbers", "double"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--numbers: invalid choice: 'double'" in err
+    assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--order", "kslack", "--slack", "2",
+                 "--numbers", "float"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--numbers float is not available with --order" in err
+
+
+def test_explain_says_float_values_are_approximate(capsys):
+    assert main(["explain", "-q", QUERY, "--numbers", "float"]) == 0
+    out = capsys.readouterr().out
+    assert "numbers: float64, approximate values for COUNT(*), SUM(B.x), AVG(A.x); computed " in out
+    assert main(["explain", "-q", QUERY]) == 0
+    assert "numbers:" not in capsys.readouterr().out
+    assert main(["explain", "-q", f"{QUERY}\n---\nRETURN a PATTERN SEQ(A a, B b)", "--numbers", "float"]) == 0
+    out = capsys.readouterr().out
+    assert "numbers: float64, approximate" in out and "numbers: float has no effect: the query returns matches" in out
