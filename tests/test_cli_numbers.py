@@ -63,14 +63,23 @@ def test_matches_are_the_same_in_either_mode(events, tmp_path):
     assert outs[0] == outs[1] and outs[0].count("\n") > 1
 
 
-def test_bad_value_and_order_are_refused_in_one_line(events, capsys):
+def test_bad_value_is_refused_in_one_line(events, capsys):
     assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--numbers", "double"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--numbers: invalid choice: 'double'" in err
-    assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--order", "kslack", "--slack", "2",
-                 "--numbers", "float"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--numbers float is not available with --order" in err
+
+
+@pytest.mark.parametrize("order", [["kslack", "--slack", "2"], ["conservative"], ["aggressive", "--lateness", "2"]])
+def test_ordering_layer_in_float_mode(events, tmp_path, order):
+    """Events in arrival order through each ordering strategy: the net result in float mode is
+    the exact one as doubles."""
+    exact, floats = tmp_path / "exact.parquet", tmp_path / "float.parquet"
+    for numbers, out in (("exact", exact), ("float", floats)):
+        assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--order", *order,
+                     "--numbers", numbers, "--out", str(out)]) == 0
+    e, f = pq.read_table(exact), pq.read_table(floats)
+    assert f.schema.types[:3] == [pa.float64()] * 3 and e.schema.types[0] == pa.int64()
+    assert e.num_rows == f.num_rows == 1 and _close(e.to_pylist()[0].values(), f.to_pylist()[0].values())
 
 
 def test_explain_says_float_values_are_approximate(capsys):

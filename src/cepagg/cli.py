@@ -132,11 +132,6 @@ def _add_numbers_arg(p: argparse.ArgumentParser) -> None:
                         "approximate float64 (float; explain --numbers float says which engine computes in float64)")
 
 
-def _refuse_float_with_order(args: argparse.Namespace, command: str) -> None:
-    if args.order and args.numbers == "float":
-        raise UsageError(f"{command}: --numbers float is not available with --order; use --numbers exact")
-
-
 def _add_spark_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", help="Spark master (default local[2]; e.g. local[*], spark://host:7077)")
     p.add_argument("--spark-config", help="file of Spark settings (spark-defaults.conf style)")
@@ -300,7 +295,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import check_concepts
 
     text = _query_text(args)
-    _refuse_float_with_order(args, "run")
     if args.order and not args.no_spark:
         raise UsageError("run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     if is_workload(text) and args.order:
@@ -476,7 +470,6 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from .spark.streaming import follow, late_events, run_to_end, start, workload_jobs
 
     text = _query_text(args)
-    _refuse_float_with_order(args, "stream")
     if is_workload(text) and args.order:
         raise UsageError("stream: --order takes one query, not a workload file")
     _check_command_line(args, text, {"--reject": args.reject},
@@ -563,7 +556,7 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
 
         delay = f"{slack * TIME_UNITS_MS[args.time_unit]} milliseconds"
         options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=delay,
-                       time_unit=args.time_unit, engine=args.engine,
+                       time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
                        on_late="fail" if args.on_late == "fail" else "count")
         if args.follow:
             follow([(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
@@ -575,7 +568,8 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     if args.clock == "global":
         raise UsageError("stream: --clock global exists for kslack only (Spark's watermark)")
     policy = {"count": "drop"}.get(args.on_late, args.on_late)
-    config = OrderConfig(args.order, slack=slack, lateness=lateness, clock="key", on_late=policy)
+    config = OrderConfig(args.order, slack=slack, lateness=lateness, clock="key", on_late=policy,
+                         numbers=args.numbers)
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, late_out=args.late_out,
                    time_unit=args.time_unit, engine=args.engine)
     if args.follow:

@@ -114,7 +114,7 @@ def test_late_events_go_to_the_late_output(spark, tmp_path):
 
 def test_cli_stream_order_over_the_cepagg_source(spark, tmp_path):
     """``cepagg stream --order aggressive`` over a finite file (arrival = row order) ends by
-    itself and its netted output equals the reference."""
+    itself and its netted output equals the reference; in float mode, as doubles."""
     from cepagg.cli import main
 
     text = "RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, !C, B) WHERE [g] GROUP BY g WITHIN 6"
@@ -128,5 +128,8 @@ def test_cli_stream_order_over_the_cepagg_source(spark, tmp_path):
             f.write(json.dumps({k: v for k, v in r.items() if k != "_id"}) + "\n")  # _id = row position
     out = str(tmp_path / "out")
     assert main(["stream", "-q", text, "--events", str(path), "--out", out, "--checkpoint", str(tmp_path / "chk"),
-                 "--order", "aggressive", "--lateness", str(max(arr.lateness())), "--events-per-batch", "8"]) == 0
+                 "--order", "aggressive", "--lateness", str(max(arr.lateness())), "--events-per-batch", "8",
+                 "--numbers", "float"]) == 0
+    types = dict(spark.read.parquet(out).dtypes)
+    assert types["COUNT(*)"] == types["SUM(B.x)"] == "double"
     assert not same_result(compile_query(text), expected_of(text, rows), _got(spark, out, text))

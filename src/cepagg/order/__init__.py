@@ -38,11 +38,12 @@ class OrderConfig:
     clock: str = "key"
     on_late: str = "drop"
     purge: bool = True
+    numbers: str = "exact"  # "exact" | "float": the engine's numeric mode (cepagg.engines.base.NUMBERS)
 
     def build(self, query: Query, schema, engine: str = "auto") -> Layer:
         return Layer(query, self.strategy, schema, engine=engine, slack=self.slack,
                      lateness=self.lateness, clock=self.clock, on_late=self.on_late,
-                     purge=self.purge)
+                     purge=self.purge, numbers=self.numbers)
 
     def __str__(self) -> str:
         if self.strategy == "kslack":
@@ -110,7 +111,7 @@ def run_ordered(query: Query, arrival: Arrival, config: OrderConfig, *, engine: 
             samples.append((pos, layer.buffered(st), layer.tracked(st)))
     outputs += layer.finish(st, n)
     late_events += st.late.drain()
-    kinds = output_kinds(query, arrival.events.attribute_kinds())
+    kinds = output_kinds(query, arrival.events.attribute_kinds(), config.numbers)
     stats = dict(st.stats, ignored=st.ignored, lanes=len(st.lanes))
     return OrderRun(query, config, outputs, st.late.count, list(st.late.samples), late_events,
                     stats, kinds, samples)

@@ -64,7 +64,8 @@ def config_from_args(args: argparse.Namespace):
         raise UsageError("--order kslack needs --slack K")
     if args.on_late == "output" and not args.late_out:
         raise UsageError("--on-late output needs --late-out PATH")
-    return OrderConfig(args.order, slack=slack, lateness=lateness, clock=args.clock, on_late=args.on_late)
+    return OrderConfig(args.order, slack=slack, lateness=lateness, clock=args.clock, on_late=args.on_late,
+                       numbers=args.numbers)
 
 
 def punctuations_for(args: argparse.Namespace, arrival: Arrival) -> Arrival:

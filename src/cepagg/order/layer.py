@@ -121,7 +121,7 @@ class Layer:
 
     def __init__(self, query: Query, strategy: str, schema: pa.Schema, *, engine: str = "auto",
                  slack: int | None = None, lateness: int | None = None, clock: str = "key",
-                 on_late: str = "drop", purge: bool = True):
+                 on_late: str = "drop", purge: bool = True, numbers: str = "exact"):
         from ..plan import plan
 
         if strategy not in STRATEGIES:
@@ -138,7 +138,7 @@ class Layer:
         self.lateness = lateness
         self.clock_mode = clock
         self.on_late = check_policy(on_late)
-        self.plan = plan(query, engine)
+        self.plan = plan(query, engine, numbers)
         self.engine = self.plan.build()
         self.shape = Shape(query)
         self.schema = schema

@@ -98,7 +98,7 @@ def _layer(spec: OrderSpec):
 
 
 def output_columns(spec: OrderSpec) -> list[tuple[str, str]]:
-    return S.result_ddl(spec.query(), dict(spec.kinds)) + \
+    return S.result_ddl(spec.query(), dict(spec.kinds), spec.config.numbers) + \
         list(zip(EXTRA_COLUMNS, ["string", "bigint", "bigint", "bigint"])) + [("late", "string")]
 
 
