@@ -112,6 +112,7 @@ def test_max_matches_beyond_the_matches_writes_them_all(tmp_path, capsys):
     (["--match-format", "wide", "--out", "{dir}/m.csv"], "CSV cannot hold"),
     (["--max-matches", "0"], "positive number"),
     (["--max-matches", "5", "-q", "RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 3"], "returns aggregates"),
+    (["--match-format", "long", "-q", "RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 3"], "returns aggregates"),
     (["--max-matches", "5", "--order", "conservative"], "without --order"),
 ])
 def test_match_options_are_refused_before_reading(tmp_path, capsys, args, message):

@@ -347,7 +347,7 @@ def _check_match_options(args: argparse.Namespace, text: str) -> None:
     from .lang.workload import is_workload
     from .output import output_format
 
-    given = [o for o, v in (("--match-format", args.match_format != "long"), ("--max-matches", args.max_matches))
+    given = [o for o, v in (("--match-format", args.match_format), ("--max-matches", args.max_matches))
              if v]
     if args.max_matches is not None and args.max_matches < 1:
         raise UsageError(f"run: --max-matches {args.max_matches}: give a positive number")
@@ -372,7 +372,7 @@ def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
     from .output import output_format
     from .runner import match_feed
 
-    layout = Layout(q, report.batch, args.match_format)
+    layout = Layout(q, report.batch, args.match_format or "long")
     check_layout(layout, "table" if args.out == "-" else output_format(args.out))
     if args.no_spark:
         pieces = match_feed(p.build(), report.batch)
@@ -613,7 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_event_args(p)
     p.add_argument("--engine", default="auto", help="engine: auto (default), reference, ...")
     p.add_argument("--out", default="-", help="output file (.csv, .jsonl, .parquet) or - for a table")
-    p.add_argument("--match-format", choices=["long", "wide"], default="long",
+    p.add_argument("--match-format", choices=["long", "wide"],
                    help="matches: one row per matched event (long, default) or one row per match with a "
                         "list of events per variable (wide; .jsonl or .parquet)")
     p.add_argument("--max-matches", type=int, metavar="N", help="matches: stop after N matches")
