@@ -18,7 +18,10 @@ arrays:
   ``MIN_EMPTY``/``MAX_EMPTY`` when there is no value.
 
 The twin runs these functions on object arrays of Python integers with ``L == 1`` and
-``hard == 0`` (no limit): the exact fallback.
+``hard == 0`` (no limit): the exact fallback. Float mode (``numbers="float"``) runs the
+compiled functions on ``I`` arrays of float64, also with ``L == 1`` and ``hard == 0``: numba
+compiles that copy on its first use, and the limb code it types but never runs casts with
+``int()`` so that it types for floats.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def norm(I, row, off, L):
     """Propagate carries of the field at ``I[row, off:off+L]`` (lower limbs into [0, 2**32))."""
     c = 0
     for j in range(L - 1):
-        v = I[row, off + j] + c
+        v = int(I[row, off + j]) + c  # int(): the float records' copy is typed, never run
         I[row, off + j] = v & MASK
         c = v >> 32
     I[row, off + L - 1] += c
@@ -272,8 +275,8 @@ def mul_add(I, row, dst, src, a, L, hard, tmp):
     for j in range(L + 2):
         tmp[j] = 0
     for j in range(L - 1):
-        tmp[j] = I[row, s + j] * a
-    top = I[row, s + L - 1]
+        tmp[j] = int(I[row, s + j]) * a  # int(): the float records' copy is typed, never run
+    top = int(I[row, s + L - 1])
     tmp[L - 1] = (top & MASK) * a
     tmp[L] = (top >> 32) * a
     c = 0
