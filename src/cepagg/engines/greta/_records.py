@@ -109,9 +109,13 @@ def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
     (``reshape``) would cost a helper call and reference counting on every call, which made up
     a third of the time of small-window queries (several calls per event)."""
     w = dI.shape[1]
-    for r in range(n):
-        for j in range(w):
-            dI[d0 + r, j] += sI[s0 + r, j]
+    if w == 1:  # one field (float mode's COUNT): a loop over rows, which LLVM vectorises
+        for r in range(n):
+            dI[d0 + r, 0] += sI[s0 + r, 0]
+    else:
+        for r in range(n):
+            for j in range(w):
+                dI[d0 + r, j] += sI[s0 + r, j]
     fw = dF.shape[1]
     if fw > 0:
         for r in range(n):
@@ -132,13 +136,21 @@ def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
 @inline
 def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
     """Rows ``d0 .. d0+n-1`` = rows ``s0 .. s0+n-1`` (no flat views: see :func:`add_rows`)."""
-    for r in range(n):
-        for j in range(dI.shape[1]):
-            dI[d0 + r, j] = sI[s0 + r, j]
-        for j in range(dF.shape[1]):
-            dF[d0 + r, j] = sF[s0 + r, j]
-        for j in range(dM.shape[1]):
-            dM[d0 + r, j] = sM[s0 + r, j]
+    if dI.shape[1] == 1:
+        for r in range(n):
+            dI[d0 + r, 0] = sI[s0 + r, 0]
+    else:
+        for r in range(n):
+            for j in range(dI.shape[1]):
+                dI[d0 + r, j] = sI[s0 + r, j]
+    if dF.shape[1] > 0:
+        for r in range(n):
+            for j in range(dF.shape[1]):
+                dF[d0 + r, j] = sF[s0 + r, j]
+    if dM.shape[1] > 0:
+        for r in range(n):
+            for j in range(dM.shape[1]):
+                dM[d0 + r, j] = sM[s0 + r, j]
 
 
 @inline
@@ -147,10 +159,14 @@ def clear_rows(I, F, M, r0, n, mmin):
     for r in range(r0, r0 + n):
         for j in range(I.shape[1]):
             I[r, j] = 0
-        for j in range(F.shape[1]):
-            F[r, j] = 0.0
-        for j in range(M.shape[1]):
-            M[r, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
+    if F.shape[1] > 0:
+        for r in range(r0, r0 + n):
+            for j in range(F.shape[1]):
+                F[r, j] = 0.0
+    if M.shape[1] > 0:
+        for r in range(r0, r0 + n):
+            for j in range(M.shape[1]):
+                M[r, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
 
 
 @inline
