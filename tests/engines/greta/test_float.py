@@ -149,3 +149,32 @@ def test_sums_of_integers_beyond_2_to_the_31():
     big = 2**40 + 3
     rows = events([("A", t, big * (1 if t % 2 else -1)) for t in range(1, 11)], ["x"])
     _compare("RETURN COUNT(*), SUM(A.x), MIN(A.x), MAX(A.x) PATTERN A+", rows)
+
+
+_SIGNATURES = r"""
+from cepagg.engines.greta import Greta, _kernels as K
+from cepagg.engines.greta.kernel_args import PosArrays
+from cepagg.events import EventBatch
+from cepagg.lang import compile_query
+
+def float_records():
+    ti = PosArrays._fields.index("TI")
+    return sorted({str(sig[1].types[ti].dtype) for sig in K.pos_run.signatures})
+
+q = compile_query("RETURN COUNT(*) PATTERN A+ WHERE A.x > NEXT(A).x WITHIN 4 SLIDE 2")
+batch = EventBatch.from_rows([{"type": "A", "ts": t, "x": t % 3} for t in range(9)])
+Greta(q).run(batch)
+print(float_records())
+Greta(q, numbers="float").run(batch)
+print(float_records())
+"""
+
+
+def test_float_kernels_load_only_when_float_mode_runs():
+    # the kernels take float64 records only once a float query runs (exact queries and
+    # `cepagg warmup` never compile them); a fresh process, as the cache persists on disk
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SIGNATURES], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["['int64']", "['float64', 'int64']"], out.stdout
