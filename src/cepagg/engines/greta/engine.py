@@ -13,6 +13,10 @@ size, one graph per partition shared by every sliding window.
 >>> Greta(q).run(EventBatch.from_rows(rows)).rows
 [(43,)]
 
+With ``numbers="float"`` COUNT, SUM and AVG are float64 (one word per record field instead of
+limbs that widen with the counts): within a relative 1e-9 of the exact values as long as they
+stay below about 1.8e308, beyond which they are ``inf`` (and an AVG of two of them ``nan``).
+
 Per batch (:meth:`Greta.process`): the batch is encoded column by column
 (:mod:`.encode`); each partition's negative sub-pattern graphs run first, deepest first, and
 report their finished matches; then the positive graph of each (sub-)partition runs
