@@ -5,7 +5,7 @@ cache can take longer to compile than any budget a test should set)."""
 
 from __future__ import annotations
 
-from cepagg.bench.greta import Q1, _measure, _print_ratios
+from cepagg.bench.greta import Q1, _measure, _print_ratios, relative_error
 
 QUERY = Q1.format(pred="S.price > NEXT(S).price", w="10 minutes", s="10 seconds")
 
@@ -14,9 +14,9 @@ class _Out(list):
     put = list.append
 
 
-def _measured(engine: str) -> dict:
+def _measured(engine: str, **kw) -> dict:
     out = _Out()
-    _measure(engine, QUERY, "stock", 300, 100, 100, {}, out)
+    _measure(engine, QUERY, "stock", 300, 100, 100, {}, out, **kw)
     (result,) = out
     return result
 
@@ -34,3 +34,14 @@ def test_ratios_are_printed_where_both_finished(capsys):
                    dict(base, engine="twostep", per_window=200, timeout=60)])
     out = capsys.readouterr().out
     assert "greta vs twostep at 100 events/window: 200x" in out and "200 events" not in out
+
+
+def test_float_runs_report_their_error_against_exact():
+    exact = _measured("greta", keep_rows=True)["result_rows"]
+    approx = _measured("greta", numbers="float", keep_rows=True)["result_rows"]
+    assert len(exact) == len(approx) > 0
+    assert all(type(r[-1]) is int for r in exact) and all(type(r[-1]) is float for r in approx)
+    assert relative_error(QUERY, exact, approx) <= 1e-9
+    off = [r[:-1] + (r[-1] * (1 + 1e-6),) for r in approx]
+    assert 0.9e-6 < relative_error(QUERY, exact, off) < 1.1e-6
+    assert relative_error(QUERY, exact, approx[1:]) == float("inf")  # a row missing

@@ -24,6 +24,11 @@ reported.
     cepagg bench greta                 # quick: a few minutes
     cepagg bench greta --full          # the whole sweep (long)
     cepagg bench greta --plots docs/img
+    cepagg bench greta --only q1_events_per_window --numbers exact,float   # both numeric modes
+
+``--numbers exact,float`` runs every GRETA engine in both numeric modes (``numbers="float"``:
+COUNT, SUM and AVG in float64) on the same events, and reports beside each float run the
+largest relative error of its result cells against the exact run's.
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma-separated engines to run (default: each experiment's)")
     p.add_argument("--sizes", default=None,
                    help="comma-separated events per window to run (default: each experiment's)")
+    p.add_argument("--numbers", default="exact",
+                   help="comma-separated numeric modes of the GRETA engines: exact, float (default exact); "
+                        "float runs report their largest relative error against the exact run")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -104,28 +112,36 @@ def _dataset(name: str, n: int, per_window: int, **kw):
 
 
 def _measure(engine: str, query: str, dataset: str, n: int, per_window: int, batch: int, kw: dict,
-             out: mp.Queue) -> None:
+             out: mp.Queue, numbers: str = "exact", keep_rows: bool = False) -> None:
     from ..engines import ENGINES
     from ..lang import compile_query
 
     events, _ = _dataset(dataset, n, per_window, **kw)
     q = compile_query(query)
     greta = engine.startswith("greta")  # "greta-scan", "greta-index", ...: its paths fixed
-    eng = ENGINES["greta"](q, paths=engine[6:]) if engine.startswith("greta-") else ENGINES[engine](q)
+    if greta:
+        eng = ENGINES["greta"](q, paths=engine[6:] if engine.startswith("greta-") else "auto", numbers=numbers)
+    else:
+        eng = ENGINES[engine](q)
     if greta:  # load the compiled kernels before timing
         warm = eng.new_state()
         eng.process(warm, events.slice(0, min(len(events), 500)))
         eng.finish(warm)
     r, runs = median_run(lambda: _timed_run(eng, events, batch, greta), lambda r: r["cpu_s"])
     cpu = r["cpu_s"]
+    result_rows: list = []
+    if keep_rows:  # one more pass, untimed, for the rows themselves
+        _timed_run(eng, events, batch, greta, result_rows)
     out.put({"engine": engine, "events": len(events), "per_window": per_window, "runs": len(runs),
              **r, "events_per_s": len(events) / cpu if cpu else None,
-             "peak_mb": max(x["peak_mb"] for x in runs)})  # the highest of the runs
+             "peak_mb": max(x["peak_mb"] for x in runs),  # the highest of the runs
+             **({"result_rows": result_rows} if keep_rows else {})})
 
 
-def _timed_run(eng, events, batch: int, greta: bool) -> dict:
+def _timed_run(eng, events, batch: int, greta: bool, keep: list | None = None) -> dict:
     """One pass over ``events`` in micro-batches of ``batch``, each followed by a watermark,
-    from a new state: CPU and wall time, peak latency, rows, peak memory growth, limbs."""
+    from a new state: CPU and wall time, peak latency, rows, peak memory growth, limbs. The
+    rows themselves are appended to ``keep`` when given."""
     ts = events.table.column("ts").to_numpy()
     rss0 = _peak_reset()
     cpu0 = time.process_time()
@@ -136,14 +152,20 @@ def _timed_run(eng, events, batch: int, greta: bool) -> dict:
     limbs = 0
     for i in range(0, len(events), batch):
         t0 = time.perf_counter()
-        rows += len(eng.process(state, events.slice(i, batch)))
+        got = eng.process(state, events.slice(i, batch))
         last = int(ts[min(i + batch, len(events)) - 1])
-        rows += len(eng.advance(state, last - 1))
+        got += eng.advance(state, last - 1)
+        rows += len(got)
+        if keep is not None:
+            keep.extend(got)
         peak_latency = max(peak_latency, time.perf_counter() - t0)
         if greta and (i // batch) % 10 == 0:
             limbs = max(limbs, _limbs(state))
     t0 = time.perf_counter()
-    rows += len(eng.finish(state))
+    got = eng.finish(state)
+    rows += len(got)
+    if keep is not None:
+        keep.extend(got)
     peak_latency = max(peak_latency, time.perf_counter() - t0)
     cpu = time.process_time() - cpu0
     wall = time.perf_counter() - wall0
@@ -179,19 +201,57 @@ def _limbs(state) -> int:
     return max((sub.state.L for part in state.partitions.values() for sub in part.subs.values()), default=0)
 
 
-def run_one(engine, query, dataset, n, per_window, batch, budget, **kw) -> dict:
+def run_one(engine, query, dataset, n, per_window, batch, budget, numbers="exact", keep_rows=False,
+            **kw) -> dict:
     ctx = mp.get_context("fork")
     q = ctx.Queue()
-    p = ctx.Process(target=_measure, args=(engine, query, dataset, n, per_window, batch, kw, q))
+    p = ctx.Process(target=_measure, args=(engine, query, dataset, n, per_window, batch, kw, q, numbers,
+                                           keep_rows))
     p.start()
-    p.join(budget)
+    # the result (rows included) is read before joining: a child blocks on a full pipe
+    deadline = time.monotonic() + budget
+    got = None
+    while got is None and p.is_alive() and time.monotonic() < deadline:
+        try:
+            got = q.get(timeout=0.2)
+        except Exception:  # queue.Empty
+            pass
+    p.join(max(0.0, deadline - time.monotonic()) if got is None else None)
     if p.is_alive():
         p.kill()
         p.join()
         return {"engine": engine, "per_window": per_window, "events": n, "timeout": budget}
-    if p.exitcode != 0 or q.empty():
+    if got is None and not q.empty():
+        got = q.get()
+    if p.exitcode != 0 or got is None:
         return {"engine": engine, "per_window": per_window, "events": n, "error": p.exitcode}
-    return q.get()
+    return got
+
+
+def relative_error(query: str, exact: list[tuple], approx: list[tuple]) -> float:
+    """The largest relative error of the float run's aggregate cells against the exact run's,
+    row by row (rows matched by their group and window); infinite when the rows differ or a
+    non-numeric cell does."""
+    from ..engines.aggregates import key_width
+    from ..lang import compile_query
+
+    width = key_width(compile_query(query))
+    want = {tuple(r[:width]): r[width:] for r in exact}
+    got = {tuple(r[:width]): r[width:] for r in approx}
+    if want.keys() != got.keys() or len(want) != len(exact) or len(got) != len(approx):
+        return float("inf")
+    worst = 0.0
+    for key, cells in want.items():
+        for e, f in zip(cells, got[key]):
+            if isinstance(e, bool) or not isinstance(e, (int, float)) or e is None:
+                if e != f:
+                    return float("inf")
+                continue
+            if f is None:
+                return float("inf")
+            err = abs(float(f) - e) / abs(e) if e else abs(float(f))
+            worst = max(worst, err)
+    return worst
 
 
 # ----------------------------------------------------------------------------------------------
@@ -269,6 +329,11 @@ def main(args: argparse.Namespace) -> int:
     budget = args.budget or (600.0 if args.full else 60.0)
     exps = experiments(args.full)
     only = set(args.only.split(",")) if args.only else None
+    modes = args.numbers.split(",")
+    for mode in modes:
+        if mode not in ("exact", "float"):
+            raise SystemExit(f"--numbers: {mode!r} is not exact or float")
+    modes = sorted(set(modes), key=("exact", "float").index)  # exact first: float compares with it
     results: dict[str, list] = {}
     print(f"# GRETA benchmark ({'full' if args.full else 'quick'}), budget {budget:.0f} s per "
           f"measurement, micro-batches of {args.batch} events")
@@ -285,7 +350,7 @@ def main(args: argparse.Namespace) -> int:
                 dead: set[str] = set()
                 for pw in ([int(x) for x in args.sizes.split(",")] if args.sizes else spec["sizes"]):
                     for engine in spec["engines"]:
-                        if engine in dead or (args.engines and engine not in args.engines.split(",")):
+                        if args.engines and engine not in args.engines.split(","):
                             continue
                         kw = dict(spec.get("kw", {}))
                         if grp is not None:
@@ -293,12 +358,22 @@ def main(args: argparse.Namespace) -> int:
                         n = spec["n"](pw)
                         if engine == "reference" and pw > 100:
                             continue  # the oracle enumerates matches: tiny inputs only
-                        r = run_one(engine, query, spec["dataset"], n, pw, args.batch, budget, **kw)
-                        r.update(experiment=name, variant=label, groups=grp, engine=engine)
-                        rows.append(r)
-                        _print(r)
-                        if "timeout" in r or "error" in r:
-                            dead.add(engine)
+                        exact_rows = None
+                        for mode in (modes if engine.startswith("greta") else ["exact"]):
+                            if (engine, mode) in dead:
+                                continue
+                            r = run_one(engine, query, spec["dataset"], n, pw, args.batch, budget,
+                                        numbers=mode, keep_rows=len(modes) > 1, **kw)
+                            got = r.pop("result_rows", None)
+                            if mode == "exact":
+                                exact_rows = got
+                            elif got is not None and exact_rows is not None:
+                                r["rel_err"] = relative_error(query, exact_rows, got)
+                            r.update(experiment=name, variant=label, groups=grp, engine=engine, numbers=mode)
+                            rows.append(r)
+                            _print(r)
+                            if "timeout" in r or "error" in r:
+                                dead.add((engine, mode))
         _print_ratios(rows)
     if args.json:
         with open(args.json, "w") as f:
@@ -309,7 +384,8 @@ def main(args: argparse.Namespace) -> int:
 
 def _print_ratios(rows: list[dict]) -> None:
     """greta's speed-up over each baseline, size by size, where both finished (same events)."""
-    done = {(r["engine"], r["variant"], r["groups"], r["per_window"]): r for r in rows if "cpu_s" in r}
+    done = {(r["engine"], r["variant"], r["groups"], r["per_window"]): r for r in rows
+            if "cpu_s" in r and r.get("numbers", "exact") == "exact"}
     for (engine, variant, groups, pw), r in sorted(done.items(), key=lambda kv: str(kv[0])):
         g = done.get(("greta", variant, groups, pw))
         if engine.startswith("greta") or g is None or g["events"] != r["events"]:
@@ -319,14 +395,17 @@ def _print_ratios(rows: list[dict]) -> None:
 
 
 def _print(r: dict) -> None:
+    engine = r["engine"] + ("/float" if r.get("numbers") == "float" else "")
     head = f"{r['experiment']:22s} {r.get('variant') or '':18s} {str(r.get('groups') or ''):3s} " \
-           f"{r['engine']:10s} per_window={r['per_window']:>8}"
+           f"{engine:10s} per_window={r['per_window']:>8}"
     if "timeout" in r:
         print(f"{head}  timeout after {r['timeout']:.0f} s", flush=True)
     elif "error" in r:
         print(f"{head}  error (exit {r['error']})", flush=True)
     else:
-        limbs = f"  limbs {r['limbs']}" if r.get("limbs") else ""
+        limbs = f"  limbs {r['limbs']}" if r.get("limbs") and r.get("numbers") != "float" else ""
+        if "rel_err" in r:
+            limbs += f"  rel.err {r['rel_err']:.1e}"
         print(f"{head}  {r['events']:>8} events  {r['events_per_s']:>12,.0f} ev/s(cpu)  "
               f"latency {r['latency_ms']:>9.1f} ms  peak {r['peak_mb']:>8.1f} MiB  rows {r['rows']}{limbs}"
               f"{'  median of ' + str(r['runs']) if r.get('runs', 1) > 1 else ''}",
@@ -348,8 +427,11 @@ def _plots(results: dict, outdir: str) -> None:
         if not rows:
             continue
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-        for engine in sorted({r["engine"] for r in rows}):
-            rs = sorted((r for r in rows if r["engine"] == engine), key=lambda r: r["per_window"])
+        def label(r: dict) -> str:
+            return r["engine"] + ("/float" if r.get("numbers") == "float" else "")
+
+        for engine in sorted({label(r) for r in rows}):
+            rs = sorted((r for r in rows if label(r) == engine), key=lambda r: r["per_window"])
             x = [r["per_window"] for r in rs]
             axes[0].plot(x, [1e6 / r["events_per_s"] for r in rs], marker="o", label=engine)
             axes[1].plot(x, [r["latency_ms"] for r in rs], marker="o", label=engine)

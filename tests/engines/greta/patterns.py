@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import random
 
+from generators import random_stream
+
+#: attributes of the random streams: a number (with nulls) and a string
+ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"]}
+
 OPS = ["<", "<=", ">", ">=", "="]
 POOL = "ABCDFGHJKM"  # no letter of SEQ / NOT
 
@@ -158,3 +163,11 @@ def _positive_types(pattern: str) -> list[str]:
             out.append(c)
         i += 1
     return sorted(set(out)) or ["A"]
+
+
+def random_case(seed: int, **kw) -> tuple[str, list[dict]]:
+    """A random query (:func:`random_query`, depth 3) and a short random stream of its types."""
+    rng = random.Random(seed)
+    text, types = random_query(rng, depth=3, **kw)
+    rows = random_stream(rng, types, n=rng.randint(6, 13), max_gap=2, attrs=ATTRS)
+    return text, rows

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from patterns import random_query
+from patterns import random_case
 
 from cepagg.engines import ENGINES
 from cepagg.engines.aggregates import combine_rows, merge
@@ -22,14 +22,7 @@ from cepagg.result import Result
 from generators import cases, random_stream
 from helpers import run_in_pieces
 
-ATTRS = {"x": (0, 5, 0.1), "g": ["u", "v"]}
-
-
-def _case(seed: int, **kw) -> tuple[str, list[dict]]:
-    rng = random.Random(seed)
-    text, types = random_query(rng, depth=3, **kw)
-    rows = random_stream(rng, types, n=rng.randint(6, 13), max_gap=2, attrs=ATTRS)
-    return text, rows
+_case = random_case
 
 
 def _check(text: str, rows: list[dict], **engine_kw) -> None:

@@ -18,7 +18,10 @@ arrays:
   ``MIN_EMPTY``/``MAX_EMPTY`` when there is no value.
 
 The twin runs these functions on object arrays of Python integers with ``L == 1`` and
-``hard == 0`` (no limit): the exact fallback.
+``hard == 0`` (no limit): the exact fallback. Float mode (``numbers="float"``) runs the
+compiled functions on ``I`` arrays of float64, also with ``L == 1`` and ``hard == 0``: numba
+compiles that copy on its first use, and the limb code it types but never runs casts with
+``int()`` so that it types for floats.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def norm(I, row, off, L):
     """Propagate carries of the field at ``I[row, off:off+L]`` (lower limbs into [0, 2**32))."""
     c = 0
     for j in range(L - 1):
-        v = I[row, off + j] + c
+        v = int(I[row, off + j]) + c  # int(): the float records' copy is typed, never run
         I[row, off + j] = v & MASK
         c = v >> 32
     I[row, off + L - 1] += c
@@ -106,9 +109,13 @@ def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
     (``reshape``) would cost a helper call and reference counting on every call, which made up
     a third of the time of small-window queries (several calls per event)."""
     w = dI.shape[1]
-    for r in range(n):
-        for j in range(w):
-            dI[d0 + r, j] += sI[s0 + r, j]
+    if w == 1:  # one field (float mode's COUNT): a loop over rows, which LLVM vectorises
+        for r in range(n):
+            dI[d0 + r, 0] += sI[s0 + r, 0]
+    else:
+        for r in range(n):
+            for j in range(w):
+                dI[d0 + r, j] += sI[s0 + r, j]
     fw = dF.shape[1]
     if fw > 0:
         for r in range(n):
@@ -129,13 +136,21 @@ def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
 @inline
 def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
     """Rows ``d0 .. d0+n-1`` = rows ``s0 .. s0+n-1`` (no flat views: see :func:`add_rows`)."""
-    for r in range(n):
-        for j in range(dI.shape[1]):
-            dI[d0 + r, j] = sI[s0 + r, j]
-        for j in range(dF.shape[1]):
-            dF[d0 + r, j] = sF[s0 + r, j]
-        for j in range(dM.shape[1]):
-            dM[d0 + r, j] = sM[s0 + r, j]
+    if dI.shape[1] == 1:
+        for r in range(n):
+            dI[d0 + r, 0] = sI[s0 + r, 0]
+    else:
+        for r in range(n):
+            for j in range(dI.shape[1]):
+                dI[d0 + r, j] = sI[s0 + r, j]
+    if dF.shape[1] > 0:
+        for r in range(n):
+            for j in range(dF.shape[1]):
+                dF[d0 + r, j] = sF[s0 + r, j]
+    if dM.shape[1] > 0:
+        for r in range(n):
+            for j in range(dM.shape[1]):
+                dM[d0 + r, j] = sM[s0 + r, j]
 
 
 @inline
@@ -144,10 +159,14 @@ def clear_rows(I, F, M, r0, n, mmin):
     for r in range(r0, r0 + n):
         for j in range(I.shape[1]):
             I[r, j] = 0
-        for j in range(F.shape[1]):
-            F[r, j] = 0.0
-        for j in range(M.shape[1]):
-            M[r, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
+    if F.shape[1] > 0:
+        for r in range(r0, r0 + n):
+            for j in range(F.shape[1]):
+                F[r, j] = 0.0
+    if M.shape[1] > 0:
+        for r in range(r0, r0 + n):
+            for j in range(M.shape[1]):
+                M[r, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
 
 
 @inline
@@ -272,8 +291,8 @@ def mul_add(I, row, dst, src, a, L, hard, tmp):
     for j in range(L + 2):
         tmp[j] = 0
     for j in range(L - 1):
-        tmp[j] = I[row, s + j] * a
-    top = I[row, s + L - 1]
+        tmp[j] = int(I[row, s + j]) * a  # int(): the float records' copy is typed, never run
+    top = int(I[row, s + L - 1])
     tmp[L - 1] = (top & MASK) * a
     tmp[L] = (top >> 32) * a
     c = 0

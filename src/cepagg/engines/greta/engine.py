@@ -13,6 +13,10 @@ size, one graph per partition shared by every sliding window.
 >>> Greta(q).run(EventBatch.from_rows(rows)).rows
 [(43,)]
 
+With ``numbers="float"`` COUNT, SUM and AVG are float64 (one word per record field instead of
+limbs that widen with the counts): within a relative 1e-9 of the exact values as long as they
+stay below about 1.8e308, beyond which they are ``inf`` (and an AVG of two of them ``nan``).
+
 Per batch (:meth:`Greta.process`): the batch is encoded column by column
 (:mod:`.encode`); each partition's negative sub-pattern graphs run first, deepest first, and
 report their finished matches; then the positive graph of each (sub-)partition runs
@@ -82,6 +86,7 @@ class GretaState:
 
 class Greta(Engine):
     name = "greta"
+    float_native = True
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:
@@ -93,7 +98,9 @@ class Greta(Engine):
         """``pure`` runs the pure-Python twins of the kernels. ``paths``: "auto" lets the
         first batch choose between the index and the scan where that matters
         (:func:`.plan.prefers_scan`); "index", "no-index" and "scan" fix the plan
-        (:func:`.plan.compile_plan`; for tests and benchmarks)."""
+        (:func:`.plan.compile_plan`; for tests and benchmarks). ``numbers="float"``: COUNT,
+        SUM and AVG are computed in float64 (records of one float per field instead of int64
+        limbs; MIN and MAX keep their exact order codes), and their cells are Python floats."""
         super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
         if paths not in ("auto", "index", "no-index", "scan"):
             raise ValueError(f"paths={paths!r}: expected 'auto', 'index', 'no-index' or 'scan'")
@@ -103,6 +110,8 @@ class Greta(Engine):
                 any(t.path == "index" for g in self.plan.graphs for t in g.transitions):
             self.sparse_plan = pl.compile_plan(query, paths="no-index")
         self.kernels = _twin(K.__name__) if pure else K
+        self.floats = self.numbers == "float"
+        self._unlimited: dict[int, tuple] = {}  # id(kernel plan) -> (plan, its exact-flag copy)
         self.funcs = agg.funcs_of(query)
         # COUNT, MIN and MAX cells are already final: finalising them row by row is skipped
         self._cells_final = partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
@@ -236,7 +245,8 @@ class Greta(Engine):
     def _sub(self, state: GretaState, layout: lay.Layout, part: Partition, skey: tuple) -> Sub:
         sub = part.subs.get(skey)
         if sub is None:
-            st = PosState(layout, part.fold, self.windows_per_event, pure=self.kernels is not K)
+            st = PosState(layout, part.fold, self.windows_per_event, pure=self.kernels is not K,
+                          floats=self.floats)
             queue = {g: (t.copy(), ls.copy()) for g, (t, ls) in part.keep.items()}
             sub = Sub(st, self._group(part.key, skey), queue)
             part.subs[skey] = sub
@@ -389,7 +399,9 @@ class Greta(Engine):
         i = 0
         while True:
             if st.exact:
-                status, i = _twin(K.__name__).pos_run(lay.exact_plan(kp), st.args(), E, st.scratch(nder), i, until)
+                status, i = _twin(K.__name__).pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until)
+            elif st.floats:
+                status, i = self.kernels.pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until)
             else:
                 status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
             self._drain(state, layout, sub)
@@ -411,13 +423,21 @@ class Greta(Engine):
                 t, ls = sub.queue[g]
                 sub.queue[g] = (t[used:], ls[used:])
 
+    def _no_limbs(self, kp):
+        """The kernel plan with the exact flag set: records of one field each (Python integers
+        or float64), no limb limit checked (:func:`.layout.exact_plan`, made once per plan)."""
+        got = self._unlimited.get(id(kp))
+        if got is None or got[0] is not kp:
+            got = self._unlimited[id(kp)] = (kp, lay.exact_plan(kp))
+        return got[1]
+
     # -- results ------------------------------------------------------------------------------
 
     def _ints(self, layout: lay.Layout, st: PosState, I: np.ndarray) -> np.ndarray:
         """The integer fields of record rows as Python integers (an object array, rows x FI)."""
         out = np.empty((I.shape[0], layout.FI), dtype=object)
         for f in range(layout.FI):
-            out[:, f] = to_ints(I, f, 1 if st.exact else st.L)
+            out[:, f] = to_ints(I, f, 1 if (st.exact or st.floats) else st.L)
         return out
 
     def _cells(self, layout: lay.Layout, ints: np.ndarray, F: np.ndarray,
@@ -499,7 +519,7 @@ class Greta(Engine):
             if not part.subs and self._stale(part, until):
                 del state.partitions[pkey]
         if self.query.mode == "emit":
-            nothing = agg.finalize(self.funcs, agg.empty(self.funcs))
+            nothing = self._nothing()
             live = {(pkey, skey) for pkey, part in state.partitions.items() for skey in part.subs}
             for ug, groups in list(state.emit_logs.items()):
                 for g, mem in list(groups.items()):
@@ -575,6 +595,13 @@ class Greta(Engine):
             rows = self._emit_rows(state, watermark)
         return rows
 
+    def _nothing(self) -> tuple:
+        """The final cells of a group without trends (COUNT 0.0 in float mode)."""
+        cells = agg.empty(self.funcs)
+        if self.floats:
+            cells = tuple(0.0 if f == "COUNT" else c for f, c in zip(self.funcs, cells))
+        return agg.finalize(self.funcs, cells)
+
     def _final(self, cells: tuple) -> tuple:
         return cells if self._cells_final else agg.finalize(self.funcs, cells)
 
@@ -584,7 +611,7 @@ class Greta(Engine):
             if count:
                 rows.append(g + self._final(cells))
         if not rows and not self.query.group_by and not self.partial:
-            rows.append(agg.finalize(self.funcs, agg.empty(self.funcs)))
+            rows.append(self._nothing())
         state.totals = {}
         return rows
 
@@ -605,7 +632,7 @@ class Greta(Engine):
         q = self.query
         lo, hi = self.start_range if self.start_range is not None else (K.NEG_INF, K.POS_INF)
         every = self.start_range is not None
-        nothing = agg.finalize(self.funcs, agg.empty(self.funcs))
+        nothing = self._nothing()
         # logs by unqualified group -> group -> member -> log
         for pkey, part in state.partitions.items():
             for skey, sub in part.subs.items():

@@ -74,9 +74,13 @@ def _pow2(n: int) -> int:
 class PosState:
     """Arrays of one positive graph (see :data:`G_NAMES` for the kernel's order)."""
 
-    def __init__(self, layout, negM: np.ndarray, windows: int, pure: bool = False):
+    def __init__(self, layout, negM: np.ndarray, windows: int, pure: bool = False,
+                 floats: bool = False):
+        """``floats``: COUNT(*), COUNT(E), integer sums and non-null counts are float64 (one
+        field each, never widened): the engine's ``numbers="float"``."""
         lay = layout
         self.pure = pure
+        self.floats = floats
         pk = lay.positive.kernel_plan
         q = lay.plan.query
         self.S = int(pk.pi[K.PI_NS])
@@ -153,8 +157,13 @@ class PosState:
     def RX(self) -> int:
         return self.RW if self.mode == "slide" else self.R
 
+    @property
+    def _idt(self):
+        """The dtype of the integer fields: Python integers, int64 limbs, or float64."""
+        return object if self.exact else np.float64 if self.floats else np.int64
+
     def _records(self, name: str, rows: int) -> None:
-        idt = object if self.exact else np.int64
+        idt = self._idt
         fdt = object if self.exact else np.float64
         width = self.FI * (1 if self.exact else self.L)
         I = np.zeros((rows, width), dtype=idt)
@@ -177,7 +186,7 @@ class PosState:
 
     def _scratch(self) -> None:
         rows = self.R + self.RW + 2
-        idt = object if self.exact else np.int64
+        idt = self._idt
         width = self.FI * (1 if self.exact else self.L)
         tI = np.zeros((rows, width), dtype=idt)
         if self.exact:
@@ -185,7 +194,7 @@ class PosState:
         tF = np.zeros((rows, self.FF), dtype=object if self.exact else np.float64)
         tM = np.zeros((rows, self.FM), dtype=np.int64)
         nder = 0
-        self.X = PosScratch(tI, tF, tM, np.zeros(self.L + 2, dtype=idt), np.zeros(64, dtype=np.float64),
+        self.X = PosScratch(tI, tF, tM, np.zeros(self.L + 2, dtype=object if self.exact else np.int64), np.zeros(64, dtype=np.float64),
                             np.zeros(64, dtype=np.int64), np.zeros(self.R, dtype=np.int64),
                             np.zeros(max(nder, 64), dtype=np.int64))
 
@@ -315,8 +324,8 @@ class PosState:
 
     def make_exact(self) -> None:
         """Switch to Python integers (the twin kernels): a value needs more than int64 limbs
-        can multiply (an integer attribute beyond 2**31 in a SUM)."""
-        if self.exact:
+        can multiply (an integer attribute beyond 2**31 in a SUM). Float records need not."""
+        if self.exact or self.floats:
             return
         from fractions import Fraction
 
@@ -538,6 +547,7 @@ class PosState:
         return d
 
     def __setstate__(self, d):
+        d.setdefault("floats", False)
         self.__dict__.update(d)
         self._scratch()
 
