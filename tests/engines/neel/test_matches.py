@@ -70,6 +70,24 @@ def test_batches_watermarks_and_snapshots():
         assert _same(q, expected, out), (text, cuts, batch.table.to_pylist())
 
 
+def test_time_slices_add_up_to_the_whole():
+    """``start_range`` slices (as Spark's batch driver cuts time): each match in exactly one."""
+    rng = seeded("neel matches sliced")
+    for _ in range(cases(60, 2000)):
+        text, q = _accepted(rng)
+        batch = EventBatch.from_rows(random_stream(rng, TYPES, n=rng.randint(6, 14), max_gap=2, attrs=ATTRS)).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        width = rng.randint(1, 5)
+        m = q.output_columns.index("match")
+        out = []
+        for n, a in enumerate(range(-10, int(batch.table.column("ts").to_pylist()[-1]) + width + 1, width)):
+            eng = ENGINES["neel"](q, start_range=(a, a + width))
+            state = eng.new_state()
+            got = eng.process(state, batch) + eng.finish(state)
+            out += [r[:m] + ((n, r[m]),) + r[m + 1:] for r in got]  # (numbers restart per slice)
+        assert _same(q, expected, out), (text, width, batch.table.to_pylist())
+
+
 def test_rows_are_spilled_as_found_and_matches_never_split():
     """With a spill of one row, every match comes in its own piece, numbered once."""
     rng = seeded("neel matches spilled")
@@ -161,7 +179,9 @@ def test_a_nested_match_query_is_planned_on_neel_and_explained():
     assert p.engine == "neel"
     text = p.explain()
     assert "d0: SEQ(A a, NOT C, D d) [rcep]" in text and "witness events of C" in text
-    assert "d0, d1 bind the same variables" in text
+    assert "contradict each other: no match is found twice" in text
+    text = plan(compile_query("PATTERN SEQ(A a, NOT AND(B, C), D d) WITHIN 5")).explain()
+    assert "d0, d1 bind the same variables in the same order and may overlap" in text
 
 
 @pytest.mark.parametrize("text,why", [

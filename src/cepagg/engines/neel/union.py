@@ -10,15 +10,17 @@ AND's tie pairs as a time transform (:mod:`.interleave`), exactly as the aggrega
 
 Disjuncts binding different variables, or the same variables in another order, share no match
 (SEQ orders are strict; an AND's interleavings are disjoint by construction). Disjuncts binding
-the same variables in the same order -- what negation push-down makes: ``SEQ(A a, NOT C, D d)``
-and ``SEQ(A a, EXISTS SEQ(NOT B, C, NOT C), D d)`` -- may find the same match; their matches pass
-a *seen* set keyed by (group and window cells, the (variable, event) pairs), and only the first
-to find one returns it. A match can be found by another disjunct only until every engine has
-passed the deadline of its trailing negation (at most one window after its last event), so an
-entry leaves the set once a watermark passes its last event by a window: with watermarks (the
-match writer gives one after every piece), the set holds the matches of about one window, not
-of the stream. A disjunct that binds none of the returned variables returns no rows and is not
-run.
+the same variables in the same order are disjoint too when they contradict each other, as
+negation push-down's ``SEQ(A a, NOT C, D d)`` and ``SEQ(A a, EXISTS SEQ(NOT B, C, NOT C), D
+d)`` do (:func:`.terms._intersection`). The others may find the same match -- ``NOT AND(B, C)``
+makes ``SEQ(A a, NOT B, D d)`` and ``SEQ(A a, NOT C, D d)``, both matching where neither B nor
+C occurs -- and their matches pass a *seen* set keyed by (group and window cells, the
+(variable, event) pairs), and only the first to find one returns it. A match can be found by
+another disjunct only until every engine has passed the deadline of its trailing negation (at
+most one window after its last event), so an entry leaves the set once a watermark passes its
+last event by a window: with watermarks (the match writer gives one after every piece), the set
+holds the matches of about one window, not of the stream. A disjunct that binds none of the
+returned variables returns no rows and is not run.
 
 Rows keep the reference's long form; matches are numbered 1, 2, ... in the order they are
 found, and handed on as the engines find them (the engines' ``spill``), so output streams in
@@ -36,7 +38,7 @@ from ...lang import ast
 from ...lang.model import Query
 from ...lang.neel.terms import declared_vars
 from ...lang.neel.text import pattern_text
-from .terms import MAX_TERMS, NotDecomposable, _skeleton, disjuncts, flat_query
+from .terms import MAX_TERMS, NotDecomposable, _intersection, _skeleton, disjuncts, flat_query
 
 
 @dataclass
@@ -49,8 +51,9 @@ class MatchTerm:
         text: the disjunct's pattern as text.
         binds: its positive variables, in order.
         returned: those of them the whole query returns (the rows kept).
-        shared: another disjunct binds the same variables in the same order, so their matches
-            may coincide and pass the seen set.
+        shared: another disjunct binds the same variables in the same order and does not
+            contradict this one (:func:`.terms._intersection`), so their matches may coincide
+            and pass the seen set.
         engine: the match engine (rcep or tree), and ``why`` it was chosen.
         offsets, scale, witnesses: as :class:`.terms.Term`'s.
     """
@@ -98,13 +101,14 @@ def match_plan(query: Query) -> MatchPlan:
         if reason is not None:
             raise NotDecomposable(f"no match engine takes the flat pattern {pattern_text(p)} (rcep: {reason})")
         engine, why, _ = choose(flat)
-        found.append((flat, pattern_text(p), binds, engine, why, offsets, scale, witnesses))
+        found.append((p, flat, binds, engine, why, offsets, scale, witnesses))
         if len(found) > MAX_TERMS:
             raise NotDecomposable(f"more than {MAX_TERMS} disjuncts")
-    skeletons = [f[2] for f in found]
-    terms = [MatchTerm(flat, text, binds, frozenset(returned & set(binds)), skeletons.count(binds) > 1,
+    terms = [MatchTerm(flat, pattern_text(p), binds, frozenset(returned & set(binds)),
+                       any(j != i and f[2] == binds and _intersection([p, f[0]]) is not None
+                           for j, f in enumerate(found)),
                        engine, why, offsets, scale, witnesses)
-             for flat, text, binds, engine, why, offsets, scale, witnesses in found]
+             for i, (p, flat, binds, engine, why, offsets, scale, witnesses) in enumerate(found)]
     return MatchPlan(terms, interleavings, steps, skipped)
 
 
@@ -244,17 +248,19 @@ def explain_lines(plan: MatchPlan) -> list[str]:
         if t.witnesses:
             how += ", with witness events of " + ", ".join(sorted({b for b, _ in t.witnesses.values()}))
         lines.append(f"  d{k}: {t.text} [{how}]")
-        if t.why:
-            lines.append(f"      why {t.engine}: {t.why}")
+    for why in dict.fromkeys(f"{t.engine}: {t.why}" for t in plan.terms if t.why):
+        lines.append(f"  why {why}")
     shared: dict[tuple, list[int]] = {}
     for k, t in enumerate(plan.terms):
         if t.shared:
             shared.setdefault(t.binds, []).append(k)
     for members in shared.values():
-        lines.append("  " + ", ".join(f"d{k}" for k in members) + " bind the same variables in the same order: "
-                     "a match found by one is not returned again (a seen set holding about one window)")
+        lines.append("  " + ", ".join(f"d{k}" for k in members) + " bind the same variables in the same order "
+                     "and may overlap: a match found by one is not returned again (a seen set holding about "
+                     "one window)")
     if not shared:
-        lines.append("  the disjuncts bind different variables or orders: no match is found twice")
+        lines.append("  the disjuncts bind different variables or orders, or contradict each other: no match "
+                     "is found twice")
     for text in plan.skipped:
         lines.append(f"  not run: {text} binds none of the returned variables")
     return lines
