@@ -102,3 +102,27 @@ def test_concept_types_reach_the_flat_terms():
     assert ENGINES["neel"](q).run(batch).rows == ENGINES["reference"](q).run(batch).rows
     q = compile_query("CONCEPT V = (A, B)\nRETURN COUNT(*) PATTERN SEQ(C c, AND(V a, D d)) WITHIN 6")
     assert "concept" in ENGINES["neel"].refusal(q)
+
+
+@pytest.mark.parametrize("text", ["RETURN COUNT(*) PATTERN SEQ(A a, NOT SEQ(B, C), v) WITHIN 6",
+                                  "PATTERN SEQ(A a, NOT SEQ(B, C), v) WITHIN 6",
+                                  "RETURN COUNT(*) PATTERN SEQ(A a, NOT SEQ(B, C), D d, NOT v) WITHIN 6"])
+def test_untyped_variables_and_witness_events(text):
+    """An untyped positive variable would bind the witness events of an EXISTS: such a term is
+    refused (it was evaluated, and counted matches through witness events); a negated untyped
+    variable is not fooled (witness events come at the times of real events)."""
+    from helpers import match_sets
+
+    q = compile_query(text)
+    reason = ENGINES["neel"].refusal(q)
+    if reason is not None:
+        assert "untyped variable v" in reason and " v)" in text
+        return
+    rng = seeded(text)
+    for _ in range(60):
+        batch = EventBatch.from_rows(random_stream(rng, "ABCD", n=10, max_gap=1, attrs={}))
+        expected, got = ENGINES["reference"](q).run(batch), ENGINES["neel"](q).run(batch)
+        if q.returns_matches:
+            assert match_sets(expected) == match_sets(got)
+        else:
+            assert not expected.diff(got), (text, batch.table.to_pylist())

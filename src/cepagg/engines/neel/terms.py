@@ -336,6 +336,10 @@ def flat_query(query: Query, p: ast.Pattern, returns: tuple, agg: tuple, ties: f
         flat = replace(analyze(sub, query.text, time_unit=query.time_unit), hierarchy=query.hierarchy)
     except QueryError as e:
         raise NotDecomposable(f"the flat pattern {pattern_text(p)} is not a query of its own: {e}") from None
+    untyped = [v.name for v in flat.variables.values() if v.type is None and not v.negated]
+    if witnesses and untyped:
+        raise NotDecomposable(f"{pattern_text(p)}: the untyped variable {untyped[0]} would bind the witness "
+                              "events an EXISTS is evaluated with")
     if witnesses and (flat.equivalences or flat.stream_filters):
         raise NotDecomposable(f"{pattern_text(p)}: witness events of an EXISTS carry only the partition "
                               "attributes; the query also constrains other attributes of every event")
