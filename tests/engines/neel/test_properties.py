@@ -126,3 +126,16 @@ def test_untyped_variables_and_witness_events(text):
             assert match_sets(expected) == match_sets(got)
         else:
             assert not expected.diff(got), (text, batch.table.to_pylist())
+
+
+def test_a_term_with_an_untyped_variable_does_not_see_another_terms_witness_events():
+    """Terms share one aseq workload and its witness events only when each ignores the types
+    it does not name; ``v`` would bind the witness events of the other disjunct's EXISTS."""
+    text = "RETURN COUNT(*) PATTERN OR(SEQ(A a, v, D d), SEQ(A a2, NOT SEQ(B, C), D d2)) WITHIN 6"
+    q = compile_query(text)
+    assert ENGINES["neel"].refusal(q) is None
+    rng = seeded(text)
+    for _ in range(40):
+        rows = random_stream(rng, "ABCD", n=10, max_gap=1, attrs={})
+        problems = compare(text, rows, "neel")
+        assert not problems, "\n".join(problems)

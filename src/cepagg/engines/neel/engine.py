@@ -72,16 +72,25 @@ class Runner:
 
 
 def runners_of(terms: list[Term], start_range=None) -> list[Runner]:
+    """The terms grouped into runners. Terms on aseq with the same time transform share one
+    workload; terms that ignore events of types they do not name (:func:`_blind`) share it
+    whatever their witness types, the runner adding the witness events of all of them (a term
+    never sees another's witness types), so that the disjuncts of a negated sequence -- one
+    witness chain longer each -- run as one PreTree over one stream."""
     groups: dict[tuple, list[int]] = {}
     engines = [engine_of(t) for t in terms]
     for i, (t, e) in enumerate(zip(terms, engines)):
-        key = ((e, t.scale, tuple(sorted(t.offsets.items())), tuple(sorted(t.witnesses.items())))
-               if e == "aseq" else (e, i))
+        if e != "aseq":
+            key: tuple = (e, i)
+        else:
+            key = (e, t.scale, tuple(sorted(t.offsets.items())), t.query.partition_by,
+                   "blind" if _blind(t) else tuple(sorted(t.witnesses.items())))
         groups.setdefault(key, []).append(i)
     out = []
     for members in groups.values():
         t = terms[members[0]]
         rng = None if start_range is None else (start_range[0] * t.scale, start_range[1] * t.scale)
+        witnesses = {w: v for i in members for w, v in terms[i].witnesses.items()}
         if engines[members[0]] == "aseq":
             from ..aseq.workload import Workload
 
@@ -89,8 +98,15 @@ def runners_of(terms: list[Term], start_range=None) -> list[Runner]:
         else:
             ev = _ENGINES()[engines[members[0]]](t.query, partial=True, start_range=rng)
         out.append(Runner(engines[members[0]], members, ev, t.scale, dict(t.offsets), t.query.partition_by,
-                          dict(t.witnesses)))
+                          witnesses))
     return out
+
+
+def _blind(t: Term) -> bool:
+    """The term reads no event of a type it does not name: every variable typed, and no
+    equivalence or stream filter (which would read the attributes of a witness event)."""
+    q = t.query
+    return all(v.type is not None for v in q.variables.values()) and not q.equivalences and not q.stream_filters
 
 
 class Neel(Engine):
