@@ -149,6 +149,7 @@ class MatchUnion:
         self.groups = len(q.group_by)
         self.slide = q.mode == "slide"
         self.within = q.within
+        self.match_column = q.output_columns.index("match")
         self.runners = []
         for k, t in enumerate(plan.terms):
             rng = None if start_range is None else (start_range[0] * t.scale, start_range[1] * t.scale)
@@ -202,7 +203,7 @@ class MatchUnion:
         t = self.plan.terms[k]
         if not rows:
             return []
-        m = len(rows[0]) - 6  # (cells..., match, var, pos, event_id, type, ts)
+        m = self.match_column  # (cells..., match, var, pos, event_id, type, ts)
         out: list[tuple] = []
         start = 0
         for i in range(1, len(rows) + 1):
