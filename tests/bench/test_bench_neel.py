@@ -1,5 +1,5 @@
 """``cepagg bench neel`` on a tiny input: every engine's rows equal the reference's (the
-benchmark returns 1 on a difference), and every chapter workload runs on neel."""
+benchmark returns 1 on a difference), matches included, and every chapter workload runs on neel."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def test_the_benchmark_checks_its_results(capsys):
     assert neel.main(args) == 0
     out = capsys.readouterr().out
     assert "DIFFERENT" not in out and "refuses" not in out and out.count("same rows") == 2
+    assert out.count("same matches") == 3
 
 
 def test_the_chapter_workloads_run_on_neel():

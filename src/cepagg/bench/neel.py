@@ -12,6 +12,15 @@ Every engine's result is checked against the reference's (the run stops on a dif
 Times are CPU seconds of this process (the machine is shared), best of ``--repeat`` for the
 fast engines, one run for the reference.
 
+Part 1b, the same file with queries that return matches (``PATTERN P WHERE [key] WITHIN 10
+seconds``, every positive variable): the OR and AND queries and ``SEQ(A a, NOT SEQ(B b, C c),
+D d)`` (whose normal form has two disjuncts with the same events), each written to a Parquet
+file in a temporary directory by ``cepagg.runner.write_matches`` on ``neel`` (the union of its
+disjuncts on the match engines) and on the reference, and the flat ``SEQ(A a, B b, D d)`` on
+rcep as the yardstick. CPU seconds of one run each, writing included; the match sets of
+``neel`` and the reference are compared on the first ``--check-events`` events (default 5,000),
+the match counts on the whole file.
+
 Part 2, the workloads of the NEEL chapter's experiments (Mo Liu, "Extending Event Sequence
 Processing: New Models and Optimization Techniques", PhD dissertation, WPI, 2012, §5.5): an
 outer SEQ with 1-3 negated children, one child of length 2-4, nesting depth 1-3, on a stream of
@@ -19,12 +28,20 @@ ten ticker types (``--chapter-events`` events, one per time unit on average, win
 the chapter's 4,000 events/s in 10 ms), and its complex workload, ``neel``
 against the chapter's baseline, the iterative nested executor ``neel-iterative``; the
 reference's value is checked too. A query ``neel`` refuses is reported with its reason.
+``outer`` is the count of the pattern without its NOT items: the candidates the iterative
+executor builds and then tests against the negated children (its cost grows with them, while
+``neel``'s grows with the events and the disjuncts).
+
+``--parts`` picks parts (``1,1b,2``), ``--only`` part 2's workloads by name prefix.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import time
+from collections import Counter
 
 import numpy as np
 import pyarrow as pa
@@ -33,7 +50,9 @@ from ..events import ID, EventBatch
 from ..lang import compile_query
 
 GROUPED = "RETURN key, COUNT(*) PATTERN {} WHERE [key] GROUP BY key WITHIN 10 seconds"
+MATCHES = "PATTERN {} WHERE [key] WITHIN 10 seconds"
 NESTED = {"OR": "SEQ(A a, OR(B b, C c), D d)", "AND": "SEQ(A a, AND(B b, C c), D d)"}
+NESTED_MATCHES = [NESTED["OR"], NESTED["AND"], "SEQ(A a, NOT SEQ(B b, C c), D d)"]
 FLAT = "SEQ(A a, B b, D d)"
 
 TICKERS = ["MSFT", "ORCL", "IPIX", "INTC", "RIMM", "AMAT", "YHOO", "DELL", "CSCO", "QQQ"]
@@ -74,6 +93,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, default=3, help="runs of the fast engines, best kept (default 3)")
     p.add_argument("--skip-reference", action="store_true",
                    help="part 1 without the reference (results then checked against neel-iterative: no)")
+    p.add_argument("--check-events", type=int, default=5_000,
+                   help="events on which part 1b compares neel's match set with the reference's (default 5,000)")
+    p.add_argument("--parts", default="1,1b,2", help="parts to run, comma-separated (default 1,1b,2)")
+    p.add_argument("--only", metavar="NAME", help="part 2: only the workloads whose name starts with NAME "
+                   "(children, length, nesting, complex)")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--write", metavar="CSV", help="also write part 1's events to this CSV file (to time "
                    "`cepagg run --no-spark` on it) and stop")
@@ -98,6 +122,28 @@ def ticker_stream(n: int, seed: int) -> EventBatch:
                                 "type": pa.array(types.tolist(), pa.string())}))
 
 
+def positive_part(text: str) -> str:
+    """The pattern without its NOT items: the candidates the iterative executor builds before
+    it evaluates a negated child (``outer`` in part 2's lines)."""
+    from dataclasses import fields, replace
+
+    from ..lang import ast
+    from ..lang.neel.rules.base import pattern
+    from ..lang.neel.text import pattern_text
+
+    def strip(p):
+        changes = {}
+        for f in fields(p):
+            v = getattr(p, f.name)
+            if isinstance(v, tuple) and v and all(isinstance(x, ast.Pattern) for x in v):
+                changes[f.name] = tuple(strip(x) for x in v if not isinstance(x, ast.Not))
+            elif isinstance(v, ast.Pattern):
+                changes[f.name] = strip(v)
+        return replace(p, **changes) if changes else p
+
+    return pattern_text(strip(pattern(text)))
+
+
 def _run(engine: str, text: str, batch: EventBatch, repeat: int):
     """(best CPU seconds, result) of ``repeat`` runs (engine built inside the timing)."""
     from ..engines import ENGINES
@@ -111,22 +157,62 @@ def _run(engine: str, text: str, batch: EventBatch, repeat: int):
     return best, result
 
 
-def main(args) -> int:
+def _written(engine: str, text: str, batch: EventBatch, path: str) -> tuple[float, int]:
+    """(CPU seconds, matches) of writing the matches of ``text`` to Parquet on ``engine``."""
+    from ..runner import write_matches
+
+    c = time.process_time()
+    w = write_matches(text, batch, path, engine=engine)
+    return time.process_time() - c, w.matches
+
+
+def match_identities(result) -> Counter:
+    """The matches of a RETURN-of-events result as a multiset of (cells, {(var, event id)})."""
+    cols = list(result.columns)
+    m = cols.index("match")
+    found: dict[tuple, set] = {}
+    for row in result.rows:
+        found.setdefault(row[:m + 1], set()).add((row[m + 1], row[m + 3]))
+    return Counter((k[:-1], frozenset(v)) for k, v in found.items())
+
+
+def matches_part(args, batch: EventBatch) -> int:
+    """Part 1b (module docstring); the number of queries whose matches differ."""
     from ..engines import ENGINES
 
-    batch = keyed_stream(args.events, args.keys, args.seed).sorted()
-    if args.write:
-        import pyarrow.csv as pcsv
+    failed = 0
+    print(f"\npart 1b: the matches, written to Parquet, {len(batch):,} events")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.parquet")
+        _written("rcep", MATCHES.format(FLAT), batch.slice(0, 200), path)  # (imports, grammar)
+        flat_s, flat_n = _written("rcep", MATCHES.format(FLAT), batch, path)
+        print(f"  {'flat ' + FLAT:40} rcep {flat_s:7.2f} s  {flat_n:>10,} matches  {flat_n / flat_s:>9,.0f}/s")
+        for pattern in NESTED_MATCHES:
+            text = MATCHES.format(pattern)
+            q = compile_query(text)
+            head = batch.slice(0, args.check_events)
+            same = match_identities(ENGINES["reference"](q).run(head)) == match_identities(ENGINES["neel"](q).run(head))
+            neel_s, n = _written("neel", text, batch, path)
+            line = f"  {pattern:40} neel {neel_s:7.2f} s  {n:>10,} matches  {n / neel_s:>9,.0f}/s"
+            if not args.skip_reference:
+                ref_s, ref_n = _written("reference", text, batch, path)
+                line += f"  reference {ref_s:7.2f} s  neel {ref_s / neel_s:,.0f}x faster"
+                same = same and ref_n == n
+            line += f"  same matches (first {len(head):,} events{'' if args.skip_reference else '; counts'})" \
+                if same else "  DIFFERENT"
+            failed += not same
+            print(line)
+    return failed
 
-        pcsv.write_csv(batch.table.select(["type", "ts", "key"]), args.write)
-        print(f"wrote {len(batch):,} events to {args.write}")
-        return 0
+
+def nested_part(args, batch: EventBatch) -> int:
+    """Part 1 (module docstring); the number of queries whose rows differ."""
+    failed = 0
     print(f"part 1: {len(batch):,} events, {args.keys} keys, types A-D, "
           f"{int(batch.table.column('ts')[-1].as_py()) / 1000:.0f} s of stream, COUNT(*) per key WITHIN 10 s")
     _run("aseq", GROUPED.format(FLAT), batch.slice(0, 100), 1)  # compile the kernels outside the timing
     flat_s, _ = _run("aseq", GROUPED.format(FLAT), batch, args.repeat)
     print(f"  {'flat ' + FLAT:46} aseq      {flat_s:8.3f} s")
-    failed = 0
     for name, pattern in NESTED.items():
         text = GROUPED.format(pattern)
         neel_s, got = _run("neel", text, batch, args.repeat)
@@ -138,10 +224,40 @@ def main(args) -> int:
             line += "  same rows" if not diff else f"  DIFFERENT: {diff[:3]}"
             failed += bool(diff)
         print(line)
+    return failed
+
+
+def main(args) -> int:
+    batch = keyed_stream(args.events, args.keys, args.seed).sorted()
+    if args.write:
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(batch.table.select(["type", "ts", "key"]), args.write)
+        print(f"wrote {len(batch):,} events to {args.write}")
+        return 0
+    parts = {x.strip() for x in args.parts.split(",")}
+    failed = 0
+    if "1" in parts:
+        failed += nested_part(args, batch)
+    if "1b" in parts:
+        failed += matches_part(args, batch)
+    if "2" in parts:
+        failed += chapter_part(args)
+    return 1 if failed else 0
+
+
+def chapter_part(args) -> int:
+    """Part 2 (module docstring); the number of workloads whose results differ."""
+    from ..engines import ENGINES
+    from ..plan import plan
+
+    failed = 0
     chapter = ticker_stream(args.chapter_events, args.seed)
     print(f"\npart 2: the NEEL chapter's workloads, {len(chapter):,} events of {len(TICKERS)} tickers, "
           f"COUNT(*) WITHIN {args.chapter_window}")
     for name, pattern in chapter_workloads():
+        if args.only and not name.startswith(args.only):
+            continue
         text = f"RETURN COUNT(*) PATTERN {pattern} WITHIN {args.chapter_window}"
         q = compile_query(text)
         reason = ENGINES["neel"].refusal(q)
@@ -153,6 +269,9 @@ def main(args) -> int:
         ref_rows = ENGINES["reference"](q).run(chapter)
         diff = ref_rows.diff(got) + ref_rows.diff(expected)
         failed += bool(diff)
+        outer = plan(compile_query(f"RETURN COUNT(*) PATTERN {positive_part(pattern)} "
+                                   f"WITHIN {args.chapter_window}")).build().run(chapter).rows[0][0]
         print(f"  {name:16} neel {neel_s:7.3f} s  neel-iterative {it_s:8.2f} s  "
-              f"{it_s / neel_s:7,.0f}x  count {got.rows[0][0]:,}" + ("" if not diff else f"  DIFFERENT {diff[:2]}"))
+              f"{it_s / neel_s:7,.0f}x  count {got.rows[0][0]:,}  outer {outer:,}"
+              + ("" if not diff else f"  DIFFERENT {diff[:2]}"))
     return 1 if failed else 0

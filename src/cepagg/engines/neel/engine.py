@@ -11,12 +11,15 @@ A row of the whole query is final only when every term has said its last word on
 without ``partial`` rows are held: SLIDE windows until ``advance`` passes their end (every term
 has then emitted the window, by the protocol), WITHIN-alone totals until ``finish``. With
 ``partial=True`` the signed rows go out at once: the caller merges partial rows anyway.
+
+A query that returns matches is the union of its disjuncts' matches, each disjunct a flat
+query on a match engine (:mod:`.union`); the runners below feed both kinds alike.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +30,8 @@ from ...lang.model import Query
 from ..aggregates import combine_rows, funcs_of, key_width, merge
 from ..base import Engine
 from .terms import Decomposition, NotDecomposable, Term, decompose
+from .union import MatchPlan, MatchUnion
+from .union import explain_lines as union_lines
 
 #: engines a term may run on: they aggregate without enumerating matches
 FAST = ("aseq", "greta")
@@ -67,16 +72,25 @@ class Runner:
 
 
 def runners_of(terms: list[Term], start_range=None) -> list[Runner]:
+    """The terms grouped into runners. Terms on aseq with the same time transform share one
+    workload; terms that ignore events of types they do not name (:func:`_blind`) share it
+    whatever their witness types, the runner adding the witness events of all of them (a term
+    never sees another's witness types), so that the disjuncts of a negated sequence -- one
+    witness chain longer each -- run as one PreTree over one stream."""
     groups: dict[tuple, list[int]] = {}
     engines = [engine_of(t) for t in terms]
     for i, (t, e) in enumerate(zip(terms, engines)):
-        key = ((e, t.scale, tuple(sorted(t.offsets.items())), tuple(sorted(t.witnesses.items())))
-               if e == "aseq" else (e, i))
+        if e != "aseq":
+            key: tuple = (e, i)
+        else:
+            key = (e, t.scale, tuple(sorted(t.offsets.items())), t.query.partition_by,
+                   "blind" if _blind(t) else tuple(sorted(t.witnesses.items())))
         groups.setdefault(key, []).append(i)
     out = []
     for members in groups.values():
         t = terms[members[0]]
         rng = None if start_range is None else (start_range[0] * t.scale, start_range[1] * t.scale)
+        witnesses = {w: v for i in members for w, v in terms[i].witnesses.items()}
         if engines[members[0]] == "aseq":
             from ..aseq.workload import Workload
 
@@ -84,8 +98,15 @@ def runners_of(terms: list[Term], start_range=None) -> list[Runner]:
         else:
             ev = _ENGINES()[engines[members[0]]](t.query, partial=True, start_range=rng)
         out.append(Runner(engines[members[0]], members, ev, t.scale, dict(t.offsets), t.query.partition_by,
-                          dict(t.witnesses)))
+                          witnesses))
     return out
+
+
+def _blind(t: Term) -> bool:
+    """The term reads no event of a type it does not name: every variable typed, and no
+    equivalence or stream filter (which would read the attributes of a witness event)."""
+    q = t.query
+    return all(v.type is not None for v in q.variables.values()) and not q.equivalences and not q.stream_filters
 
 
 class Neel(Engine):
@@ -95,6 +116,11 @@ class Neel(Engine):
                  start_range: tuple[int, int] | None = None, numbers: str = "exact"):
         super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
         self.plan = decompose(query)
+        if query.returns_matches:  # the union of the disjuncts' matches (:mod:`.union`)
+            self.union = MatchUnion(self, self.plan, start_range)
+            self.runners = self.union.runners
+            return
+        self.union = None
         self.funcs = funcs_of(query)
         self.width = key_width(query)
         self.runners = runners_of(self.plan.terms, start_range)
@@ -103,8 +129,9 @@ class Neel(Engine):
     def refusal(cls, query: Query) -> str | None:
         try:
             plan = decompose(query)
-            for t in plan.terms:
-                engine_of(t)
+            if not query.returns_matches:
+                for t in plan.terms:
+                    engine_of(t)
         except NotDecomposable as e:
             return str(e)
         return None
@@ -112,34 +139,32 @@ class Neel(Engine):
     # -- protocol ------------------------------------------------------------------------------
 
     def new_state(self) -> NeelState:
+        if self.union is not None:
+            return self.union.new_state()
         return NeelState([r.evaluator.new_state() for r in self.runners], waiting=[None] * len(self.runners))
 
     def process(self, state: NeelState, batch: EventBatch) -> list[tuple]:
+        if self.union is not None:
+            return self.union.process(state, batch)
         rows = []
-        for k, (r, s) in enumerate(zip(self.runners, state.runners)):
-            if r.rewrites:
-                now, state.waiting[k] = _hold_last(_joined(state.waiting[k], batch), r.keys)
-                rows += self._signed(r, r.evaluator.process(s, _timed(now, r)))
-            else:
-                rows += self._signed(r, r.evaluator.process(s, batch))
+        for r, got in fed(self.runners, state.runners, state.waiting, batch):
+            rows += self._signed(r, got)
         return self._out(state, rows, None)
 
     def advance(self, state: NeelState, watermark: int) -> list[tuple]:
+        if self.union is not None:
+            return self.union.advance(state, watermark)
         rows = []
-        for k, (r, s) in enumerate(zip(self.runners, state.runners)):
-            if state.waiting[k] is not None:  # nothing more comes at times <= watermark
-                ready, state.waiting[k] = _split_at(state.waiting[k], watermark)
-                rows += self._signed(r, r.evaluator.process(s, _timed(ready, r)))
-            rows += self._signed(r, r.evaluator.advance(s, watermark * r.scale + r.scale - 1))
+        for r, got in advanced(self.runners, state.runners, state.waiting, watermark):
+            rows += self._signed(r, got)
         return self._out(state, rows, watermark)
 
     def finish(self, state: NeelState) -> list[tuple]:
+        if self.union is not None:
+            return self.union.finish(state)
         rows = []
-        for k, (r, s) in enumerate(zip(self.runners, state.runners)):
-            if state.waiting[k] is not None:
-                rows += self._signed(r, r.evaluator.process(s, _timed(state.waiting[k], r)))
-                state.waiting[k] = None
-            rows += self._signed(r, r.evaluator.finish(s))
+        for r, got in finished(self.runners, state.runners, state.waiting):
+            rows += self._signed(r, got)
         out = self._out(state, rows, None)
         if self.partial:
             return out
@@ -184,6 +209,39 @@ class Neel(Engine):
 
     def explain_lines(self) -> list[str]:
         return explain_lines(self.plan)
+
+
+def fed(runners: list[Runner], states: list, waiting: list, batch: EventBatch) -> Iterator[tuple[Runner, list]]:
+    """Each runner's rows over ``batch`` (seen through its time transform and witness events;
+    ``waiting`` holds, per runner, the events at a partition's last time not given yet)."""
+    for k, (r, s) in enumerate(zip(runners, states)):
+        if r.rewrites:
+            now, waiting[k] = _hold_last(_joined(waiting[k], batch), r.keys)
+            yield r, r.evaluator.process(s, _timed(now, r))
+        else:
+            yield r, r.evaluator.process(s, batch)
+
+
+def advanced(runners: list[Runner], states: list, waiting: list, watermark: int) -> Iterator[tuple[Runner, list]]:
+    """Each runner's rows once no event at or before ``watermark`` (query time) is to come."""
+    for k, (r, s) in enumerate(zip(runners, states)):
+        rows = []
+        if waiting[k] is not None:  # nothing more comes at times <= watermark
+            ready, waiting[k] = _split_at(waiting[k], watermark)
+            rows += r.evaluator.process(s, _timed(ready, r))
+        rows += r.evaluator.advance(s, watermark * r.scale + r.scale - 1)
+        yield r, rows
+
+
+def finished(runners: list[Runner], states: list, waiting: list) -> Iterator[tuple[Runner, list]]:
+    """Each runner's last rows: the events still waiting, then its ``finish``."""
+    for k, (r, s) in enumerate(zip(runners, states)):
+        rows = []
+        if waiting[k] is not None:
+            rows += r.evaluator.process(s, _timed(waiting[k], r))
+            waiting[k] = None
+        rows += r.evaluator.finish(s)
+        yield r, rows
 
 
 def _cell(func: str, value: Any, t: Term) -> Any:
@@ -310,9 +368,12 @@ def _ENGINES():
     return ENGINES
 
 
-def explain_lines(plan: Decomposition) -> list[str]:
+def explain_lines(plan: Decomposition | MatchPlan) -> list[str]:
     """What ``explain`` shows of the decomposition: the terms, how they add up, and how they run
-    (which engine, which terms share one aseq plan, and that plan with its cost estimates)."""
+    (which engine, which terms share one aseq plan, and that plan with its cost estimates); of
+    a query returning matches, its disjuncts and their match engines (:mod:`.union`)."""
+    if isinstance(plan, MatchPlan):
+        return union_lines(plan)
     lines = []
     if plan.interleavings:
         lines.append("AND inside SEQ: the union of its interleavings (disjoint; tied events in the "

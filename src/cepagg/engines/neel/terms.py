@@ -89,13 +89,46 @@ class Decomposition:
 
 
 def decompose(query: Query) -> Decomposition:
-    """The signed flat terms of ``query``; raises :class:`NotDecomposable`."""
+    """The signed flat terms of ``query``; raises :class:`NotDecomposable`. A query that
+    returns matches has no signed terms: its plan is the union of its disjuncts
+    (:func:`cepagg.engines.neel.union.match_plan`)."""
     if query.returns_matches:
-        raise NotDecomposable("the query returns matches; neel combines aggregates of flat patterns "
-                              "(the match engines and the reference return matches)")
+        from .union import match_plan
+
+        return match_plan(query)
     if query.mode == "emit":
         raise NotDecomposable("EMIT ON CHANGE: the rows of the flat patterns change at different "
                               "instants and carry no partial cells to add up")
+    alts, steps, interleavings = disjuncts(query)
+    terms: list[Term] = []
+    notes: list[str] = []
+    patterns = [a for a, _ in alts]
+    clusters = _clusters(patterns)
+    only_extremes = all(a.func in ("MIN", "MAX") for a in query.aggregates)
+    for cluster in clusters:
+        found = _intersections(cluster, patterns, 1 if only_extremes else len(cluster))
+        if len(cluster) > 1:
+            shared = sum(1 for subset, _ in found if len(subset) > 1)
+            notes.append((f"overlapping (same positive events), by inclusion-exclusion over {shared} "
+                          "intersection(s) that can match: " if shared else
+                          "pairwise contradictory, so disjoint: ")
+                         + " ∪ ".join(pattern_text(patterns[i]) for i in cluster))
+        for subset, p in found:
+            ties = frozenset.intersection(*(alts[i][1] for i in subset))
+            terms.append(_term(query, p, 1 if len(subset) % 2 else -1, len(subset), ties))
+            if len(terms) > MAX_TERMS:
+                raise NotDecomposable(f"more than {MAX_TERMS} inclusion-exclusion terms")
+    if len(clusters) > 1:
+        notes.append(("disjoint" if not notes else "the groups of disjuncts are disjoint")
+                     + " (different positive events or orders): rows add up")
+    return Decomposition(terms, interleavings, steps, notes)
+
+
+def disjuncts(query: Query) -> tuple[list[tuple[ast.Pattern, frozenset]], list[str], list[str]]:
+    """The flat disjuncts of ``query``'s pattern -- the alternatives of its normal form, an AND
+    inside the top-level SEQ split into its interleavings -- each with its tie pairs
+    (:mod:`.interleave`); the rewrite steps; the interleavings as text. Raises
+    :class:`NotDecomposable` when there are none, or when the pattern is flat already."""
     if query.strategy != "skip-till-any-match":
         raise NotDecomposable(f"{query.strategy}: the normal form is a union of matches under "
                               "skip-till-any-match only")
@@ -130,28 +163,7 @@ def decompose(query: Query) -> Decomposition:
     if not steps and not interleavings and len(alts) == 1 and not any(
             isinstance(x, ast.Exists) for x in alts[0][0].walk()):
         raise NotDecomposable("the pattern is flat: nothing to decompose")
-    terms: list[Term] = []
-    notes: list[str] = []
-    patterns = [a for a, _ in alts]
-    clusters = _clusters(patterns)
-    only_extremes = all(a.func in ("MIN", "MAX") for a in query.aggregates)
-    for cluster in clusters:
-        found = _intersections(cluster, patterns, 1 if only_extremes else len(cluster))
-        if len(cluster) > 1:
-            shared = sum(1 for subset, _ in found if len(subset) > 1)
-            notes.append((f"overlapping (same positive events), by inclusion-exclusion over {shared} "
-                          "intersection(s) that can match: " if shared else
-                          "pairwise contradictory, so disjoint: ")
-                         + " ∪ ".join(pattern_text(patterns[i]) for i in cluster))
-        for subset, p in found:
-            ties = frozenset.intersection(*(alts[i][1] for i in subset))
-            terms.append(_term(query, p, 1 if len(subset) % 2 else -1, len(subset), ties))
-            if len(terms) > MAX_TERMS:
-                raise NotDecomposable(f"more than {MAX_TERMS} inclusion-exclusion terms")
-    if len(clusters) > 1:
-        notes.append(("disjoint" if not notes else "the groups of disjuncts are disjoint")
-                     + " (different positive events or orders): rows add up")
-    return Decomposition(terms, interleavings, steps, notes)
+    return alts, steps, interleavings
 
 
 def _intersections(cluster: list[int], patterns: list[ast.Pattern], most: int) -> list[tuple[list[int], ast.Pattern]]:
@@ -289,7 +301,6 @@ def _contradicts(gap: list[ast.Pattern]) -> bool:
 def _term(query: Query, p: ast.Pattern, sign: int, size: int, ties: frozenset) -> Term:
     syntax = query.syntax
     names = declared_vars(p)
-    where = _where(syntax.where, names)
     cells: list[int | None] = []
     returns, agg = [], []
     n = 0
@@ -304,15 +315,31 @@ def _term(query: Query, p: ast.Pattern, sign: int, size: int, ties: frozenset) -
             dst.append(item)
     if n == 0:  # the term binds none of the aggregated variables: count its rows anyway
         returns.append(ast.ReturnItem(ast.AggCall("COUNT", None, None), None, "COUNT(*)"))
+    flat, offsets, scale, witnesses = flat_query(query, p, tuple(returns), tuple(agg), ties, names)
+    return Term(flat, pattern_text(p), sign, size, tuple(cells), offsets, scale, witnesses)
+
+
+def flat_query(query: Query, p: ast.Pattern, returns: tuple, agg: tuple, ties: frozenset,
+               taken: set[str]) -> tuple[Query, dict[str, int], int, dict[str, tuple]]:
+    """The flat disjunct ``p`` as a query of its own with the given RETURN and AGG items, the
+    query's other clauses (WHERE conjuncts of variables it does not bind dropped), its EXISTS
+    items as witness events (:mod:`.witness`, their variables named apart from ``taken``) and
+    its tie pairs as a time transform (:mod:`.interleave`): ``(query, offsets, scale,
+    witnesses)``. Raises :class:`NotDecomposable`."""
+    syntax = query.syntax
     try:
-        run, witnesses = witness.inline(p, names)
+        run, witnesses = witness.inline(p, taken)
     except witness.NoWitness as e:
         raise NotDecomposable(f"{pattern_text(p)}: {e}") from None
-    sub = replace(syntax, pattern=run, where=where, returns=tuple(returns), agg=tuple(agg))
+    sub = replace(syntax, pattern=run, where=_where(syntax.where, declared_vars(p)), returns=returns, agg=agg)
     try:
         flat = replace(analyze(sub, query.text, time_unit=query.time_unit), hierarchy=query.hierarchy)
     except QueryError as e:
         raise NotDecomposable(f"the flat pattern {pattern_text(p)} is not a query of its own: {e}") from None
+    untyped = [v.name for v in flat.variables.values() if v.type is None and not v.negated]
+    if witnesses and untyped:
+        raise NotDecomposable(f"{pattern_text(p)}: the untyped variable {untyped[0]} would bind the witness "
+                              "events an EXISTS is evaluated with")
     if witnesses and (flat.equivalences or flat.stream_filters):
         raise NotDecomposable(f"{pattern_text(p)}: witness events of an EXISTS carry only the partition "
                               "attributes; the query also constrains other attributes of every event")
@@ -328,7 +355,7 @@ def _term(query: Query, p: ast.Pattern, sign: int, size: int, ties: frozenset) -
             offsets = {}
         else:
             flat = _scaled(flat, run, offsets, scale)
-    return Term(flat, pattern_text(p), sign, size, tuple(cells), offsets, scale, witnesses)
+    return flat, offsets, scale, witnesses
 
 
 def _where(where: ast.Expr | None, names: set[str]) -> ast.Expr | None:
