@@ -434,7 +434,7 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     for o in run.outputs:
         kinds[o.kind] = kinds.get(o.kind, 0) + 1
     print(f"cepagg: {len(arrival.events)} events, {len(arrival.punctuations())} punctuations, engine {p.engine} "
-          f"(in-process), order {config}: {len(result)} rows in {elapsed:.3f} s; outputs by kind: "
+          f"(in-process{_numbers_note(args)}), order {config}: {len(result)} rows in {elapsed:.3f} s; outputs by kind: "
           f"{', '.join(f'{n} {k}' for k, n in sorted(kinds.items())) or 'none'}", file=sys.stderr)
     if run.late_count:
         print(f"cepagg: {run.late_count} late event(s) ({args.on_late}), e.g. {run.late_samples[:3]}", file=sys.stderr)

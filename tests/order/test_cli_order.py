@@ -76,3 +76,25 @@ def test_exact_punctuations_release_conservative_results(events, tmp_path):
     # [2, 6) is final once A and C are closed up to 5: at the punctuation right after c5
     # (arrival: a3, its 3 punctuations, c5, then position 5)
     assert int(got[0]["at"]) == 5
+
+
+@pytest.mark.parametrize("option,message", [
+    (["--order", "aggressive", "--tick", "0"], "--tick 0: give a positive number"),
+    (["--order", "aggressive", "--tick", "-2"], "--tick -2: give a positive number"),
+    (["--order", "conservative", "--punctuate", "exact:1.2.3"], "--punctuate 'exact:1.2.3': expected"),
+    (["--order", "conservative", "--punctuate", "exact:."], "--punctuate 'exact:.': expected"),
+])
+def test_bad_order_options_are_one_line_usage_errors(events, capsys, option, message):
+    """A tick that is not positive, a punctuation rate that is not a number: exit code 2 and one
+    line naming the option, never a traceback."""
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 4 SLIDE 2", "--events", events,
+                 "--no-spark", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: {message}") and err.count("\n") == 1
+
+
+def test_summary_line_names_float_mode_and_unbounded_lateness(events, capsys):
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 4 SLIDE 2", "--events", events,
+                 "--no-spark", "--order", "aggressive", "--numbers", "float"]) == 0
+    err = capsys.readouterr().err
+    assert "(in-process, float64), order aggressive L=unbounded:" in err

@@ -64,6 +64,8 @@ def config_from_args(args: argparse.Namespace):
         raise UsageError("--order kslack needs --slack K")
     if args.on_late == "output" and not args.late_out:
         raise UsageError("--on-late output needs --late-out PATH")
+    if args.tick < 1:
+        raise UsageError(f"--tick {args.tick}: give a positive number of arriving items")
     return OrderConfig(args.order, slack=slack, lateness=lateness, clock=args.clock, on_late=args.on_late,
                        numbers=args.numbers)
 
@@ -72,9 +74,9 @@ def punctuations_for(args: argparse.Namespace, arrival: Arrival) -> Arrival:
     spec = args.punctuate or "in-file"
     if spec == "in-file":
         return arrival
-    m = re.fullmatch(r"exact:([0-9.]+)(?::(types|all))?", spec)
+    m = re.fullmatch(r"exact:(\d+(?:\.\d*)?|\.\d+)(?::(types|all))?", spec)
     if not m:
-        raise UsageError(f"--punctuate {spec!r}: expected in-file or exact:RATE[:types|all]")
+        raise UsageError(f"--punctuate {spec!r}: expected in-file or exact:RATE[:types|all], RATE a number")
     from .disorder import exact_punctuations
 
     return exact_punctuations(arrival, float(m.group(1)), m.group(2) or "types", random.Random(0))
