@@ -123,6 +123,26 @@ def test_match_options_are_refused_before_reading(tmp_path, capsys, args, messag
     assert message in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("query, options, message", [
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 3", {"match_format": "wide"}, "returns aggregates"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 3", {"max_matches": 5}, "returns aggregates"),
+    ("PATTERN SEQ(A a, B b) WITHIN 3", {"max_matches": 0}, "positive number"),
+    ("PATTERN SEQ(A a, B b) WITHIN 3", {"max_matches": -1}, "positive number"),
+    ("PATTERN SEQ(A a, B b) WITHIN 3", {"max_matches": 1, "numbers": "bogus"}, "expected 'exact' or 'float'"),
+])
+def test_match_options_in_python_are_refused_like_on_the_command_line(query, options, message):
+    """runner.run refuses what `cepagg run` refuses, instead of ignoring the option or returning
+    no match."""
+    from cepagg.errors import UsageError
+
+    batch = EventBatch.from_rows(random_stream(random.Random(1), "AB", n=30, attrs=ATTRS))
+    with pytest.raises(UsageError, match=message):
+        run(query, batch, **options)
+    if "max_matches" in options and "numbers" not in options and options["max_matches"] < 1:
+        with pytest.raises(UsageError, match=message):
+            write_matches(query, batch, "-", **options)
+
+
 def test_an_attribute_named_like_a_result_column_is_refused_before_the_work(tmp_path, capsys):
     events = tmp_path / "e.csv"
     events.write_text("type,ts,pos\nA,1,1\nB,2,2\n")
