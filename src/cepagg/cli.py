@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import CepaggError, InputError, QueryError, UsageError
+from .errors import CepaggError, InputError, OverflowResult, QueryError, UsageError
 from .lang import compile_query
 from .lang.model import TIME_UNITS_MS
 from .units import UNIT_NS
@@ -210,7 +210,10 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
             write_result(result, "-")
         else:
             path = Path(args.out)
-            write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
+            try:
+                write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
+            except OverflowResult as e:
+                raise OverflowResult(f"query {name}: {e}") from None
     print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan, "
           f"{where}{_numbers_note(args)}) in {elapsed:.3f} s", file=sys.stderr)
     return 0

@@ -103,8 +103,9 @@ def _arrow_column(name: str, values: list[Any], kind: str) -> pa.Array:
     if kind == "int":
         biggest = max((abs(v) for v in values if v is not None), default=0)
         if biggest > DECIMAL38_MAX:
-            raise OverflowResult(f"column {name!r} holds {biggest}, beyond DECIMAL(38,0); "
-                                 "it is reported as an error, never wrapped")
+            raise OverflowResult(f"column {name!r} holds {biggest}, beyond DECIMAL(38,0), the largest exact "
+                                 "integer of Parquet (reported, never wrapped): write CSV or JSON Lines, which "
+                                 "keep every digit, or use float mode (--numbers float)")
         if biggest >= 2**63:
             from decimal import Decimal
 
