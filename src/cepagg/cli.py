@@ -181,10 +181,13 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     from .lang.workload import compile_workload
     from .output import write_result
     from .plan import plan_workload
-    from .runner import attach_event_columns, check_concepts
+    from .runner import attach_event_columns, check_concepts, check_event_columns
 
     named = compile_workload(text, time_unit=args.time_unit, schema=_schema(report.batch))
     check_concepts([q for _, q in named], report.batch)
+    for _, q in named:
+        if q.returns_matches and args.no_spark:  # (refused before the work, as attach_event_columns would)
+            check_event_columns(q.output_columns, report.batch)
     wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine, args.numbers)
     started = time.perf_counter()
     if args.no_spark:
@@ -416,9 +419,11 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     from .order import Arrival, OrderConfig, run_ordered
     from .order.cli import config_from_args, punctuations_for, write_late
     from .output import write_result
-    from .runner import attach_event_columns
+    from .runner import attach_event_columns, check_event_columns
 
     batch = report.batch
+    if q.returns_matches:  # (refused before the work, as attach_event_columns would)
+        check_event_columns(q.output_columns, batch)
     batch = type(batch)(batch.table.sort_by("_id"), batch.time_unit)  # arrival order, not time order
     arrival = Arrival.from_batch(batch)
     arrival = punctuations_for(args, arrival)

@@ -208,9 +208,26 @@ def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = 
     return Result(q.output_columns, rows, output_kinds(q, kinds, numbers)).sorted(), events, p.engine
 
 
+def check_event_columns(columns: Iterable[str], events: EventBatch) -> None:
+    """Refuse (:class:`cepagg.matches.OutputRefused`) to join the events' attributes to result
+    ``columns`` that already hold one of their names: the table would have two columns of that
+    name, and Parquet, JSON Lines and the ``Result`` rows keyed by name would keep only one."""
+    from .matches import OutputRefused
+
+    columns = set(columns)
+    for n in events.attribute_names:
+        if n in columns:
+            raise OutputRefused(f"the output would have two columns named {n!r} (an attribute of the events "
+                                "has the name of a result column); rename the attribute")
+
+
 def attach_event_columns(result: Result, events: EventBatch) -> Result:
-    """Add the attributes of each returned event to a RETURN-of-events result."""
-    if "event_id" not in result.columns or not result.rows:
+    """Add the attributes of each returned event to a RETURN-of-events result (refused when an
+    attribute has the name of a result column: :func:`check_event_columns`)."""
+    if "event_id" not in result.columns:
+        return result
+    check_event_columns(result.columns, events)
+    if not result.rows:
         return result
     names = events.attribute_names
     ids = events.table.column(ID).to_pylist()
