@@ -480,6 +480,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     text = _query_text(args)
     if is_workload(text) and args.order:
         raise UsageError("stream: --order takes one query, not a workload file")
+    _check_stream_options(args)
     _check_command_line(args, text, {"--reject": args.reject},
                         {"--out": args.out, "--late-out": args.late_out, "--checkpoint": args.checkpoint})
     if not args.checkpoint and args.out_format != "console" and \
@@ -530,6 +531,25 @@ def cmd_stream(args: argparse.Namespace) -> int:
     print(f"cepagg: results in {args.out}" + (" (one folder per query)" if len(jobs) > 1 else ""),
           file=sys.stderr)
     return 0
+
+
+#: a Spark interval: "10 seconds", "1 minute 30 seconds", "interval 2 hours", "500 milliseconds"
+_SPARK_INTERVAL = re.compile(r"\s*(interval\s+)?([+-]?\d+(\.\d+)?\s*(year|month|week|day|hour|minute|second|"
+                             r"millisecond|microsecond)s?\s*)+", re.IGNORECASE)
+
+
+def _check_stream_options(args: argparse.Namespace) -> None:
+    """Refuse, before Spark starts, stream options Spark would fail on with a traceback (an
+    interval it cannot parse) or take for something else (a rate or batch size not above 0: no
+    limit, or a stream that never advances)."""
+    for option, value in (("--delay", args.delay), ("--trigger", args.trigger)):
+        if not _SPARK_INTERVAL.fullmatch(value):
+            raise UsageError(f"stream: {option} {value!r}: expected a duration such as '10 seconds', "
+                             "'500 milliseconds' or '1 minute 30 seconds'")
+    if args.rate is not None and not args.rate > 0:
+        raise UsageError(f"stream: --rate {args.rate:g}: give a positive number of events per second")
+    if args.events_per_batch is not None and args.events_per_batch < 1:
+        raise UsageError(f"stream: --events-per-batch {args.events_per_batch}: give a positive number")
 
 
 def _rows_in(reject_path: str) -> int:
