@@ -168,7 +168,7 @@ def test_an_os_error_is_one_line(monkeypatch, capsys):
 def test_stream_options_spark_cannot_take_are_refused_before_spark_starts(tmp_path, capsys, monkeypatch,
                                                                           option, message):
     """A delay Spark cannot parse raised AnalysisException with a traceback once Spark had started;
-    a negative batch size made a stream that never advances."""
+    a batch size of 0 was ignored, a negative one moved the source's offset backwards."""
     import cepagg.cli as cli
 
     monkeypatch.setattr(cli, "spark_session", lambda args: pytest.fail("Spark started"))
