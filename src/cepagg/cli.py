@@ -305,6 +305,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     if is_workload(text) and args.order:
         raise UsageError("run: --order takes one query, not a workload file")
+    from .order.cli import check_order_options
+
+    check_order_options(args)
     _check_command_line(args, text, {"--out": args.out, "--reject": args.reject,
                                      "--late-out": getattr(args, "late_out", None),
                                      "--changes": getattr(args, "changes", None)})

@@ -98,3 +98,23 @@ def test_summary_line_names_float_mode_and_unbounded_lateness(events, capsys):
                  "--no-spark", "--order", "aggressive", "--numbers", "float"]) == 0
     err = capsys.readouterr().err
     assert "(in-process, float64), order aggressive L=unbounded:" in err
+
+
+@pytest.mark.parametrize("option,message", [
+    (["--slack", "3"], "--slack applies with --order"),
+    (["--changes", "{dir}/c.csv"], "--changes applies with --order"),
+    (["--tick", "2"], "--tick applies with --order"),
+    (["--on-late", "fail"], "--on-late applies with --order"),
+    (["--order", "conservative", "--slack", "3"], "--slack applies with --order kslack, not conservative"),
+    (["--order", "kslack", "--slack", "3", "--lateness", "4"], "--lateness applies with --order aggressive, not"),
+    (["--order", "conservative", "--clock", "global"], "--clock applies with --order kslack or aggressive"),
+    (["--order", "kslack", "--slack", "1", "--late-out", "{dir}/l.csv"], "--late-out applies with --on-late output"),
+])
+def test_an_ordering_option_that_does_nothing_is_refused(events, tmp_path, capsys, option, message):
+    """An option that the chosen strategy (or a run without --order) would ignore is a usage
+    error, not silently dropped."""
+    option = [o.replace("{dir}", str(tmp_path)) for o in option]
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 4", "--events", events, "--no-spark",
+                 *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: run: {message}") and err.count("\n") == 1

@@ -55,6 +55,29 @@ def add_order_args(p: argparse.ArgumentParser, spark: bool) -> None:
         g.add_argument("--tick", type=int, default=1, help="emit after every N arriving items (default 1)")
 
 
+#: in-process ordering options -> (their default, the strategies they apply to; None: every one)
+_APPLIES = {"slack": (None, ("kslack",)), "lateness": (None, ("aggressive",)),
+            "clock": ("key", ("kslack", "aggressive")), "punctuate": ("in-file", None),
+            "on_late": ("drop", None), "late_out": (None, None), "changes": (None, None), "tick": (1, None)}
+
+
+def check_order_options(args: argparse.Namespace) -> None:
+    """Refuse (``cepagg run``) an ordering option given where it does nothing: without
+    ``--order``, or with a strategy it is not for (``--slack`` with conservative), instead of
+    ignoring it."""
+    for dest, (default, strategies) in _APPLIES.items():
+        value = getattr(args, dest, default)
+        if value == default:
+            continue
+        option = "--" + dest.replace("_", "-")
+        if not args.order:
+            raise UsageError(f"run: {option} applies with --order")
+        if strategies and args.order not in strategies:
+            raise UsageError(f"run: {option} applies with --order {' or '.join(strategies)}, not {args.order}")
+    if getattr(args, "late_out", None) and args.on_late != "output":
+        raise UsageError("run: --late-out applies with --on-late output")
+
+
 def config_from_args(args: argparse.Namespace):
     from . import OrderConfig
 
