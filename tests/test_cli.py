@@ -186,3 +186,11 @@ def test_stream_takes_the_intervals_spark_parses(delay):
     from cepagg.cli import _SPARK_INTERVAL
 
     assert _SPARK_INTERVAL.fullmatch(delay)
+
+
+def test_a_named_engine_refusing_one_query_of_a_workload_names_the_query(capsys):
+    workload = ("-- name: trends\nRETURN COUNT(*) PATTERN A+ WITHIN 5\n---\n"
+                "-- name: pairs\nRETURN COUNT(*) PATTERN SEQ(A a, A b) WITHIN 5\n")
+    assert main(["explain", "-q", workload, "--engine", "greta"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cepagg: engine 'greta' cannot evaluate") and err.endswith("(query pairs)\n")
