@@ -109,3 +109,13 @@ def test_a_count_parquet_cannot_hold_names_its_query_and_the_ways_out(tmp_path, 
     assert main(["run", str(workload), "--events", str(events), "--no-spark", "--out", str(out),
                  "--numbers", "float"]) == 0
     assert pq.read_table(tmp_path / "r.trends.parquet").column(0).to_pylist() == [float(2**130 - 1)]
+
+
+def test_the_terminal_table_shows_every_digit_of_a_whole_float(tmp_path, capsys):
+    """A float-mode count below 10^15 printed whole (it was cut to 6 digits: 3.43597e+10)."""
+    events = tmp_path / "a.csv"
+    events.write_text("type,ts,x\n" + "".join(f"A,{t},{t % 3}\n" for t in range(1, 36)))
+    assert main(["run", "-q", "RETURN COUNT(*), AVG(A.x) PATTERN A+ WITHIN 100", "--events", str(events),
+                 "--no-spark", "--numbers", "float"]) == 0
+    row = capsys.readouterr().out.splitlines()[2].split()
+    assert row[0] == str(2**35 - 1) and row[1] == "1.02857"  # (AVG: 6 significant digits)

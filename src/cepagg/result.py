@@ -170,9 +170,13 @@ def format_table(result: Result, max_rows: int = 50, total: int | None = None) -
 
 
 def _fmt(v: Any) -> str:
+    """A cell as text: a whole float below 10^15 (a float-mode count or sum) with every digit,
+    other floats to 6 significant digits."""
     if v is None:
         return "null"
     if isinstance(v, float):
+        if abs(v) < 1e15 and v.is_integer():
+            return f"{v:.0f}"
         return f"{v:.6g}" if abs(v) < 1e15 else f"{v:.6e}"
     return str(v)
 
