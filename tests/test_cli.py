@@ -194,3 +194,22 @@ def test_a_named_engine_refusing_one_query_of_a_workload_names_the_query(capsys)
     assert main(["explain", "-q", workload, "--engine", "greta"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("cepagg: engine 'greta' cannot evaluate") and err.endswith("(query pairs)\n")
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--slack", "3"], "--slack applies with --order"),
+    (["--order", "conservative", "--lateness", "3"], "--lateness applies with --order aggressive, not conservative"),
+    (["--on-late", "output"], "--on-late output applies with --order"),
+    (["--late-out", "{dir}/late"], "--late-out applies with --on-late output"),
+])
+def test_stream_refuses_ordering_options_that_would_do_nothing(tmp_path, capsys, monkeypatch, option, message):
+    import cepagg.cli as cli
+
+    monkeypatch.setattr(cli, "spark_session", lambda args: pytest.fail("Spark started"))
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts\nA,1\n")
+    option = [o.replace("{dir}", str(tmp_path)) for o in option]
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, A) WITHIN 5", "--events", str(events),
+                 "--out", str(tmp_path / "o"), "--out-format", "console", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: stream: {message}") and err.count("\n") == 1

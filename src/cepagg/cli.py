@@ -483,6 +483,9 @@ def cmd_stream(args: argparse.Namespace) -> int:
     text = _query_text(args)
     if is_workload(text) and args.order:
         raise UsageError("stream: --order takes one query, not a workload file")
+    from .order.cli import check_order_options
+
+    check_order_options(args, "stream")
     _check_stream_options(args)
     _check_command_line(args, text, {"--reject": args.reject},
                         {"--out": args.out, "--late-out": args.late_out, "--checkpoint": args.checkpoint})

@@ -55,27 +55,31 @@ def add_order_args(p: argparse.ArgumentParser, spark: bool) -> None:
         g.add_argument("--tick", type=int, default=1, help="emit after every N arriving items (default 1)")
 
 
-#: in-process ordering options -> (their default, the strategies they apply to; None: every one)
+#: ordering options -> (their default, the strategies they apply to; None: every one); ``stream``
+#: has the first four (its --on-late also applies without --order)
 _APPLIES = {"slack": (None, ("kslack",)), "lateness": (None, ("aggressive",)),
             "clock": ("key", ("kslack", "aggressive")), "punctuate": ("in-file", None),
             "on_late": ("drop", None), "late_out": (None, None), "changes": (None, None), "tick": (1, None)}
+_STREAM = ("slack", "lateness", "clock", "punctuate")
 
 
-def check_order_options(args: argparse.Namespace) -> None:
-    """Refuse (``cepagg run``) an ordering option given where it does nothing: without
-    ``--order``, or with a strategy it is not for (``--slack`` with conservative), instead of
-    ignoring it."""
+def check_order_options(args: argparse.Namespace, command: str = "run") -> None:
+    """Refuse an ordering option given where it does nothing: without ``--order``, or with a
+    strategy it is not for (``--slack`` with conservative), instead of ignoring it."""
     for dest, (default, strategies) in _APPLIES.items():
         value = getattr(args, dest, default)
-        if value == default:
+        if value == default or (command == "stream" and dest not in _STREAM):
             continue
         option = "--" + dest.replace("_", "-")
         if not args.order:
-            raise UsageError(f"run: {option} applies with --order")
+            raise UsageError(f"{command}: {option} applies with --order")
         if strategies and args.order not in strategies:
-            raise UsageError(f"run: {option} applies with --order {' or '.join(strategies)}, not {args.order}")
+            raise UsageError(f"{command}: {option} applies with --order {' or '.join(strategies)}, "
+                             f"not {args.order}")
     if getattr(args, "late_out", None) and args.on_late != "output":
-        raise UsageError("run: --late-out applies with --on-late output")
+        raise UsageError(f"{command}: --late-out applies with --on-late output")
+    if command == "stream" and args.on_late == "output" and not args.order:
+        raise UsageError("stream: --on-late output applies with --order (without it, late events are counted)")
 
 
 def config_from_args(args: argparse.Namespace):
