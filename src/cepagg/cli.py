@@ -345,8 +345,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         where = f"Spark {spark.sparkContext.master}"
     elapsed = time.perf_counter() - started
     write_result(result, args.out)
-    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}{_numbers_note(args)}), {len(result)} rows "
-          f"in {elapsed:.3f} s", file=sys.stderr)
+    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}{_numbers_note(args, p)}), "
+          f"{len(result)} rows in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
@@ -445,16 +445,17 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     for o in run.outputs:
         kinds[o.kind] = kinds.get(o.kind, 0) + 1
     print(f"cepagg: {len(arrival.events)} events, {len(arrival.punctuations())} punctuations, engine {p.engine} "
-          f"(in-process{_numbers_note(args)}), order {config}: {len(result)} rows in {elapsed:.3f} s; outputs by kind: "
-          f"{', '.join(f'{n} {k}' for k, n in sorted(kinds.items())) or 'none'}", file=sys.stderr)
+          f"(in-process{_numbers_note(args, p)}), order {config}: {len(result)} rows in {elapsed:.3f} s; "
+          f"outputs by kind: {', '.join(f'{n} {k}' for k, n in sorted(kinds.items())) or 'none'}", file=sys.stderr)
     if run.late_count:
         print(f"cepagg: {run.late_count} late event(s) ({args.on_late}), e.g. {run.late_samples[:3]}", file=sys.stderr)
     return 0
 
 
-def _numbers_note(args: argparse.Namespace) -> str:
-    """For the summary line: ", float64" in float mode."""
-    return ", float64" if args.numbers == "float" else ""
+def _numbers_note(args: argparse.Namespace, plan=None) -> str:
+    """For the summary line: ", float64" in float mode, unless ``plan``'s query has nothing
+    float mode changes (matches; only MIN and MAX)."""
+    return ", float64" if args.numbers == "float" and (plan is None or plan.floats) else ""
 
 
 def _collected(out, q, batch, numbers: str = "exact"):

@@ -118,3 +118,9 @@ def test_an_ordering_option_that_does_nothing_is_refused(events, tmp_path, capsy
                  *option]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"cepagg: run: {message}") and err.count("\n") == 1
+
+
+def test_summary_line_says_float64_only_where_float_mode_changes_something(events, capsys):
+    assert main(["run", "-q", "RETURN a PATTERN SEQ(A a, C c) WITHIN 4", "--events", events, "--no-spark",
+                 "--order", "conservative", "--numbers", "float"]) == 0
+    assert "(in-process), order conservative" in capsys.readouterr().err
