@@ -256,7 +256,8 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     from .runner import run_chunks
 
     try:
-        if compile_query(text, time_unit=args.time_unit).returns_matches:
+        q = compile_query(text, time_unit=args.time_unit)
+        if q.returns_matches:
             return None
     except QueryError:
         return None  # (reported by the whole read's compile, with the input's attributes)
@@ -270,7 +271,7 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     elapsed = time.perf_counter() - started
     _tell_read(chunks)
     write_result(result, args.out)
-    print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process{_numbers_note(args)}), "
+    print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process{_numbers_note(args, q)}), "
           f"{len(result)} rows "
           f"in {elapsed:.3f} s", file=sys.stderr)
     return 0
@@ -452,10 +453,13 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     return 0
 
 
-def _numbers_note(args: argparse.Namespace, plan=None) -> str:
-    """For the summary line: ", float64" in float mode, unless ``plan``'s query has nothing
-    float mode changes (matches; only MIN and MAX)."""
-    return ", float64" if args.numbers == "float" and (plan is None or plan.floats) else ""
+def _numbers_note(args: argparse.Namespace, query=None) -> str:
+    """For the summary line: ", float64" in float mode, unless ``query`` (a Query or a Plan's)
+    has nothing float mode changes (matches; only MIN and MAX)."""
+    from .engines.floats import affected
+
+    query = getattr(query, "query", query)
+    return ", float64" if args.numbers == "float" and (query is None or affected(query)) else ""
 
 
 def _collected(out, q, batch, numbers: str = "exact"):
