@@ -143,8 +143,9 @@ def test_match_options_in_python_are_refused_like_on_the_command_line(query, opt
             write_matches(query, batch, "-", **options)
 
 
-@pytest.mark.parametrize("how", ["workload", "order"])
-def test_a_grouped_match_query_is_refused_on_every_path_not_written_with_a_column_lost(tmp_path, capsys, how):
+@pytest.mark.parametrize("how", ["workload", "workload on Spark", "order"])
+def test_a_grouped_match_query_is_refused_on_every_path_not_written_with_a_column_lost(tmp_path, capsys, how,
+                                                                                      monkeypatch):
     """GROUP BY g over events with an attribute g: the long form would hold two columns 'g'.
     A workload and --order refuse it as a single query does, before writing anything (Parquet
     kept one of the two and dropped the other)."""
@@ -152,11 +153,17 @@ def test_a_grouped_match_query_is_refused_on_every_path_not_written_with_a_colum
     events.write_text("type,ts,g\nA,1,u\nB,2,u\nA,3,v\nB,4,v\n")
     query = "RETURN a, b PATTERN SEQ(A a, B b) WHERE [g] GROUP-BY g WITHIN 5"
     out = tmp_path / "m.parquet"
-    if how == "workload":
+    if how.startswith("workload"):
         args = ["run", "-q", f"-- name: m\n{query}\n---\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5"]
     else:
         args = ["run", "-q", query, "--order", "conservative"]
-    assert main([*args, "--events", str(events), "--no-spark", "--out", str(out)]) == 1
+    if how != "workload on Spark":
+        args.append("--no-spark")
+    else:  # refused before Spark starts
+        import cepagg.cli as cli
+
+        monkeypatch.setattr(cli, "spark_session", lambda args: pytest.fail("Spark started"))
+    assert main([*args, "--events", str(events), "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "two columns named 'g'" in err and len(err.splitlines()) == 1
     assert not list(tmp_path.glob("m*.parquet"))
