@@ -124,3 +124,11 @@ def test_summary_line_says_float64_only_where_float_mode_changes_something(event
     assert main(["run", "-q", "RETURN a PATTERN SEQ(A a, C c) WITHIN 4", "--events", events, "--no-spark",
                  "--order", "conservative", "--numbers", "float"]) == 0
     assert "(in-process), order conservative" in capsys.readouterr().err
+
+
+def test_late_events_go_to_csv_by_the_extension_in_any_case(events, tmp_path):
+    """late.CSV is CSV, as --out reads extensions (it held JSON Lines)."""
+    late = tmp_path / "late.CSV"
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, !C, B) WITHIN 10", "--events", events, "--no-spark",
+                 "--order", "kslack", "--slack", "1", "--on-late", "output", "--late-out", str(late)]) == 0
+    assert [r["ts"] for r in _read(late)] == ["9"]

@@ -110,13 +110,13 @@ def punctuations_for(args: argparse.Namespace, arrival: Arrival) -> Arrival:
 
 
 def write_late(events: list[dict], path: str | None) -> None:
-    """Late events to a CSV file (by the name) or JSON Lines, atomically."""
-    from ..output import atomic_path, json_safe
+    """Late events to a CSV file (by the name's extension, as for --out) or JSON Lines, atomically."""
+    from ..output import atomic_path, json_safe, output_format
 
     if not path:
         return
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
-        if path.endswith(".csv"):
+        if output_format(path) == "csv":
             import csv
 
             names: list[str] = []
