@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pyarrow.parquet as pq
+import pytest
 
 from cepagg.cli import main
 
@@ -154,3 +155,61 @@ def test_an_os_error_is_one_line(monkeypatch, capsys):
     assert main(["check", "-q", "PATTERN SEQ(A a, B b)"]) == 1
     err = capsys.readouterr().err
     assert err.strip() == "cepagg: [Errno 13] Permission denied: '/data/events.csv'"
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--delay", "abc"], "--delay 'abc': expected a duration"),
+    (["--delay", "10s"], "--delay '10s': expected a duration"),
+    (["--trigger", "often"], "--trigger 'often': expected a duration"),
+    (["--rate", "-5"], "--rate -5: give a positive number"),
+    (["--events-per-batch", "0"], "--events-per-batch 0: give a positive number"),
+    (["--events-per-batch", "-3"], "--events-per-batch -3: give a positive number"),
+])
+def test_stream_options_spark_cannot_take_are_refused_before_spark_starts(tmp_path, capsys, monkeypatch,
+                                                                          option, message):
+    """A delay Spark cannot parse raised AnalysisException with a traceback once Spark had started;
+    a batch size of 0 was ignored, a negative one moved the source's offset backwards."""
+    import cepagg.cli as cli
+
+    monkeypatch.setattr(cli, "spark_session", lambda args: pytest.fail("Spark started"))
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts\nA,1\n")
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, A) WITHIN 5", "--events", str(events),
+                 "--out", str(tmp_path / "o"), "--out-format", "console", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: stream: {message}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("delay", ["0 seconds", "10 seconds", "1 minute 30 seconds", "interval 2 hours",
+                                   "500 milliseconds", "1.5 SECONDS"])
+def test_stream_takes_the_intervals_spark_parses(delay):
+    from cepagg.cli import _SPARK_INTERVAL
+
+    assert _SPARK_INTERVAL.fullmatch(delay)
+
+
+def test_a_named_engine_refusing_one_query_of_a_workload_names_the_query(capsys):
+    workload = ("-- name: trends\nRETURN COUNT(*) PATTERN A+ WITHIN 5\n---\n"
+                "-- name: pairs\nRETURN COUNT(*) PATTERN SEQ(A a, A b) WITHIN 5\n")
+    assert main(["explain", "-q", workload, "--engine", "greta"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("cepagg: engine 'greta' cannot evaluate") and err.endswith("(query pairs)\n")
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--slack", "3"], "--slack applies with --order"),
+    (["--order", "conservative", "--lateness", "3"], "--lateness applies with --order aggressive, not conservative"),
+    (["--on-late", "output"], "--on-late output applies with --order"),
+    (["--late-out", "{dir}/late"], "--late-out applies with --on-late output"),
+])
+def test_stream_refuses_ordering_options_that_would_do_nothing(tmp_path, capsys, monkeypatch, option, message):
+    import cepagg.cli as cli
+
+    monkeypatch.setattr(cli, "spark_session", lambda args: pytest.fail("Spark started"))
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts\nA,1\n")
+    option = [o.replace("{dir}", str(tmp_path)) for o in option]
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, A) WITHIN 5", "--events", str(events),
+                 "--out", str(tmp_path / "o"), "--out-format", "console", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: stream: {message}") and err.count("\n") == 1

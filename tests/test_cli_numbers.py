@@ -91,3 +91,39 @@ def test_explain_says_float_values_are_approximate(capsys):
     assert main(["explain", "-q", f"{QUERY}\n---\nRETURN a PATTERN SEQ(A a, B b)", "--numbers", "float"]) == 0
     out = capsys.readouterr().out
     assert "numbers: float64, approximate" in out and "numbers: float has no effect: the query returns matches" in out
+
+
+def test_a_count_parquet_cannot_hold_names_its_query_and_the_ways_out(tmp_path, capsys):
+    """2^130 - 1 Kleene trends: beyond DECIMAL(38,0) in Parquet. The error names the workload's
+    query and says what holds the value (CSV or JSON Lines, float mode); float mode writes it."""
+    events = tmp_path / "a.csv"
+    events.write_text("type,ts\n" + "".join(f"A,{t}\n" for t in range(1, 131)))
+    workload = tmp_path / "w.cep"
+    workload.write_text("-- name: small\nRETURN COUNT(*) PATTERN SEQ(A, A) WITHIN 3\n---\n"
+                        "-- name: trends\nRETURN COUNT(*) PATTERN A+ WITHIN 1000\n")
+    out = tmp_path / "r.parquet"
+    assert main(["run", str(workload), "--events", str(events), "--no-spark", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("cepagg: query trends: column 'COUNT(*)' holds 13611294676837538")
+    assert "write CSV or JSON Lines" in err and "--numbers float" in err
+    assert main(["run", str(workload), "--events", str(events), "--no-spark", "--out", str(out),
+                 "--numbers", "float"]) == 0
+    assert pq.read_table(tmp_path / "r.trends.parquet").column(0).to_pylist() == [float(2**130 - 1)]
+
+
+def test_the_terminal_table_shows_every_digit_of_a_whole_float(tmp_path, capsys):
+    """A float-mode count below 10^15 printed whole (it was cut to 6 digits: 3.43597e+10)."""
+    events = tmp_path / "a.csv"
+    events.write_text("type,ts,x\n" + "".join(f"A,{t},{t % 3}\n" for t in range(1, 36)))
+    assert main(["run", "-q", "RETURN COUNT(*), AVG(A.x) PATTERN A+ WITHIN 100", "--events", str(events),
+                 "--no-spark", "--numbers", "float"]) == 0
+    row = capsys.readouterr().out.splitlines()[2].split()
+    assert row[0] == str(2**35 - 1) and row[1] == "1.02857"  # (AVG: 6 significant digits)
+
+
+def test_the_summary_line_says_float64_only_where_it_changes_the_result(events, capsys):
+    assert main(["run", "-q", "RETURN MAX(B.x) PATTERN SEQ(A, B) WITHIN 8", "--events", events, "--no-spark",
+                 "--numbers", "float"]) == 0
+    assert "(in-process), 1 rows" in capsys.readouterr().err
+    assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--numbers", "float"]) == 0
+    assert "(in-process, float64), 1 rows" in capsys.readouterr().err

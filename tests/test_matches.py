@@ -123,6 +123,52 @@ def test_match_options_are_refused_before_reading(tmp_path, capsys, args, messag
     assert message in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("query, options, message", [
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 3", {"match_format": "wide"}, "returns aggregates"),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 3", {"max_matches": 5}, "returns aggregates"),
+    ("PATTERN SEQ(A a, B b) WITHIN 3", {"max_matches": 0}, "positive number"),
+    ("PATTERN SEQ(A a, B b) WITHIN 3", {"max_matches": -1}, "positive number"),
+    ("PATTERN SEQ(A a, B b) WITHIN 3", {"max_matches": 1, "numbers": "bogus"}, "expected 'exact' or 'float'"),
+])
+def test_match_options_in_python_are_refused_like_on_the_command_line(query, options, message):
+    """runner.run refuses what `cepagg run` refuses, instead of ignoring the option or returning
+    no match."""
+    from cepagg.errors import UsageError
+
+    batch = EventBatch.from_rows(random_stream(random.Random(1), "AB", n=30, attrs=ATTRS))
+    with pytest.raises(UsageError, match=message):
+        run(query, batch, **options)
+    if "max_matches" in options and "numbers" not in options and options["max_matches"] < 1:
+        with pytest.raises(UsageError, match=message):
+            write_matches(query, batch, "-", **options)
+
+
+@pytest.mark.parametrize("how", ["workload", "workload on Spark", "order"])
+def test_a_grouped_match_query_is_refused_on_every_path_not_written_with_a_column_lost(tmp_path, capsys, how,
+                                                                                      monkeypatch):
+    """GROUP BY g over events with an attribute g: the long form would hold two columns 'g'.
+    A workload and --order refuse it as a single query does, before writing anything (Parquet
+    kept one of the two and dropped the other)."""
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts,g\nA,1,u\nB,2,u\nA,3,v\nB,4,v\n")
+    query = "RETURN a, b PATTERN SEQ(A a, B b) WHERE [g] GROUP-BY g WITHIN 5"
+    out = tmp_path / "m.parquet"
+    if how.startswith("workload"):
+        args = ["run", "-q", f"-- name: m\n{query}\n---\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5"]
+    else:
+        args = ["run", "-q", query, "--order", "conservative"]
+    if how != "workload on Spark":
+        args.append("--no-spark")
+    else:  # refused before Spark starts
+        import cepagg.cli as cli
+
+        monkeypatch.setattr(cli, "spark_session", lambda args: pytest.fail("Spark started"))
+    assert main([*args, "--events", str(events), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "two columns named 'g'" in err and len(err.splitlines()) == 1
+    assert not list(tmp_path.glob("m*.parquet"))
+
+
 def test_an_attribute_named_like_a_result_column_is_refused_before_the_work(tmp_path, capsys):
     events = tmp_path / "e.csv"
     events.write_text("type,ts,pos\nA,1,1\nB,2,2\n")

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import CepaggError, InputError, QueryError, UsageError
+from .errors import CepaggError, InputError, OverflowResult, QueryError, UsageError
 from .lang import compile_query
 from .lang.model import TIME_UNITS_MS
 from .units import UNIT_NS
@@ -181,10 +181,13 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     from .lang.workload import compile_workload
     from .output import write_result
     from .plan import plan_workload
-    from .runner import attach_event_columns, check_concepts
+    from .runner import attach_event_columns, check_concepts, check_event_columns
 
     named = compile_workload(text, time_unit=args.time_unit, schema=_schema(report.batch))
     check_concepts([q for _, q in named], report.batch)
+    for _, q in named:
+        if q.returns_matches:  # (refused before the work, as a single query is: matches.check_layout)
+            check_event_columns(q.output_columns, report.batch)
     wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine, args.numbers)
     started = time.perf_counter()
     if args.no_spark:
@@ -210,7 +213,10 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
             write_result(result, "-")
         else:
             path = Path(args.out)
-            write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
+            try:
+                write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
+            except OverflowResult as e:
+                raise OverflowResult(f"query {name}: {e}") from None
     print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan, "
           f"{where}{_numbers_note(args)}) in {elapsed:.3f} s", file=sys.stderr)
     return 0
@@ -250,7 +256,8 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     from .runner import run_chunks
 
     try:
-        if compile_query(text, time_unit=args.time_unit).returns_matches:
+        q = compile_query(text, time_unit=args.time_unit)
+        if q.returns_matches:
             return None
     except QueryError:
         return None  # (reported by the whole read's compile, with the input's attributes)
@@ -264,7 +271,7 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     elapsed = time.perf_counter() - started
     _tell_read(chunks)
     write_result(result, args.out)
-    print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process{_numbers_note(args)}), "
+    print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process{_numbers_note(args, q)}), "
           f"{len(result)} rows "
           f"in {elapsed:.3f} s", file=sys.stderr)
     return 0
@@ -299,6 +306,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     if is_workload(text) and args.order:
         raise UsageError("run: --order takes one query, not a workload file")
+    from .order.cli import check_order_options
+
+    check_order_options(args)
     _check_command_line(args, text, {"--out": args.out, "--reject": args.reject,
                                      "--late-out": getattr(args, "late_out", None),
                                      "--changes": getattr(args, "changes", None)})
@@ -336,8 +346,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         where = f"Spark {spark.sparkContext.master}"
     elapsed = time.perf_counter() - started
     write_result(result, args.out)
-    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}{_numbers_note(args)}), {len(result)} rows "
-          f"in {elapsed:.3f} s", file=sys.stderr)
+    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}{_numbers_note(args, p)}), "
+          f"{len(result)} rows in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
@@ -413,9 +423,11 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     from .order import Arrival, OrderConfig, run_ordered
     from .order.cli import config_from_args, punctuations_for, write_late
     from .output import write_result
-    from .runner import attach_event_columns
+    from .runner import attach_event_columns, check_event_columns
 
     batch = report.batch
+    if q.returns_matches:  # (refused before the work, as attach_event_columns would)
+        check_event_columns(q.output_columns, batch)
     batch = type(batch)(batch.table.sort_by("_id"), batch.time_unit)  # arrival order, not time order
     arrival = Arrival.from_batch(batch)
     arrival = punctuations_for(args, arrival)
@@ -434,16 +446,20 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     for o in run.outputs:
         kinds[o.kind] = kinds.get(o.kind, 0) + 1
     print(f"cepagg: {len(arrival.events)} events, {len(arrival.punctuations())} punctuations, engine {p.engine} "
-          f"(in-process), order {config}: {len(result)} rows in {elapsed:.3f} s; outputs by kind: "
-          f"{', '.join(f'{n} {k}' for k, n in sorted(kinds.items())) or 'none'}", file=sys.stderr)
+          f"(in-process{_numbers_note(args, p)}), order {config}: {len(result)} rows in {elapsed:.3f} s; "
+          f"outputs by kind: {', '.join(f'{n} {k}' for k, n in sorted(kinds.items())) or 'none'}", file=sys.stderr)
     if run.late_count:
         print(f"cepagg: {run.late_count} late event(s) ({args.on_late}), e.g. {run.late_samples[:3]}", file=sys.stderr)
     return 0
 
 
-def _numbers_note(args: argparse.Namespace) -> str:
-    """For the summary line: ", float64" in float mode."""
-    return ", float64" if args.numbers == "float" else ""
+def _numbers_note(args: argparse.Namespace, query=None) -> str:
+    """For the summary line: ", float64" in float mode, unless ``query`` (a Query or a Plan's)
+    has nothing float mode changes (matches; only MIN and MAX)."""
+    from .engines.floats import affected
+
+    query = getattr(query, "query", query)
+    return ", float64" if args.numbers == "float" and (query is None or affected(query)) else ""
 
 
 def _collected(out, q, batch, numbers: str = "exact"):
@@ -472,6 +488,10 @@ def cmd_stream(args: argparse.Namespace) -> int:
     text = _query_text(args)
     if is_workload(text) and args.order:
         raise UsageError("stream: --order takes one query, not a workload file")
+    from .order.cli import check_order_options
+
+    check_order_options(args, "stream")
+    _check_stream_options(args)
     _check_command_line(args, text, {"--reject": args.reject},
                         {"--out": args.out, "--late-out": args.late_out, "--checkpoint": args.checkpoint})
     if not args.checkpoint and args.out_format != "console" and \
@@ -522,6 +542,25 @@ def cmd_stream(args: argparse.Namespace) -> int:
     print(f"cepagg: results in {args.out}" + (" (one folder per query)" if len(jobs) > 1 else ""),
           file=sys.stderr)
     return 0
+
+
+#: a Spark interval: "10 seconds", "1 minute 30 seconds", "interval 2 hours", "500 milliseconds"
+_SPARK_INTERVAL = re.compile(r"\s*(interval\s+)?([+-]?\d+(\.\d+)?\s*(year|month|week|day|hour|minute|second|"
+                             r"millisecond|microsecond)s?\s*)+", re.IGNORECASE)
+
+
+def _check_stream_options(args: argparse.Namespace) -> None:
+    """Refuse, before Spark starts, stream options Spark would fail on with a traceback (an
+    interval it cannot parse) or take for something else (a rate or batch size not above 0: no
+    limit, or a stream that never advances)."""
+    for option, value in (("--delay", args.delay), ("--trigger", args.trigger)):
+        if not _SPARK_INTERVAL.fullmatch(value):
+            raise UsageError(f"stream: {option} {value!r}: expected a duration such as '10 seconds', "
+                             "'500 milliseconds' or '1 minute 30 seconds'")
+    if args.rate is not None and not args.rate > 0:
+        raise UsageError(f"stream: --rate {args.rate:g}: give a positive number of events per second")
+    if args.events_per_batch is not None and args.events_per_batch < 1:
+        raise UsageError(f"stream: --events-per-batch {args.events_per_batch}: give a positive number")
 
 
 def _rows_in(reject_path: str) -> int:

@@ -103,8 +103,9 @@ def _arrow_column(name: str, values: list[Any], kind: str) -> pa.Array:
     if kind == "int":
         biggest = max((abs(v) for v in values if v is not None), default=0)
         if biggest > DECIMAL38_MAX:
-            raise OverflowResult(f"column {name!r} holds {biggest}, beyond DECIMAL(38,0); "
-                                 "it is reported as an error, never wrapped")
+            raise OverflowResult(f"column {name!r} holds {biggest}, beyond DECIMAL(38,0), the largest exact "
+                                 "integer of Parquet (reported, never wrapped): write CSV or JSON Lines, which "
+                                 "keep every digit, or use float mode (--numbers float)")
         if biggest >= 2**63:
             from decimal import Decimal
 
@@ -169,9 +170,13 @@ def format_table(result: Result, max_rows: int = 50, total: int | None = None) -
 
 
 def _fmt(v: Any) -> str:
+    """A cell as text: a whole float below 10^15 (a float-mode count or sum) with every digit,
+    other floats to 6 significant digits."""
     if v is None:
         return "null"
     if isinstance(v, float):
+        if abs(v) < 1e15 and v.is_integer():
+            return f"{v:.0f}"
         return f"{v:.6g}" if abs(v) < 1e15 else f"{v:.6e}"
     return str(v)
 

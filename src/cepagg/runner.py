@@ -35,15 +35,22 @@ def run(query: str | Query, events: EventBatch, engine: str = "auto", hierarchy:
 
     For a RETURN-of-events query, ``match_format`` "long" or "wide" gives the result with the
     events' attributes (:mod:`cepagg.matches`; None: the engine's rows, without them) and
-    ``max_matches`` stops after that many matches (the first ones the engine finds).
+    ``max_matches`` stops after that many matches (the first ones the engine finds); either
+    given for an aggregate query, or ``max_matches`` below 1, is a UsageError.
     """
     q = _compiled(query, events, hierarchy)
-    if not q.returns_matches or (match_format is None and max_matches is None):
-        return plan(q, engine, numbers).build().run(events)
+    p = plan(q, engine, numbers)
+    if match_format is None and max_matches is None:
+        return p.build().run(events)
+    from .errors import UsageError
     from .matches import Layout, as_result
 
+    if not q.returns_matches:
+        raise UsageError("run: match_format and max_matches apply to a query that returns matches "
+                         "(this one returns aggregates)")
+    _check_max_matches("run", max_matches)
     layout = Layout(q, events, match_format or "long")
-    result, _ = as_result(match_feed(plan(q, engine).build(), events), layout, max_matches)
+    result, _ = as_result(match_feed(p.build(), events), layout, max_matches)
     return result
 
 
@@ -63,6 +70,7 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
     q = _compiled(query, events, hierarchy)
     if not q.returns_matches:
         raise UsageError("write_matches: the query returns aggregates, not matches")
+    _check_max_matches("write_matches", max_matches)
     layout = Layout(q, events, match_format)
     if out not in (None, "-"):
         check_layout(layout, output_format(out, format))
@@ -70,6 +78,15 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
     written = write(match_feed(p.build(), events), layout, out, format, max_matches)
     written.engine = p.engine
     return written
+
+
+def _check_max_matches(caller: str, max_matches: int | None) -> None:
+    """Refuse a ``max_matches`` below 1 (as ``cepagg run --max-matches`` does): it would return
+    no match, which no caller means."""
+    from .errors import UsageError
+
+    if max_matches is not None and max_matches < 1:
+        raise UsageError(f"{caller}: max_matches={max_matches}: give a positive number")
 
 
 #: events per piece fed to the engine at first; the size adapts to keep pieces near PIECE_ROWS rows
@@ -191,9 +208,26 @@ def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = 
     return Result(q.output_columns, rows, output_kinds(q, kinds, numbers)).sorted(), events, p.engine
 
 
+def check_event_columns(columns: Iterable[str], events: EventBatch) -> None:
+    """Refuse (:class:`cepagg.matches.OutputRefused`) to join the events' attributes to result
+    ``columns`` that already hold one of their names: the table would have two columns of that
+    name, and Parquet, JSON Lines and the ``Result`` rows keyed by name would keep only one."""
+    from .matches import OutputRefused
+
+    columns = set(columns)
+    for n in events.attribute_names:
+        if n in columns:
+            raise OutputRefused(f"the output would have two columns named {n!r} (an attribute of the events "
+                                "has the name of a result column); rename the attribute")
+
+
 def attach_event_columns(result: Result, events: EventBatch) -> Result:
-    """Add the attributes of each returned event to a RETURN-of-events result."""
-    if "event_id" not in result.columns or not result.rows:
+    """Add the attributes of each returned event to a RETURN-of-events result (refused when an
+    attribute has the name of a result column: :func:`check_event_columns`)."""
+    if "event_id" not in result.columns:
+        return result
+    check_event_columns(result.columns, events)
+    if not result.rows:
         return result
     names = events.attribute_names
     ids = events.table.column(ID).to_pylist()

@@ -49,3 +49,15 @@ def test_cli_explain_and_run(tmp_path, capsys):
     assert main(["run", str(wl), "--events", str(ev), "--out", str(tmp_path / "r.csv")]) == 0
     assert (tmp_path / "r.first.csv").read_text().splitlines() == ["COUNT(*)", "3"]
     assert (tmp_path / "r.kleene.csv").exists()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("-- name: lost\n---\nRETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 5", "names a query 'lost' but its block holds no"),
+    ("-- name: a\n-- name: b\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5\n---\n"
+     "RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 5", "names one query twice: 'a' and 'b'"),
+])
+def test_a_name_without_its_query_or_a_second_name_is_an_error(text, message):
+    """The named query was skipped (its name lost, or the next block's position taken) or
+    the second name dropped, silently."""
+    with pytest.raises(QueryError, match=message):
+        split_workload(text)

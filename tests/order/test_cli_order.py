@@ -76,3 +76,59 @@ def test_exact_punctuations_release_conservative_results(events, tmp_path):
     # [2, 6) is final once A and C are closed up to 5: at the punctuation right after c5
     # (arrival: a3, its 3 punctuations, c5, then position 5)
     assert int(got[0]["at"]) == 5
+
+
+@pytest.mark.parametrize("option,message", [
+    (["--order", "aggressive", "--tick", "0"], "--tick 0: give a positive number"),
+    (["--order", "aggressive", "--tick", "-2"], "--tick -2: give a positive number"),
+    (["--order", "conservative", "--punctuate", "exact:1.2.3"], "--punctuate 'exact:1.2.3': expected"),
+    (["--order", "conservative", "--punctuate", "exact:."], "--punctuate 'exact:.': expected"),
+])
+def test_bad_order_options_are_one_line_usage_errors(events, capsys, option, message):
+    """A tick that is not positive, a punctuation rate that is not a number: exit code 2 and one
+    line naming the option, never a traceback."""
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 4 SLIDE 2", "--events", events,
+                 "--no-spark", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: {message}") and err.count("\n") == 1
+
+
+def test_summary_line_names_float_mode_and_unbounded_lateness(events, capsys):
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 4 SLIDE 2", "--events", events,
+                 "--no-spark", "--order", "aggressive", "--numbers", "float"]) == 0
+    err = capsys.readouterr().err
+    assert "(in-process, float64), order aggressive L=unbounded:" in err
+
+
+@pytest.mark.parametrize("option,message", [
+    (["--slack", "3"], "--slack applies with --order"),
+    (["--changes", "{dir}/c.csv"], "--changes applies with --order"),
+    (["--tick", "2"], "--tick applies with --order"),
+    (["--on-late", "fail"], "--on-late applies with --order"),
+    (["--order", "conservative", "--slack", "3"], "--slack applies with --order kslack, not conservative"),
+    (["--order", "kslack", "--slack", "3", "--lateness", "4"], "--lateness applies with --order aggressive, not"),
+    (["--order", "conservative", "--clock", "global"], "--clock applies with --order kslack or aggressive"),
+    (["--order", "kslack", "--slack", "1", "--late-out", "{dir}/l.csv"], "--late-out applies with --on-late output"),
+])
+def test_an_ordering_option_that_does_nothing_is_refused(events, tmp_path, capsys, option, message):
+    """An option that the chosen strategy (or a run without --order) would ignore is a usage
+    error, not silently dropped."""
+    option = [o.replace("{dir}", str(tmp_path)) for o in option]
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 4", "--events", events, "--no-spark",
+                 *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: run: {message}") and err.count("\n") == 1
+
+
+def test_summary_line_says_float64_only_where_float_mode_changes_something(events, capsys):
+    assert main(["run", "-q", "RETURN a PATTERN SEQ(A a, C c) WITHIN 4", "--events", events, "--no-spark",
+                 "--order", "conservative", "--numbers", "float"]) == 0
+    assert "(in-process), order conservative" in capsys.readouterr().err
+
+
+def test_late_events_go_to_csv_by_the_extension_in_any_case(events, tmp_path):
+    """late.CSV is CSV, as --out reads extensions (it held JSON Lines)."""
+    late = tmp_path / "late.CSV"
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, !C, B) WITHIN 10", "--events", events, "--no-spark",
+                 "--order", "kslack", "--slack", "1", "--on-late", "output", "--late-out", str(late)]) == 0
+    assert [r["ts"] for r in _read(late)] == ["9"]

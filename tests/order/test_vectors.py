@@ -171,3 +171,21 @@ def test_tv_kslack_1_late_policies():
     assert [e["ts"] for e in r.late_events] == [8] and r.late_events[0]["_reason"]
     with pytest.raises(LateEventError):
         run(Q1, arrival(TVK), "kslack", slack=5, on_late="fail")
+
+
+@pytest.mark.parametrize("query", [
+    "RETURN a PATTERN SEQ(A a, B b) WITHIN 5",
+    "RETURN a PATTERN SEQ(A a, B b) WITHIN 5 SLIDE 5",
+    "RETURN a PATTERN SEQ(A a, B b)",
+])
+@pytest.mark.parametrize("strategy, params", [
+    ("kslack", {"slack": 1}), ("conservative", {}), ("aggressive", {}),
+])
+def test_returning_only_the_first_variable_keeps_matches_that_end_later(query, strategy, params):
+    """RETURN a of SEQ(A a, B b): the match (a1, b2) is known only at b2, after a1's time has
+    passed; every strategy returns both matches of a1 (b2 and b3), in order or late."""
+    for text in ("a1 b2 b3", "a1 b3 b2 |*3"):
+        arr = arrival(text)
+        r = run(query, arr, strategy, **params)
+        check_net(query, arr, r)
+        assert len(r.net().rows) == 2

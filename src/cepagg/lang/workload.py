@@ -26,7 +26,8 @@ _NAME = re.compile(r"^\s*--\s*name\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
 
 
 def split_workload(text: str) -> list[tuple[str, str]]:
-    """(name, query text) per block; blocks without a query (only comments) are skipped.
+    """(name, query text) per block; blocks without a query (only comments) are skipped, but
+    one with a name line, or with two, is an error (a query lost or misnamed).
 
     CONCEPT lines (:mod:`.concepts`) anywhere in the file declare one hierarchy for every query:
     each block's text ends with all of them."""
@@ -43,12 +44,16 @@ def split_workload(text: str) -> list[tuple[str, str]]:
         body = []
         for line in lines:
             m = _NAME.match(line)
-            if m and name is None:
+            if m and name is not None:
+                raise QueryError(f"The workload names one query twice: '{name}' and '{m.group(1)}'.")
+            if m:
                 name = m.group(1)
                 continue
             body.append(line)
         query = "\n".join(body)
         if not any(s.strip() and not s.strip().startswith(("--", "#")) for s in body):
+            if name is not None:
+                raise QueryError(f"The workload names a query '{name}' but its block holds no query.")
             continue
         out.append((name or f"q{len(out)}", with_hierarchy(query, declared)))
     names = [n for n, _ in out]

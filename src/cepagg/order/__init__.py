@@ -49,7 +49,7 @@ class OrderConfig:
         if self.strategy == "kslack":
             return f"kslack K={self.slack}"
         if self.strategy == "aggressive":
-            return f"aggressive L={self.lateness}"
+            return f"aggressive L={'unbounded' if self.lateness is None else self.lateness}"
         return "conservative"
 
 

@@ -55,6 +55,33 @@ def add_order_args(p: argparse.ArgumentParser, spark: bool) -> None:
         g.add_argument("--tick", type=int, default=1, help="emit after every N arriving items (default 1)")
 
 
+#: ordering options -> (their default, the strategies they apply to; None: every one); ``stream``
+#: has the first four (its --on-late also applies without --order)
+_APPLIES = {"slack": (None, ("kslack",)), "lateness": (None, ("aggressive",)),
+            "clock": ("key", ("kslack", "aggressive")), "punctuate": ("in-file", None),
+            "on_late": ("drop", None), "late_out": (None, None), "changes": (None, None), "tick": (1, None)}
+_STREAM = ("slack", "lateness", "clock", "punctuate")
+
+
+def check_order_options(args: argparse.Namespace, command: str = "run") -> None:
+    """Refuse an ordering option given where it does nothing: without ``--order``, or with a
+    strategy it is not for (``--slack`` with conservative), instead of ignoring it."""
+    for dest, (default, strategies) in _APPLIES.items():
+        value = getattr(args, dest, default)
+        if value == default or (command == "stream" and dest not in _STREAM):
+            continue
+        option = "--" + dest.replace("_", "-")
+        if not args.order:
+            raise UsageError(f"{command}: {option} applies with --order")
+        if strategies and args.order not in strategies:
+            raise UsageError(f"{command}: {option} applies with --order {' or '.join(strategies)}, "
+                             f"not {args.order}")
+    if getattr(args, "late_out", None) and args.on_late != "output":
+        raise UsageError(f"{command}: --late-out applies with --on-late output")
+    if command == "stream" and args.on_late == "output" and not args.order:
+        raise UsageError("stream: --on-late output applies with --order (without it, late events are counted)")
+
+
 def config_from_args(args: argparse.Namespace):
     from . import OrderConfig
 
@@ -64,6 +91,8 @@ def config_from_args(args: argparse.Namespace):
         raise UsageError("--order kslack needs --slack K")
     if args.on_late == "output" and not args.late_out:
         raise UsageError("--on-late output needs --late-out PATH")
+    if args.tick < 1:
+        raise UsageError(f"--tick {args.tick}: give a positive number of arriving items")
     return OrderConfig(args.order, slack=slack, lateness=lateness, clock=args.clock, on_late=args.on_late,
                        numbers=args.numbers)
 
@@ -72,22 +101,22 @@ def punctuations_for(args: argparse.Namespace, arrival: Arrival) -> Arrival:
     spec = args.punctuate or "in-file"
     if spec == "in-file":
         return arrival
-    m = re.fullmatch(r"exact:([0-9.]+)(?::(types|all))?", spec)
+    m = re.fullmatch(r"exact:(\d+(?:\.\d*)?|\.\d+)(?::(types|all))?", spec)
     if not m:
-        raise UsageError(f"--punctuate {spec!r}: expected in-file or exact:RATE[:types|all]")
+        raise UsageError(f"--punctuate {spec!r}: expected in-file or exact:RATE[:types|all], RATE a number")
     from .disorder import exact_punctuations
 
     return exact_punctuations(arrival, float(m.group(1)), m.group(2) or "types", random.Random(0))
 
 
 def write_late(events: list[dict], path: str | None) -> None:
-    """Late events to a CSV file (by the name) or JSON Lines, atomically."""
-    from ..output import atomic_path, json_safe
+    """Late events to a CSV file (by the name's extension, as for --out) or JSON Lines, atomically."""
+    from ..output import atomic_path, json_safe, output_format
 
     if not path:
         return
     with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
-        if path.endswith(".csv"):
+        if output_format(path) == "csv":
             import csv
 
             names: list[str] = []

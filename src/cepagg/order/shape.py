@@ -154,14 +154,8 @@ class Shape:
         if self.unbounded:
             return {ALL: INF}
         times = [e[4] for e in evs]
-        lo, hi = min(times), max(times)
-        q = self.q
-        if self.mode == "slide":
-            outer_end = prefix[self.groups + 1] - 1
-        elif q.within is not None:
-            outer_end = lo + q.within - 1  # first.ts <= lo and the scope ends before first.ts + w
-        else:
-            outer_end = INF
+        hi = max(times)
+        outer_end = self._scope_end(key)
         inner_end = hi - 1 if self.full else outer_end
         if ALL in self.inner and self.q.strategy == "contiguous":
             inner_end = hi if self.full else outer_end  # equal times: positions decide
@@ -172,12 +166,25 @@ class Shape:
             req[t] = max(req.get(t, NEG), outer_end)
         return req
 
+    def _scope_end(self, key: Any) -> int:
+        """A match unit: the last instant of its scope, after which none of its events (returned
+        or not) can lie."""
+        prefix, evs = key
+        if self.mode == "slide":
+            return prefix[self.groups + 1] - 1
+        if self.q.within is not None:
+            return min(e[4] for e in evs) + self.q.within - 1  # first.ts <= lo; the scope ends before first.ts + w
+        return INF
+
     def seal_time(self, key: Any) -> int:
-        """Once every relevant type is complete up to this time, the unit can never change."""
+        """Once every relevant type is complete up to this time, the unit can never change.
+        When the query returns only some of its variables, a match's other events may come
+        later than its returned ones (``RETURN a`` of ``SEQ(A a, B b)``): the unit can still
+        gain matches up to the end of its scope."""
         if not self.matches:
             return self.due(key)
         req = self.requirement(key)
-        top = max(e[4] for e in key[1])
+        top = max(e[4] for e in key[1]) if self.full else self._scope_end(key)
         return max([top, *req.values()])
 
     def due_clock(self, key: Any) -> int:

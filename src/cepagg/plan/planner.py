@@ -224,7 +224,12 @@ def plan_workload(queries: list[Query], names: list[str] | None = None, engine: 
                   numbers: str = "exact") -> WorkloadPlan:
     """Plan every query; with ``auto`` those aseq accepts share one aseq plan."""
     names = names or [f"q{i}" for i in range(len(queries))]
-    plans = [plan(q, engine, numbers) for q in queries]
+    plans = []
+    for name, q in zip(names, queries):
+        try:
+            plans.append(plan(q, engine, numbers))
+        except UnsupportedQuery as e:  # (the named engine refuses one query: say which)
+            raise UnsupportedQuery(e.engine, f"{e.reason} (query {name})") from None
     shared = [i for i, p in enumerate(plans) if p.engine == "aseq"]
     return WorkloadPlan(names, plans, shared, numbers)
 
