@@ -41,3 +41,5 @@ def test_refuses_what_it_does_not_do():
                  # one value per partition: a group over several partitions would need their sum
                  "PATTERN SEQ(A, B) WHERE [g] RETURN COUNT(*) WITHIN 5 EMIT ON CHANGE"):
         assert ENGINES["stack"].refusal(compile_query(text)) is not None
+    # a Kleene item is named as such, not as a negation at an end
+    assert "fixed-length SEQ" in ENGINES["stack"].refusal(compile_query("RETURN COUNT(*) PATTERN A+ WITHIN 10"))

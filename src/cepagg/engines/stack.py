@@ -60,11 +60,11 @@ class Stack(Engine):
             return "SLIDE windows are not part of the baseline"
         p = query.pattern
         items = p.items if isinstance(p, SeqP) else (p,)
-        if not isinstance(items[0], Atom) or not isinstance(items[-1], Atom):
-            return "leading or trailing negation is not part of the baseline"
         for i in items:
             if not (isinstance(i, Atom) or isinstance(i, NotP) and isinstance(i.body, Atom)):
                 return "fixed-length SEQ of events with negated events between them only"
+        if not isinstance(items[0], Atom) or not isinstance(items[-1], Atom):
+            return "leading or trailing negation is not part of the baseline"
         for c in query.conditions:
             if c.kind != "local":
                 return "cross-event conditions are not part of the baseline"

@@ -38,9 +38,12 @@ class Progress:
                 info = self.tracker.getStageInfo(sid)
                 if info:
                     parts.append(f"stage {sid}: {info.numCompletedTasks}/{info.numTasks} tasks")
-            if parts:
+            if parts and not self._stop.is_set():  # (the run may have ended while Spark answered)
                 elapsed = time.monotonic() - self.started
-                print(f"cepagg: {elapsed:5.0f} s  " + ", ".join(parts), file=self.stream, flush=True)
+                try:
+                    print(f"cepagg: {elapsed:5.0f} s  " + ", ".join(parts), file=self.stream, flush=True)
+                except (ValueError, OSError):  # the stream was closed under a thread still asking Spark
+                    return
 
 
 #: name of the observed metric that counts a streaming query's output rows per micro-batch

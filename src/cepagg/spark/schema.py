@@ -120,8 +120,9 @@ def _decimal(v: Any, column: str) -> Decimal:
     if isinstance(v, float):
         v = int(v)
     if abs(v) > DECIMAL38_MAX:
-        raise OverflowResult(f"column {column!r} holds {v}, beyond DECIMAL(38,0); cepagg reports "
-                             "this as an error instead of wrapping")
+        raise OverflowResult(f"column {column!r} holds {v}, beyond Spark's DECIMAL(38,0) (an error, never a "
+                             "wrapped value); run with --numbers float (numbers=\"float\") for an approximate "
+                             "double, or in-process (--no-spark) to CSV or JSON Lines for every digit")
     return Decimal(int(v))
 
 
