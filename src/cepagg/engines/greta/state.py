@@ -194,7 +194,8 @@ class PosState:
         tF = np.zeros((rows, self.FF), dtype=object if self.exact else np.float64)
         tM = np.zeros((rows, self.FM), dtype=np.int64)
         nder = 0
-        self.X = PosScratch(tI, tF, tM, np.zeros(self.L + 2, dtype=object if self.exact else np.int64), np.zeros(64, dtype=np.float64),
+        self.X = PosScratch(tI, tF, tM, np.zeros(self.L + 2, dtype=object if self.exact else np.int64),
+                            np.zeros(64, dtype=np.float64),
                             np.zeros(64, dtype=np.int64), np.zeros(self.R, dtype=np.int64),
                             np.zeros(max(nder, 64), dtype=np.int64))
 
