@@ -38,6 +38,8 @@ class CubePlan:
     strategy: str
     chosen: dict[str, Reuse]  # per query, its incoming edge
     candidates: list[Reuse] = field(default_factory=list)
+    #: what the costs were estimated from (:class:`cepagg.cube.adapt.Statistics`; None: uniform)
+    statistics: object = None
 
     @property
     def cost(self) -> float:
@@ -63,6 +65,9 @@ class CubePlan:
 
     def explain(self) -> str:
         lines = [f"strategy {self.strategy}: estimated cost {self.cost:,.0f} (event-position updates)"]
+        stats = self.statistics
+        lines.append("  statistics: " + (stats.text() if stats is not None else
+                                         "none measured (every type counts one event, no match counts)"))
         for n in self.order():
             r = self.chosen[n]
             lines.append(f"  {GROUND if r.src is None else r.src} -> {n}: {r.kind}, cost {r.cost:,.0f}")

@@ -31,10 +31,12 @@ from .matches import (
 from .reuse import concept_positions, deltas
 
 
-def evaluate_plan(cube, cplan: CubePlan, events: EventBatch) -> tuple[dict[str, Result], dict[str, float]]:
-    """Results of every query of ``cube`` not yet known, and seconds spent per step."""
+def evaluate_plan(cube, cplan: CubePlan, events: EventBatch,
+                  known: dict[str, Result] | None = None) -> tuple[dict[str, Result], dict[str, float]]:
+    """Results of every query of ``cplan`` not yet known, and seconds spent per step; ``known``:
+    the results already known (default the cube's)."""
     events = events.sorted()
-    results = dict(cube.results)
+    results = dict(cube.results if known is None else known)
     seconds: dict[str, float] = {}
     parent = {n: n for n in cube.queries}
 
