@@ -223,7 +223,7 @@ def evaluate_adaptive(cube, events: EventBatch, strategy: str, reuses: tuple[str
     Returns the results, the plans used (first batch index, plan) and the re-plannings."""
     from ..plan import plan as plan_query
     from .execute import evaluate_plan
-    from .matches import matches_of, result_of
+    from .matches import result_of
 
     why = refusal(cube, events)
     if why:
@@ -272,7 +272,8 @@ def evaluate_adaptive(cube, events: EventBatch, strategy: str, reuses: tuple[str
                     current = new
                     plans.append((k, current))
                 basis = stats
-        results, _ = evaluate_plan(cube, current, context, known={})
+        batch_matches: dict[str, list] = {}
+        results, _ = evaluate_plan(cube, current, context, known={}, matches=batch_matches)
         before = None
         if aggregate and c0 < a:
             sub = CubePlan(current.strategy, {n: current.chosen[n] for n in aggregate})
@@ -280,11 +281,12 @@ def evaluate_adaptive(cube, events: EventBatch, strategy: str, reuses: tuple[str
         measured = {}
         for n in names:
             r = results[n]
-            kinds.setdefault(n, r.kinds)
+            if r is not None:
+                kinds.setdefault("matches" if n in found else n, r.kinds)
             if n in cells:
                 cells[n].add(r, before[n] if before is not None else None)
                 continue
-            mine = [m for m in matches_of(r, cube.shapes[n]) if m[-1][2] >= start]
+            mine = [m for m in batch_matches[n] if m[-1][2] >= start]
             found[n].update(mine)
             measured[n] = len(mine)
     empty = events.slice(0, 0)
@@ -294,7 +296,7 @@ def evaluate_adaptive(cube, events: EventBatch, strategy: str, reuses: tuple[str
         if n in cells:
             out[n] = cells[n].result(plan_query(q).build().run(empty))
         else:
-            out[n] = result_of(q, cube.shapes[n], found[n], kinds.get(n, ()))
+            out[n] = result_of(q, cube.shapes[n], found[n], kinds.get("matches", ()))
     return out, plans, replans
 
 
