@@ -179,3 +179,32 @@ def test_no_join_where_an_inserted_event_splits_a_negated_gap():
     text = "PATTERN SEQ(A, !D, T) WITHIN 9\n---\nPATTERN SEQ(A, !D, G, T) WITHIN 9"
     expected = Cube.from_text(text, RFID).evaluate(events, "independent")
     assert len(expected["q1"].rows) == 3 and Cube.from_text(text, RFID).evaluate(events, "top-down") == expected
+
+
+def test_match_results_carry_the_events_attributes_as_run_returns_them():
+    from cepagg.runner import run
+
+    rng = random.Random(5)
+    events = EventBatch.from_rows([{"type": rng.choice(["G", "A", "T", "DHospital", "O"]), "ts": i,
+                                    "price": rng.randint(1, 9), "gate": rng.choice("xy")} for i in range(40)])
+    text = "PATTERN SEQ(G g, A a, T t) WITHIN 8\n---\nPATTERN SEQ(G g, A a, D d, T t) WITHIN 8"
+    expected = {}
+    for n, q in Cube.from_text(text, RFID).queries.items():
+        r = run(q, events, match_format="long")
+        expected[n] = (r.columns, _matches(r))
+    for strategy in STRATEGIES:
+        cube = Cube.from_text(text, RFID)
+        got = cube.evaluate(events, strategy)
+        for n, (columns, matches) in expected.items():
+            assert got[n].columns == columns and columns[-2:] == ("price", "gate")
+            assert _matches(got[n]) == matches, (strategy, n)
+    assert any(r.kind == "pattern join" for r in cube.last_plan.chosen.values())
+
+
+def _matches(result):
+    """Each match as the set of its rows without the match number (numbers differ by engine)."""
+    i = result.columns.index("match")
+    by: dict = {}
+    for row in result.rows:
+        by.setdefault(row[i], set()).add(row[:i] + row[i + 1:])
+    return sorted(sorted(m) for m in by.values())

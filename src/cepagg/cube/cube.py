@@ -110,8 +110,20 @@ class Cube:
         else:
             self.results, self.plans, self.replans = evaluate_adaptive(self, events, strategy, reuses, adapt)
             self.last_plan = self.plans[-1][1]
+        self._with_attributes(events)
         self._events = events
         return {n: self.results[n] for n in self.queries}
+
+    def _with_attributes(self, events: EventBatch) -> None:
+        """Match results with the events' attributes after ``ts``, as ``cepagg run`` returns them
+        (:class:`cepagg.matches.Layout`, long form); reuse reads only the columns before."""
+        from ..matches import Layout, tuples
+
+        for n, r in self.results.items():
+            q = self.queries[n]
+            if q.returns_matches and tuple(r.columns) == tuple(q.output_columns):
+                layout = Layout(q, events, "long")
+                self.results[n] = Result(layout.columns, tuples(layout.table(r.rows)))
 
     # -- OLAP operations (positions are 1-based) ----------------------------------------------------
 
@@ -194,6 +206,7 @@ class Cube:
             self.last_plan = self.plan("chase", self._events)
             self.results, seconds = evaluate_plan(self, self.last_plan, self._events)
             self.seconds.update(seconds)
+            self._with_attributes(self._events)
         return new
 
 
