@@ -3,9 +3,10 @@ statistics its cost model reads, and re-plans when they drift.
 
 Statistics per batch: the rate of each event type (events per second of stream time) and, for
 queries returning matches, the rate of their matches (measured on the previous batch: each
-batch's matches are counted as they are found). When some rate differs from the one the current
-plan was chosen with by more than the *drift* threshold θ (relative to the old rate), the
-strategy chooses again with the new statistics; the new plan is installed when the cost model
+batch's matches are counted as they are found; counted afresh, without enumerating them, for a
+batch whose event rates drifted). When some rate differs from the one the current plan was
+chosen with by more than the *drift* threshold θ (relative to the larger of the two: 0.5 means
+doubled or halved), the strategy chooses again with the new statistics; the new plan is installed when the cost model
 predicts it cheaper than the current plan, under the new statistics, by more than the *gain*
 threshold γ. Either way the new statistics become the basis later batches are compared with.
 
@@ -47,7 +48,7 @@ from .reuse import Costs
 @dataclass(frozen=True)
 class Adaptation:
     """How the cube adapts: ``batch`` events per batch (extended so that equal times stay in one
-    batch), re-plan when a rate drifts by more than ``drift`` (θ, relative), install a new plan
+    batch), re-plan when a rate drifts by more than ``drift`` (θ, :func:`drift`), install a new plan
     when its predicted cost is lower by more than ``gain`` (γ, relative). A rate is compared only
     where the old or the new batch counts at least ``min_count`` events or matches of it (below,
     its relative change is mostly noise)."""
@@ -60,7 +61,7 @@ class Adaptation:
     def __post_init__(self):
         if self.batch < 1:
             raise UnsupportedQuery("cube", f"a batch of {self.batch} events: give at least 1")
-        if self.drift < 0 or not 0 <= self.gain < 1:
+        if not 0 <= self.drift or not 0 <= self.gain < 1:
             raise UnsupportedQuery("cube", "the drift threshold must be at least 0 and the gain threshold in [0, 1)")
 
 
@@ -91,7 +92,8 @@ class Statistics:
 
 
 def drift(old: Statistics, new: Statistics, min_count: int = 20) -> tuple[float, str]:
-    """The largest relative change of a rate from ``old`` to ``new``, and which one (text)."""
+    """The largest change of a rate from ``old`` to ``new`` relative to the larger of the two (0:
+    equal, 0.5: doubled or halved, 1: appeared or vanished), and which one (text)."""
     a, b = old.rates(), new.rates()
     worst, why = 0.0, ""
     for key in sorted(set(a) | set(b)):
@@ -99,8 +101,7 @@ def drift(old: Statistics, new: Statistics, min_count: int = 20) -> tuple[float,
         rb, cb = b.get(key, (0.0, 0))
         if max(ca, cb) < min_count:
             continue
-        floor = min_count / old.span
-        d = abs(rb - ra) / max(ra, floor)
+        d = abs(rb - ra) / max(ra, rb)
         if d > worst:
             worst = d
             what = f"{key[1]}'s events" if key[0] == "events" else f"{key[1]}'s matches"

@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--adapt", type=int, metavar="N", help="run in batches of about N events, re-planning when "
                    "the measured statistics drift (prints when and why)")
     p.add_argument("--drift", type=float, default=0.5, metavar="THETA", help="with --adapt: re-plan when a "
-                   "rate changes by more than this fraction of the rate the plan was chosen with (default 0.5)")
+                   "rate changes by more than this fraction of the larger of the old and new rate (default 0.5: "
+                   "doubled or halved)")
     p.add_argument("--gain", type=float, default=0.1, metavar="GAMMA", help="with --adapt: install a new plan "
                    "when its estimated cost is lower by more than this fraction (default 0.1)")
 
@@ -93,8 +94,8 @@ def _adaptation(args: argparse.Namespace):
         return None
     from .adapt import Adaptation
 
-    if args.adapt < 1 or args.drift < 0 or not 0 <= args.gain < 1:
-        raise UsageError("--adapt takes at least 1 event, --drift at least 0, --gain a fraction in [0, 1)")
+    if args.adapt < 1 or not 0 <= args.drift <= 1 or not 0 <= args.gain < 1:
+        raise UsageError("--adapt takes at least 1 event, --drift a fraction in [0, 1], --gain one in [0, 1)")
     return Adaptation(args.adapt, args.drift, args.gain)
 
 
