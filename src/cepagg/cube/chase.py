@@ -111,9 +111,12 @@ def _edge_reuses(cube, e: Edge, costs: Costs, aseq: dict, out: list[Reuse]) -> N
             out.append(Reuse(c, f, "drill-down", delta_cost))
 
 
-#: A match row read or written by a reuse, against one an engine enumerates: fitted to
-#: ``cepagg bench ecube --results matches`` (workload 2: four joins cost about 0.4 of the four
-#: evaluations they replace).
+#: A match row read or written by a reuse, against one an engine enumerates. One constant for
+#: reading and writing, though they differ: a join that reads many matches and writes none (the
+#: first half of ``cepagg bench ecube --drift``, where the added tickers are absent) costs more
+#: than evaluating the longer queries, as 0.4 predicts; a join that writes ten rows per row it
+#: reads (workload 2 of ``cepagg bench ecube --results matches``) costs about 0.1 of the
+#: evaluations it replaces, so 0.4 overestimates it.
 REUSE_ROW = 0.4
 
 
