@@ -201,6 +201,19 @@ def drift_main(args: argparse.Namespace) -> int:
             raise AssertionError(f"{label} differs from independent")
         print(f"{label:<52} {best:>8.3f} {base / best:>8.2f}x {len(cube.plans):>6} {len(cube.replans):>9}")
         last = cube
+    print("\neach half in one pass, its queries alone against the four longer ones joined with the first's matches:")
+    half = len(batch) // 2
+    for part, events in (("first half", batch.slice(0, half)), ("second half", batch.slice(half))):
+        times = []
+        for strategy, reuses in (("independent", ()), ("top-down", ("pattern join",))):
+            best = float("inf")
+            for _ in range(args.repeat):
+                cube = Cube.from_text(text, h)
+                started = time.process_time()
+                cube.evaluate(events, strategy, reuses)
+                best = min(best, time.process_time() - started)
+            times.append(best)
+        print(f"  {part}: alone {times[0]:.3f} s, joined {times[1]:.3f} s")
     print()
     for r in last.replans:
         print(r.text())

@@ -112,11 +112,11 @@ def _edge_reuses(cube, e: Edge, costs: Costs, aseq: dict, out: list[Reuse]) -> N
 
 
 #: A match row read or written by a reuse, against one an engine enumerates. One constant for
-#: reading and writing, though they differ: a join that reads many matches and writes none (the
-#: first half of ``cepagg bench ecube --drift``, where the added tickers are absent) costs more
-#: than evaluating the longer queries, as 0.4 predicts; a join that writes ten rows per row it
-#: reads (workload 2 of ``cepagg bench ecube --results matches``) costs about 0.1 of the
-#: evaluations it replaces, so 0.4 overestimates it.
+#: reading and writing, though they differ: joins that read many matches and write none (the
+#: first half of ``cepagg bench ecube --drift``, where the added tickers are absent) cost about
+#: twice the evaluations they replace, as 0.4 predicts; joins that write about ten rows per row
+#: they read (workload 2 of ``cepagg bench ecube --results matches``) cost a small fraction of
+#: them, less than 0.4 predicts.
 REUSE_ROW = 0.4
 
 
