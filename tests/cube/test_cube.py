@@ -6,17 +6,15 @@ from __future__ import annotations
 import random
 
 import pytest
+from cubes import LEAVES, RFID, random_hierarchy, random_workload
 
 from cepagg.cube import STRATEGIES, Cube, CubeError
 from cepagg.cube.chase import REUSES, CubePlan, _arborescence
 from cepagg.cube.execute import evaluate_plan
 from cepagg.cube.reuse import Reuse
 from cepagg.events import EventBatch
-from cepagg.lang import Hierarchy, HierarchyError
+from cepagg.lang import HierarchyError
 from generators import cases, seeded
-
-RFID = Hierarchy.from_mapping({"TX": ["D", "A", "G"], "D": ["DBusStation", "DHospital", "DShelter"],
-                               "OK": ["T", "O"]})
 
 
 def cube_of(*patterns, agg="COUNT(*)", within=10):
@@ -78,54 +76,6 @@ def test_a_roll_up_and_a_drill_down_are_used_and_exact():
 
 # ----------------------------------------------------------------------------------------------
 # Property: every strategy returns what `independent` returns
-
-LEAVES = [f"L{i}" for i in range(6)]
-
-
-def random_hierarchy(rng: random.Random) -> Hierarchy:
-    pairs, level, k = [], list(LEAVES), 0
-    rng.shuffle(level)
-    for _ in range(2):
-        nxt, i = [], 0
-        while i < len(level):
-            group = level[i:i + rng.randint(1, 3)]
-            i += len(group)
-            if len(group) > 1:
-                k += 1
-                pairs += [(g, f"K{k}") for g in group]
-                nxt.append(f"K{k}")
-            else:
-                nxt += group
-        level = nxt
-    return Hierarchy.of_pairs(pairs)
-
-
-def random_workload(rng: random.Random, h: Hierarchy) -> list[str]:
-    """A base pattern and variants of it one operation away (so that reuse edges exist)."""
-    names = sorted(h.names)
-    base = [(rng.choice(names), False) for _ in range(rng.randint(2, 3))]
-    pats = [base]
-    for _ in range(rng.randint(2, 4)):
-        p = list(rng.choice(pats))
-        op = rng.random()
-        if op < 0.3:  # pattern drill-down
-            p.insert(rng.randint(0, len(p)), (rng.choice(names), rng.random() < 0.3 and 0 < len(p)))
-        elif op < 0.45 and len(p) > 2:
-            del p[rng.randrange(len(p))]
-        else:  # concept up or down at a positive position
-            k = rng.randrange(len(p))
-            t, neg = p[k]
-            up = h.parent_of(t)
-            down = h.children(t)
-            if down and (rng.random() < 0.5 or not up):
-                p[k] = (rng.choice(down), neg)
-            elif up:
-                p[k] = (up, neg)
-        if p[0][1] or p[-1][1] or not any(not n for _, n in p):
-            continue
-        pats.append(p)
-    return ["SEQ(" + ", ".join(("!" if n else "") + f"{t} v{i}" for i, (t, n) in enumerate(p)) + ")" for p in pats]
-
 
 @pytest.mark.parametrize("k", range(cases(10, 60)))
 def test_every_strategy_equals_independent(k):
@@ -229,3 +179,32 @@ def test_no_join_where_an_inserted_event_splits_a_negated_gap():
     text = "PATTERN SEQ(A, !D, T) WITHIN 9\n---\nPATTERN SEQ(A, !D, G, T) WITHIN 9"
     expected = Cube.from_text(text, RFID).evaluate(events, "independent")
     assert len(expected["q1"].rows) == 3 and Cube.from_text(text, RFID).evaluate(events, "top-down") == expected
+
+
+def test_match_results_carry_the_events_attributes_as_run_returns_them():
+    from cepagg.runner import run
+
+    rng = random.Random(5)
+    events = EventBatch.from_rows([{"type": rng.choice(["G", "A", "T", "DHospital", "O"]), "ts": i,
+                                    "price": rng.randint(1, 9), "gate": rng.choice("xy")} for i in range(40)])
+    text = "PATTERN SEQ(G g, A a, T t) WITHIN 8\n---\nPATTERN SEQ(G g, A a, D d, T t) WITHIN 8"
+    expected = {}
+    for n, q in Cube.from_text(text, RFID).queries.items():
+        r = run(q, events, match_format="long")
+        expected[n] = (r.columns, _matches(r))
+    for strategy in STRATEGIES:
+        cube = Cube.from_text(text, RFID)
+        got = cube.evaluate(events, strategy)
+        for n, (columns, matches) in expected.items():
+            assert got[n].columns == columns and columns[-2:] == ("price", "gate")
+            assert _matches(got[n]) == matches, (strategy, n)
+    assert any(r.kind == "pattern join" for r in cube.last_plan.chosen.values())
+
+
+def _matches(result):
+    """Each match as the set of its rows without the match number (numbers differ by engine)."""
+    i = result.columns.index("match")
+    by: dict = {}
+    for row in result.rows:
+        by.setdefault(row[i], set()).add(row[:i] + row[i + 1:])
+    return sorted(sorted(m) for m in by.values())

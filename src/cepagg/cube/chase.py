@@ -38,6 +38,8 @@ class CubePlan:
     strategy: str
     chosen: dict[str, Reuse]  # per query, its incoming edge
     candidates: list[Reuse] = field(default_factory=list)
+    #: what the costs were estimated from (:class:`cepagg.cube.adapt.Statistics`; None: uniform)
+    statistics: object = None
 
     @property
     def cost(self) -> float:
@@ -63,6 +65,9 @@ class CubePlan:
 
     def explain(self) -> str:
         lines = [f"strategy {self.strategy}: estimated cost {self.cost:,.0f} (event-position updates)"]
+        stats = self.statistics
+        lines.append("  statistics: " + (stats.text() if stats is not None else
+                                         "none measured (every type counts one event, no match counts)"))
         for n in self.order():
             r = self.chosen[n]
             lines.append(f"  {GROUND if r.src is None else r.src} -> {n}: {r.kind}, cost {r.cost:,.0f}")
@@ -106,9 +111,12 @@ def _edge_reuses(cube, e: Edge, costs: Costs, aseq: dict, out: list[Reuse]) -> N
             out.append(Reuse(c, f, "drill-down", delta_cost))
 
 
-#: A match row read or written by a reuse, against one an engine enumerates: fitted to
-#: ``cepagg bench ecube --results matches`` (workload 2: four joins cost about 0.4 of the four
-#: evaluations they replace).
+#: A match row read or written by a reuse, against one an engine enumerates. One constant for
+#: reading and writing, though they differ: joins that read many matches and write none (the
+#: first half of ``cepagg bench ecube --drift``, where the added tickers are absent) cost about
+#: twice the evaluations they replace, as 0.4 predicts; joins that write about ten rows per row
+#: they read (workload 2 of ``cepagg bench ecube --results matches``) cost a small fraction of
+#: them, less than 0.4 predicts.
 REUSE_ROW = 0.4
 
 

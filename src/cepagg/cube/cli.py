@@ -23,6 +23,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", metavar="PNG", help="draw a cube slice: a query's result at each concept level of "
                    "each position (the query: --slice)")
     p.add_argument("--slice", metavar="NAME", help="the query --plot draws (default: the first)")
+    p.add_argument("--adapt", type=int, metavar="N", help="run in batches of about N events, re-planning when "
+                   "the measured statistics drift (prints when and why)")
+    p.add_argument("--drift", type=float, default=0.5, metavar="THETA", help="with --adapt: re-plan when a "
+                   "rate changes by more than this fraction of the larger of the old and new rate (default 0.5: "
+                   "doubled or halved)")
+    p.add_argument("--gain", type=float, default=0.1, metavar="GAMMA", help="with --adapt: install a new plan "
+                   "when its estimated cost is lower by more than this fraction (default 0.1)")
 
 
 def cmd_cube(args: argparse.Namespace) -> int:
@@ -37,6 +44,7 @@ def cmd_cube(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out!r} is a file; the cube writes one file per query into a directory")
     _check_command_line(args, text, {"--reject": args.reject}, {"--out": args.out, **outs})
     _check_slice(args, planned)
+    adapt = _adaptation(args)
     if args.plot:
         from ..output import check_output_path
 
@@ -49,7 +57,7 @@ def cmd_cube(args: argparse.Namespace) -> int:
     report = _read(args)
     cube = Cube.from_text(text, time_unit=args.time_unit, schema=_schema(report.batch))
     started = time.perf_counter()
-    results = cube.evaluate(report.batch, args.strategy)
+    results = cube.evaluate(report.batch, args.strategy, adapt=adapt)
     elapsed = time.perf_counter() - started
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -63,7 +71,10 @@ def cmd_cube(args: argparse.Namespace) -> int:
     print("E-Cube hierarchy:")
     print(cube.hierarchy_text())
     print()
-    print(cube.last_plan.explain())
+    if adapt is None:
+        print(cube.last_plan.explain())
+    else:
+        print(adaptation_text(cube, adapt))
     if args.plot:
         from .slice import plot_slice
 
@@ -73,6 +84,32 @@ def cmd_cube(args: argparse.Namespace) -> int:
     print(f"cepagg: {len(report.batch)} events, {queries}, strategy {args.strategy}, "
           f"in {elapsed:.3f} s" + (f"; results in {args.out}" if args.out else ""), file=sys.stderr)
     return 0
+
+
+def _adaptation(args: argparse.Namespace):
+    """The --adapt options as an :class:`~cepagg.cube.adapt.Adaptation` (None without --adapt)."""
+    if args.adapt is None:
+        if args.drift != 0.5 or args.gain != 0.1:
+            raise UsageError("--drift and --gain set plan adaptation; add --adapt N")
+        return None
+    from .adapt import Adaptation
+
+    if args.adapt < 1 or not 0 <= args.drift <= 1 or not 0 <= args.gain < 1:
+        raise UsageError("--adapt takes at least 1 event, --drift a fraction in [0, 1], --gain one in [0, 1)")
+    return Adaptation(args.adapt, args.drift, args.gain)
+
+
+def adaptation_text(cube, adapt) -> str:
+    """The plans an adaptive evaluation used, and when and why it re-planned."""
+    n = len(cube.replans)
+    installed = sum(r.installed for r in cube.replans)
+    lines = [f"plan adaptation: batches of about {adapt.batch:,} events, drift threshold {adapt.drift:.0%}, "
+             f"gain threshold {adapt.gain:.0%}; re-planned {n} time{'' if n == 1 else 's'}, "
+             f"installed {installed} new plan{'' if installed == 1 else 's'}"]
+    lines += [f"  {r.text()}" for r in cube.replans]
+    for k, p in cube.plans:
+        lines += ["", f"from batch {k}:", p.explain()]
+    return "\n".join(lines)
 
 
 def explain_cube(text: str, args: argparse.Namespace) -> str:

@@ -29,6 +29,8 @@ from ..lang.concepts import HierarchyError
 from ..lang.model import Query
 from ..lang.workload import compile_workload
 from ..result import Result
+from ..units import UNIT_NS
+from .adapt import Adaptation, Statistics, evaluate_adaptive
 from .chase import REUSES, CubePlan, choose
 from .execute import evaluate_plan
 from .lattice import Edge, hierarchy_edges, hierarchy_text
@@ -47,6 +49,8 @@ class Cube:
         self.shapes: dict[str, Shape] = {}
         self.results: dict[str, Result] = {}
         self.last_plan: CubePlan | None = None
+        self.plans: list[tuple[int, CubePlan]] = []
+        self.replans: list = []
         self.seconds: dict[str, float] = {}
         for name, q in queries:
             self._add(name, q)
@@ -82,19 +86,44 @@ class Cube:
              reuses: tuple[str, ...] = REUSES) -> CubePlan:
         """The plan of ``strategy``, costed with the event counts of ``events`` (uniform without),
         using only the kinds of reuse in ``reuses`` (:mod:`.reuse`)."""
-        return choose(self, strategy, _costs(self, events), reuses)
+        stats = _statistics(self, events)
+        p = choose(self, strategy, stats.costs() if stats is not None else Costs(), reuses)
+        p.statistics = stats
+        return p
 
     def evaluate(self, events: EventBatch, strategy: str = "chase",
-                 reuses: tuple[str, ...] = REUSES) -> dict[str, Result]:
-        """Every query's result (each exactly what it returns alone), computed as ``strategy``
-        plans; results already known are reused, not recomputed."""
+                 reuses: tuple[str, ...] = REUSES, adapt: Adaptation | None = None) -> dict[str, Result]:
+        """Every query's result over ``events`` (each exactly what it returns alone), computed as
+        ``strategy`` plans.
+
+        ``adapt``: run batch by batch and re-plan when the measured statistics drift
+        (:mod:`.adapt`); ``self.replans`` then lists each re-planning and ``self.plans`` the
+        plans used (first batch, plan)."""
         from ..runner import check_concepts
 
         check_concepts(self.queries.values(), events)
-        self.last_plan = self.plan(strategy, events, reuses)
-        self.results, self.seconds = evaluate_plan(self, self.last_plan, events)
+        self.results, self.replans = {}, []
+        if adapt is None:
+            self.last_plan = self.plan(strategy, events, reuses)
+            self.plans = [(0, self.last_plan)]
+            self.results, self.seconds = evaluate_plan(self, self.last_plan, events)
+        else:
+            self.results, self.plans, self.replans = evaluate_adaptive(self, events, strategy, reuses, adapt)
+            self.last_plan = self.plans[-1][1]
+        self._with_attributes(events)
         self._events = events
         return {n: self.results[n] for n in self.queries}
+
+    def _with_attributes(self, events: EventBatch) -> None:
+        """Match results with the events' attributes after ``ts``, as ``cepagg run`` returns them
+        (:class:`cepagg.matches.Layout`, long form); reuse reads only the columns before."""
+        from ..matches import Layout, tuples
+
+        for n, r in self.results.items():
+            q = self.queries[n]
+            if q.returns_matches and tuple(r.columns) == tuple(q.output_columns):
+                layout = Layout(q, events, "long")
+                self.results[n] = Result(layout.columns, tuples(layout.table(r.rows)))
 
     # -- OLAP operations (positions are 1-based) ----------------------------------------------------
 
@@ -177,18 +206,23 @@ class Cube:
             self.last_plan = self.plan("chase", self._events)
             self.results, seconds = evaluate_plan(self, self.last_plan, self._events)
             self.seconds.update(seconds)
+            self._with_attributes(self._events)
         return new
 
 
-def _costs(cube: Cube, events: EventBatch | None) -> Costs:
+def _statistics(cube: Cube, events: EventBatch | None) -> Statistics | None:
     """Event counts per type, and the number of matches of each query returning matches (counted
-    by one shared A-Seq plan of their COUNT(*) versions: far cheaper than enumerating them)."""
+    by one shared A-Seq plan of their COUNT(*) versions: far cheaper than enumerating them);
+    None without events."""
     if events is None or not len(events):
-        return Costs()
+        return None
     import pyarrow.compute as pc
 
     vc = pc.value_counts(events.table.column("type")).to_pylist()
-    return Costs({d["values"]: d["counts"] for d in vc}, _match_counts(cube, events))
+    t = pc.min_max(events.table.column("ts")).as_py()
+    unit = UNIT_NS[next(iter(cube.queries.values())).time_unit] / UNIT_NS["s"] if cube.queries else 1.0
+    span = max(float(t["max"] - t["min"]), 1.0) * unit
+    return Statistics(span, {d["values"]: d["counts"] for d in vc}, _match_counts(cube, events))
 
 
 def _match_counts(cube: Cube, events: EventBatch) -> dict[str, int]:

@@ -17,6 +17,7 @@ from ..result import Result
 from .chase import CubePlan
 from .matches import (
     EventIndex,
+    Match,
     canonical,
     concept_filter,
     join_applies,
@@ -31,10 +32,17 @@ from .matches import (
 from .reuse import concept_positions, deltas
 
 
-def evaluate_plan(cube, cplan: CubePlan, events: EventBatch) -> tuple[dict[str, Result], dict[str, float]]:
-    """Results of every query of ``cube`` not yet known, and seconds spent per step."""
+def evaluate_plan(cube, cplan: CubePlan, events: EventBatch,
+                  known: dict[str, Result] | None = None,
+                  matches: dict | None = None) -> tuple[dict[str, Result], dict[str, float]]:
+    """Results of every query of ``cplan`` not yet known, and seconds spent per step; ``known``:
+    the results already known (default the cube's).
+
+    ``matches``: a dict to fill with the matches of each query returning matches
+    (:data:`~cepagg.cube.matches.Match` tuples, in no order), for a caller that reads only
+    those; their results are then left as the engine numbered them, or None where derived."""
     events = events.sorted()
-    results = dict(cube.results)
+    results = dict(cube.results if known is None else known)
     seconds: dict[str, float] = {}
     parent = {n: n for n in cube.queries}
 
@@ -64,14 +72,23 @@ def evaluate_plan(cube, cplan: CubePlan, events: EventBatch) -> tuple[dict[str, 
         for n, r in zip(names, out):
             if n in evaluated or n not in results:
                 q, s = cube.queries[n], cube.shapes[n]
-                results[n] = canonical(q, s, r) if reusable(q, s) else r
+                if matches is not None and q.returns_matches:
+                    results[n] = r
+                    matches[n] = matches_of(r, s)
+                else:
+                    results[n] = canonical(q, s, r) if reusable(q, s) else r
     index = None
     for n in cplan.order():
         r = cplan.chosen[n]
         if r.kind in MATCH_REUSES:
             started = time.perf_counter()
             index = index or EventIndex(events)
-            results[n] = _match_reuse(cube, r, results[r.src], events, index)
+            cache = matches if matches is not None else {}
+            if r.src not in cache:
+                cache[r.src] = matches_of(results[r.src], cube.shapes[r.src])
+            cache[n] = _match_reuse(cube, r, cache[r.src], events, index)
+            results[n] = None if matches is not None else result_of(
+                cube.queries[n], cube.shapes[n], cache[n], results[r.src].kinds)
             seconds[f"{r.kind} {r.src} -> {n}"] = time.perf_counter() - started
             continue
         if r.kind not in ("roll-up", "drill-down"):
@@ -96,11 +113,10 @@ def evaluate_plan(cube, cplan: CubePlan, events: EventBatch) -> tuple[dict[str, 
 MATCH_REUSES = ("concept filter", "concept union", "pattern join", "pattern projection")
 
 
-def _match_reuse(cube, r, base: Result, events: EventBatch, index: EventIndex) -> Result:
+def _match_reuse(cube, r, known: list[Match], events: EventBatch, index: EventIndex) -> list[Match]:
     """``r.dst``'s matches from ``r.src``'s (:mod:`.matches`)."""
     src, dst = r.src, r.dst
     q, s, ss = cube.queries[dst], cube.shapes[dst], cube.shapes[src]
-    known = matches_of(base, ss)
     if r.kind == "concept filter":
         found = concept_filter(q, ss, s, known, index)
     elif r.kind == "concept union":
@@ -114,7 +130,7 @@ def _match_reuse(cube, r, base: Result, events: EventBatch, index: EventIndex) -
         extra = projection_applies(s, ss)
         delta = projection_delta(q, s, ss, extra)
         found = pattern_projection(q, s, ss, extra, known, matches_of(plan(delta).build().run(events), s), index)
-    return result_of(q, s, found, base.kinds)
+    return found
 
 
 def _float_sums(q, result: Result) -> bool:

@@ -90,10 +90,11 @@ def matches_of(result: Result, s: Shape) -> list[Match]:
 def result_of(q: Query, s: Shape, matches: Iterable[Match], kinds=()) -> Result:
     """Rows of ``matches`` for ``q``, numbered by their event ids (:func:`canonical`)."""
     names = [i.var for i in s.items if not i.negated]
+    by_name = sorted(range(len(names)), key=lambda k: names[k])
     rows = []
     for n, m in enumerate(sorted(set(matches), key=lambda m: tuple(e[0] for e in m)), start=1):
-        rows += [(n, names[k], 0, e[0], e[1], e[2]) for k, e in enumerate(m)]
-    return Result(q.output_columns, rows, kinds).sorted()
+        rows += [(n, names[k], 0, m[k][0], m[k][1], m[k][2]) for k in by_name]
+    return Result(q.output_columns, rows, kinds)  # (in Result.sorted()'s order: by match, then variable)
 
 
 def canonical(q: Query, s: Shape, result: Result) -> Result:
