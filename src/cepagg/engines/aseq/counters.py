@@ -264,15 +264,16 @@ STATE_FIELDS = ("aggI0", "aggF0", "bI0", "bF0", "bm0", "fI0", "fF0", "fm0",
 class PartState:
     """The counters of one unit in one partition: two window segments, the pending group,
     totals and last reported values. Picklable (numpy arrays); ``exact`` when its integers are
-    Python ints (object arrays) after an int64 overflow."""
+    Python ints (object arrays) after an int64 overflow; with ``floats`` (float mode) the
+    integer family is float64 instead."""
 
     def __init__(self, N: int, CI: int, CF: int, O: int, windowed: bool, use_k: bool, fam: Families,
-                 exact: bool = False):
+                 exact: bool = False, floats: bool = False):
         self.exact = exact
         self.N, self.CI, self.CF, self.O = N, CI, CF, O
         W = N + 1 if windowed else 1
         self.W = W
-        it = object if exact else np.int64
+        it = object if exact else np.float64 if floats else np.int64
         for s, on in ((0, True), (1, use_k)):
             cap = 4 if (windowed and on) else 0
             setattr(self, f"aggI{s}", np.zeros((CI, N, W), it))

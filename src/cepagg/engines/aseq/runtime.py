@@ -8,7 +8,8 @@ span partitions are merged once every partition of the group has been brought to
 time (:mod:`.merge`). A partition whose windows are empty is dropped, so per-key state does
 not outlive its window.
 
-On int64 overflow a partition switches to Python integers (the exact twin of the kernel) from
+In float mode (``numbers="float"``) the integer family is float64 and nothing is checked.
+On int64 overflow (exact mode) a partition switches to Python integers (the exact twin of the kernel) from
 the step that overflowed, and back to int64 when its values are small again.
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
@@ -40,6 +41,7 @@ from .encode import Encoded, Encoder
 from .merge import EmitMerge, SlideMerge
 
 LO, HI = K.NONE, K.INF
+LIN_KIND = TWIN_ALGEBRA.LIN
 
 
 class UnitState:
@@ -65,9 +67,14 @@ class UnitRun:
     """Evaluates one :class:`Unit`; one object serves any number of states (it keeps only
     per-layout scratch buffers and templates, never a state's data)."""
 
-    def __init__(self, unit: Unit, partial: bool = False, start_range: tuple[int, int] | None = None):
+    def __init__(self, unit: Unit, partial: bool = False, start_range: tuple[int, int] | None = None,
+                 numbers: str = "exact"):
         self.unit = unit
         self.partial = partial
+        #: float mode: the integer family (counts, COUNT(E), SUM of integers) is float64, so the
+        #: kernels compile a second time, for float arrays, when float mode is first used
+        self.floats = numbers == "float"
+        self._int = np.float64 if self.floats else np.int64
         self.lo, self.hi = start_range if start_range is not None else (LO, HI)
         self.every = start_range is not None and unit.mode == "emit"
         plan = unit.plans[0]
@@ -137,7 +144,7 @@ class UnitRun:
             N = self.unit.n_nodes
             W = N + 1 if self.windowed else 1
             CI, CF, O = len(fam.kindI), len(fam.kindF), len(self.outnode)
-            it = object if exact else np.int64
+            it = object if exact else self._int
             SI = np.zeros((4, CI, N, W), it)
             SF = np.zeros((4, CF, N, W), np.float64)
             acc = (np.zeros((CI, N, N + 1), it), np.zeros((CF, N, N + 1), np.float64),
@@ -158,7 +165,7 @@ class UnitRun:
         if key not in self._rows:
             fam = self._cache[state.kinds][0]
             self._rows[key] = (np.zeros((R, 3), np.int64),
-                               np.zeros((R, len(fam.kindI)), object if exact else np.int64),
+                               np.zeros((R, len(fam.kindI)), object if exact else self._int),
                                np.zeros((R, len(fam.kindF)), np.float64))
         return self._rows[key]
 
@@ -167,7 +174,7 @@ class UnitRun:
             fam = self._cache[state.kinds][0]
             self._fresh[state.kinds] = PartState(self.unit.n_nodes, len(fam.kindI), len(fam.kindF),
                                                  len(self.outnode), self.windowed, bool(self.unit.lead), fam,
-                                                 exact=fam.python_values)
+                                                 exact=fam.python_values, floats=self.floats)
         return self._fresh[state.kinds].copy()
 
     # -- the protocol -----------------------------------------------------------------------------
@@ -180,6 +187,8 @@ class UnitRun:
             return []
         fam = self._fam(state, batch)  # the first batch fixes each aggregated attribute's type
         enc = self._encoder(state).encode(batch, fam.python_values)
+        if self.floats and not fam.python_values:
+            self._check_extremes(enc, fam)
         rows: list[tuple[int, tuple]] = []
         for r, key in enumerate(enc.keys):
             a, b = int(enc.bounds[r]), int(enc.bounds[r + 1])
@@ -256,7 +265,7 @@ class UnitRun:
                 if unit.lead:
                     st.reserve(1, grow[1])
             exact = st.exact
-            prm[K.P_CHECKED] = 0 if exact else 1
+            prm[K.P_CHECKED] = 0 if (exact or self.floats) else 1
             kern = TWIN if exact else KERNELS
             SI, SF, scr, vI, vF, tI, tF = self._scratch(state, exact)
             outM, outI, outF = self._out_rows(state, exact, R)
@@ -275,8 +284,8 @@ class UnitRun:
             if status == 1:
                 R *= 4
             elif status == 2:
-                if st.exact:  # pragma: no cover - Python integers cannot overflow
-                    raise AssertionError("overflow in exact mode")
+                if st.exact or self.floats:  # pragma: no cover - nothing is checked there
+                    raise AssertionError("overflow reported by an unchecked kernel")
                 st.to_exact()
             elif status == 5:  # only the totals outgrow int64: keep them as Python ints, go on
                 self._fold(state, key, st)
@@ -292,20 +301,31 @@ class UnitRun:
 
     def cells(self, o: int, vI, vF, fam: Families) -> tuple[int, tuple]:
         """Number of matches and partial cells (see cepagg.engines.aggregates) of output ``o``."""
+        num = float if self.floats else int
         out = []
         for slot in self.unit.outputs[o].aggs:
             if slot.value is None:
-                out.append(int(vI[0]))
+                out.append(num(vI[0]))
                 continue
             v = _val(slot.value[1], vI, vF, fam)
             if slot.func == "COUNT":
-                out.append(int(v))
+                out.append(num(v))
             elif slot.func in ("SUM", "AVG"):
-                n = int(_val(slot.nonnull[1], vI, vF, fam))
-                out.append((_num(v) if n else 0, n))
+                n = num(_val(slot.nonnull[1], vI, vF, fam))
+                out.append(((float(v) if self.floats else _num(v)) if n else num(0), n))
             else:
                 out.append(_extreme(slot.value[1], v, fam))
-        return int(vI[0]), tuple(out)
+        return num(vI[0]), tuple(out)
+
+    def _check_extremes(self, enc: Encoded, fam: Families) -> None:
+        """Float mode keeps MIN and MAX exact: integer values pass through float64 unchanged
+        only up to 2**53 in magnitude, so larger ones are refused."""
+        for c, (kind, src) in enumerate(zip(fam.kindI, fam.srcI)):
+            if kind != LIN_KIND and src[0] == "attr" and len(enc.valI):
+                col = enc.valI[:, c][enc.vldI[:, c] != 0]
+                if len(col) and int(np.abs(col).max()) > 2**53:
+                    raise CepaggError(f"aseq: numbers='float' keeps MIN/MAX of '{src[1]}' exact only up to "
+                                      "2**53 in magnitude; this batch holds larger integers (use numbers='exact')")
 
     def final(self, o: int, cells: tuple) -> tuple:
         return cells if self.partial else aggmod.finalize(self.funcs[o], cells)
@@ -407,6 +427,8 @@ def _extreme(i: int, v, fam: Families):
     fam_name, idx = fam.where[i]
     if fam_name == "F":
         return None if not np.isfinite(v) else float(v)
+    if isinstance(v, (float, np.floating)):  # float mode: exact below 2**53, sentinels at +-2**63
+        return None if abs(v) >= 2.0**63 else int(v)
     if v == TWIN_ALGEBRA.I_NEG or v == TWIN_ALGEBRA.I_POS:
         return None
     return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else v
