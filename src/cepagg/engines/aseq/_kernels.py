@@ -107,6 +107,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
     w = prm[P_W]
     useK = prm[P_USEK] != 0
     gated = prm[P_GATED] != 0
+    sums = X.window_sums(mode, W)  # else the aggregates' affine columns are not kept
     i = pos
     E = ev_ts.shape[0]
     while True:
@@ -173,6 +174,8 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                         # only columns of j's ancestors and the affine one can be non-empty (col_*)
                         for a_ in range(col_ptr[j], col_ptr[j + 1]):
                             col = col_idx[a_]
+                            if not sums and col == W - 1 and (tgt == 0 or tgt == 2):
+                                continue
                             if g_on and gate[j]:
                                 A.zero_row(zI, zF, kindI, kindF, j, col)
                                 continue
@@ -231,7 +234,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                     const = W - 1
                     XI = aggI1 if target == 1 else aggI0
                     for c in range(CI):
-                        if checked and kindI[c] == A.LIN and \
+                        if checked and sums and kindI[c] == A.LIN and \
                                 abs(float(XI[c, 0, const])) + abs(float(vI[0, c, 0])) > A.LIMIT:
                             ok = False
                 if not ok:
@@ -263,6 +266,8 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                             continue
                         for a_ in range(col_ptr[j], col_ptr[j + 1]):
                             col = col_idx[a_]
+                            if not sums and col == W - 1 and (tgt == 0 or tgt == 2):
+                                continue
                             for c in range(CI):
                                 XI[c, j, col] = zI[c, j, col]
                             for c in range(CF):
@@ -277,10 +282,10 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                             ctr[C_NEXTK] = first
                     if target == 0:
                         S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
-                               False, True)
+                               False, True, sums)
                     else:
                         S.push(aggI1, aggF1, bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
-                               False, True)
+                               False, True, sums)
                 if ctr[C_PLEAD]:
                     ctr[C_ELL] = t
                 ctr[C_STAGE] = 1
