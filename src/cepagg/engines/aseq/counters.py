@@ -25,7 +25,6 @@ Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +38,7 @@ LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
 
 KERNELS = kernels.flavour(_kernels.__name__, False)
 TWIN = kernels.twin(_kernels.__name__)
+KERNELS_ARE_TWINS = KERNELS is TWIN
 TWIN_ALGEBRA = kernels.twin(_algebra.__name__)
 ALGEBRA = _algebra
 WINDOWS = windows
@@ -251,10 +251,7 @@ def families(unit: Unit, kinds: dict[str, str]) -> Families:
 # Per-partition state
 
 
-#: one window segment as the kernels take it (:mod:`.windows`): the aggregate map ``agg*``, the
-#: back items' maps ``b*`` and their (START time, last leading negation) ``bm``, the front items'
-#: vectors ``f*`` and theirs ``fm``; ``ctr`` holds each segment's back and front sizes
-Segment = namedtuple("Segment", "aggI aggF bI bF bm fI fF fm")
+Segment = windows.Segment
 
 STATE_FIELDS = ("aggI0", "aggF0", "bI0", "bF0", "bm0", "fI0", "fF0", "fm0",
                 "aggI1", "aggF1", "bI1", "bF1", "bm1", "fI1", "fF1", "fm1",
@@ -420,3 +417,92 @@ def empty_cells(XI: np.ndarray, XF: np.ndarray, fam: Families) -> None:
 
 # Reference: A-Seq (SIGMOD 2014) §4.1 (PreTree, Fig. 9, Example 7; queries of one tree share the
 # START type), §5 (aggregates).
+
+
+class PartPool:
+    """The partitions of one unit stacked column-wise: field ``n`` of :data:`STATE_FIELDS` is
+    one array whose first axis is the partition's *slot*, so one kernel call
+    (:func:`._kernels.run_pool`) serves every partition of a batch. Slots of partitions whose
+    window emptied are reused; segments have one capacity for all slots (grown for all)."""
+
+    def __init__(self, fresh: PartState):
+        self.fresh = fresh
+        self.slot_of: dict[tuple, int] = {}
+        self.key_of: list = []
+        self.free: list[int] = []
+        self.fields = {n: np.zeros((0,) + getattr(fresh, n).shape, getattr(fresh, n).dtype) for n in STATE_FIELDS}
+        self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (one group)
+        self.template = tuple(getattr(fresh, n) for n in ("aggI0", "aggF0", "aggI1", "aggF1", "ctr", "pk", "pVI",
+                                                            "pVF", "pres", "totI", "totF", "lastI", "lastF"))
+
+    @property
+    def slots(self) -> int:
+        return self.fields["ctr"].shape[0]
+
+    def slot(self, key: tuple) -> int:
+        """The slot of ``key``, a fresh one for a new key."""
+        s = self.slot_of.get(key)
+        if s is not None:
+            return s
+        if not self.free:
+            self._grow(max(64, 2 * self.slots))
+        s = self.free.pop()
+        self.slot_of[key] = s
+        self.key_of[s] = key
+        return s
+
+    def release(self, s: int) -> None:
+        """Slot ``s`` is fresh again (the kernel reset it) and its key forgotten."""
+        del self.slot_of[self.key_of[s]]
+        self.key_of[s] = None
+        self.free.append(s)
+
+    def _grow(self, n: int) -> None:
+        old = self.slots
+        for name, a in self.fields.items():
+            new = np.empty((n,) + a.shape[1:], a.dtype)
+            new[:old] = a
+            new[old:] = self._fresh_field(name, a.shape[1:])
+            self.fields[name] = new
+        self.key_of += [None] * (n - old)
+        self.free += range(n - 1, old - 1, -1)
+
+    def _fresh_field(self, name: str, shape: tuple) -> np.ndarray:
+        f = getattr(self.fresh, name)
+        if f.shape == shape:
+            return f
+        out = np.zeros(shape, f.dtype)  # a segment array grown beyond the fresh capacity
+        out[:f.shape[0]] = f
+        return out
+
+    def capacity(self, s: int) -> int:
+        return self.fields[f"bm{s}"].shape[1]
+
+    def grow_capacity(self, s: int, need: int) -> None:
+        """Room for ``need`` items in segment ``s`` of every slot."""
+        new = max(4, 2 * need)
+        for n in ("bI", "bF", "bm", "fI", "fF", "fm"):
+            a = self.fields[f"{n}{s}"]
+            b = np.zeros((a.shape[0], new) + a.shape[2:], a.dtype)
+            b[:, :a.shape[1]] = a
+            self.fields[f"{n}{s}"] = b
+
+    def items(self, s: int) -> np.ndarray:
+        ctr = self.fields["ctr"]
+        return ctr[:, 2 * s] + ctr[:, 2 * s + 1]
+
+    def detach(self, s: int) -> PartState:
+        """Slot ``s`` as a :class:`PartState` of its own (copies); the slot is released."""
+        p = self.fresh.copy()
+        for n in STATE_FIELDS:
+            setattr(p, n, self.fields[n][s].copy())
+        self.fields["ctr"][s] = self.fresh.ctr
+        for n in ("aggI0", "aggF0", "aggI1", "aggF1", "pk", "pVI", "pVF", "pres", "totI", "totF", "lastI", "lastF"):
+            self.fields[n][s] = getattr(self.fresh, n)
+        self.release(s)
+        return p
+
+    def args(self) -> tuple:
+        f = self.fields
+        return (tuple(f[n] for n in STATE_FIELDS[:16]), f["ctr"], f["pk"], f["pVI"], f["pVF"], f["pres"],
+                f["totI"], f["totF"], f["lastI"], f["lastF"], self.template)

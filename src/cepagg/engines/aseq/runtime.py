@@ -27,9 +27,11 @@ from .. import aggregates as aggmod
 from . import _kernels as K
 from .counters import (
     KERNELS,
+    KERNELS_ARE_TWINS,
     TWIN,
     TWIN_ALGEBRA,
     Families,
+    PartPool,
     PartState,
     Unit,
     empty_cells,
@@ -54,11 +56,13 @@ class UnitState:
         self.slide = SlideMerge()
         self.emit = EmitMerge()
         self.seen: set = set()  # groups with rows (WITHIN alone without GROUP BY needs none)
+        self.pool: PartPool | None = None  # partitions stacked column-wise (UnitRun.pooled)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "parts": pack_parts(self.parts)}
 
     def __setstate__(self, d: dict) -> None:
+        self.pool = None
         self.__dict__.update(d)
         self.parts = unpack_parts(d["parts"])
 
@@ -190,6 +194,21 @@ class UnitRun:
         if self.floats and not fam.python_values:
             self._check_extremes(enc, fam)
         rows: list[tuple[int, tuple]] = []
+        if self.pooled(fam):
+            pool = self._pool(state)
+            alone, stacked = [], []
+            for r, key in enumerate(enc.keys):  # a partition on the Python twin stays alone
+                (alone if key in state.parts else stacked).append(r)
+            for r in alone:
+                self._run(state, state.parts[enc.keys[r]], enc.keys[r], enc, int(enc.bounds[r]),
+                          int(enc.bounds[r + 1]), K.NONE, rows)
+            keys = [enc.keys[r] for r in stacked]
+            slots = np.fromiter((pool.slot(k) for k in keys), np.int64, len(keys))
+            idx = np.array(stacked, np.int64)
+            self._run_pool(state, pool, enc, keys, slots, enc.bounds[idx], enc.bounds[idx + 1], K.NONE, K.NONE,
+                           rows)
+            self._gc(state, [enc.keys[r] for r in alone], K.NONE)
+            return rows
         for r, key in enumerate(enc.keys):
             a, b = int(enc.bounds[r]), int(enc.bounds[r + 1])
             st = state.parts.get(key)
@@ -201,12 +220,89 @@ class UnitRun:
         self._gc(state, list(enc.keys), K.NONE)
         return rows
 
+    # -- partitions stacked column-wise -----------------------------------------------------------
+
+    def pooled(self, fam: Families) -> bool:
+        """Are the partitions kept in one :class:`PartPool` and run in one kernel call per batch?
+        Under WITHIN alone with a window, no leading negation and no GROUP BY: such a partition
+        reports nothing until its window empties, and then only totals for the one group."""
+        return (self.kmode == K.TOTAL and self.windowed and not self.unit.lead and not fam.python_values
+                and not KERNELS_ARE_TWINS and all(not o.plan.query.group_by for o in self.unit.outputs))
+
+    def _pool(self, state: UnitState) -> PartPool:
+        if state.pool is None:
+            state.pool = PartPool(self._new_part(state))
+        return state.pool
+
+    def _run_pool(self, state: UnitState, pool: PartPool, enc: Encoded, keys: list, slots: np.ndarray,
+                  starts: np.ndarray, ends: np.ndarray, flush: int, now: int, rows: list) -> None:
+        """:meth:`_run` for the stacked partitions ``slots`` (keys ``keys``), events
+        ``starts[r]:ends[r]`` each; partitions whose window empties are folded and released."""
+        if not len(slots):
+            return
+        fam = self._cache[state.kinds][0]
+        prm = self._prm
+        prm[K.P_FLUSH] = flush
+        prm[K.P_CHECKED] = 0 if self.floats else 1
+        SI, SF, scr, vI, vF, tI, tF = self._scratch(state, False)
+        R = max(64, 4 * len(self.outnode))
+        outM, outI, outF = self._out_rows(state, False, R)
+        outR = np.zeros(R, np.int64)
+        freed = np.zeros(len(slots), np.uint8)
+        r, pos = 0, 0
+        while True:
+            if pool.capacity(0) < int(pool.items(0)[slots].max()) + 1:
+                pool.grow_capacity(0, int(pool.items(0)[slots].max()) + 1)
+            status, r, pos, nout = KERNELS.run_pool(
+                *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, prm, self.parent,
+                self.gate, self.outnode, fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
+                enc.cls_kind, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF, enc.ts, enc.cls, enc.valI, enc.vldI,
+                enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
+            if nout:  # pragma: no cover - WITHIN alone reports rows only at the end
+                raise AssertionError("rows from a stacked partition")
+            for i in np.flatnonzero(freed):
+                pool.release(int(slots[i]))
+            freed[:] = 0
+            if status == 0:
+                break
+            if status == 4:
+                pool.grow_capacity(0, 2 * int(pool.items(0)[slots].max()) + 4)
+            elif status == 5:  # one partition's totals outgrow int64: to Python integers
+                s = int(slots[r])
+                self._fold_arrays(state, keys[r], pool.fields["totI"][s], pool.fields["totF"][s])
+            elif status == 6:  # the group's totals would: to Python integers
+                self._fold_arrays(state, keys[r], pool.gI, pool.gF)
+            elif status == 2:  # an overflow inside the window: this partition goes on alone, exactly
+                s = int(slots[r])
+                st = state.parts[keys[r]] = pool.detach(s)
+                st.to_exact()
+                self._run(state, st, keys[r], enc, int(starts[r]) + pos, int(ends[r]), flush, rows)
+                self._gc(state, [keys[r]], now)
+                r, pos = r + 1, 0
+                if r == len(slots):
+                    break
+            elif status == 3:
+                raise CepaggError("aseq: events of one partition arrived out of time order "
+                                  f"(key {keys[r]}); sort each partition by (ts, _id)")
+        if keys:
+            self._fold_arrays(state, keys[0], pool.gI, pool.gF)
+
+    def _flush_pool(self, state: UnitState, flush: int, now: int, rows: list) -> None:
+        pool = state.pool
+        if pool is None or not pool.slot_of:
+            return
+        keys = list(pool.slot_of)
+        slots = np.fromiter(pool.slot_of.values(), np.int64, len(keys))
+        zero = np.zeros(len(keys), np.int64)
+        self._run_pool(state, pool, self._empty_encoded(state), keys, slots, zero, zero, flush, now, rows)
+
     def advance(self, state: UnitState, watermark: int) -> list[tuple[int, tuple]]:
         if state.kinds is None:
             return []
         self._fam(state, None)  # a state restored by a new engine object (another process)
         rows: list[tuple[int, tuple]] = []
         self._advance_all(state, watermark + 1, rows)
+        self._flush_pool(state, watermark + 1, watermark + 1, rows)
         rows += self._merged(state, watermark + 1)
         self._gc(state, list(state.parts), watermark + 1)
         return rows
@@ -221,10 +317,16 @@ class UnitRun:
                 flush = LO if last is None else last + 1
             if flush != LO:
                 self._advance_all(state, flush, rows)
+                self._flush_pool(state, flush, HI, rows)
             rows += self._merged(state, HI)
             for key, st in list(state.parts.items()):
                 self._fold(state, key, st)
             state.parts.clear()  # the input has ended: nothing is kept
+            if state.pool is not None:
+                pool = state.pool
+                for key, s in pool.slot_of.items():  # (every window has emptied at the end)
+                    self._fold_arrays(state, key, pool.fields["totI"][s], pool.fields["totF"][s])
+                state.pool = None
         if self.kmode == K.TOTAL:
             rows += self._total_rows(state)
         return rows
@@ -365,18 +467,22 @@ class UnitRun:
 
     def _fold(self, state: UnitState, key: tuple, st: PartState) -> None:
         """Move a partition's totals to its groups' totals (WITHIN alone)."""
+        self._fold_arrays(state, key, st.totI, st.totF)
+
+    def _fold_arrays(self, state: UnitState, key: tuple, totI, totF) -> None:
+        """:meth:`_fold` of totals held in ``totI``, ``totF`` (emptied)."""
         if self.kmode != K.TOTAL:
             return
         fam = self._cache[state.kinds][0]
         for o in range(len(self.outnode)):
-            count, cells = self.cells(o, st.totI[o], st.totF[o], fam)
+            count, cells = self.cells(o, totI[o], totF[o], fam)
             if count == 0:
                 continue
             gk = (o, self.group(o, key))
             prev = state.totals.get(gk)
             state.totals[gk] = (count, cells) if prev is None else (
                 prev[0] + count, aggmod.merge(self.funcs[o], prev[1], cells))
-        empty_cells(st.totI, st.totF, fam)
+        empty_cells(totI, totF, fam)
 
     def _gc(self, state: UnitState, keys: list, now: int) -> None:
         """Drop partitions whose window holds nothing (their totals folded first); ``now``: the

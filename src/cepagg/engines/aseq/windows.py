@@ -33,11 +33,18 @@ Big Data Technologies (2019).
 """
 
 
+from collections import namedtuple
+
 from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 A = kernels.sibling(__name__, "_algebra", _TWIN)
+
+#: one window segment as the kernels take it: the aggregate map ``agg*``, the back items' maps
+#: ``b*`` and their (START time, last leading negation) ``bm``, the front items' vectors ``f*``
+#: and theirs ``fm``; ``ctr`` holds each segment's back and front sizes
+Segment = namedtuple("Segment", "aggI aggF bI bF bm fI fF fm")
 
 
 @jit
