@@ -419,11 +419,19 @@ def empty_cells(XI: np.ndarray, XF: np.ndarray, fam: Families) -> None:
 # START type), §5 (aggregates).
 
 
+#: the fields a stacked partition is reset to when its slot is freed (the segments' items are
+#: read only below their counts in ``ctr``)
+TEMPLATE_FIELDS = ("aggI0", "aggF0", "aggI1", "aggF1", "ctr", "pk", "pVI", "pVF", "pres", "totI", "totF",
+                   "lastI", "lastF")
+
+
 class PartPool:
     """The partitions of one unit stacked column-wise: field ``n`` of :data:`STATE_FIELDS` is
     one array whose first axis is the partition's *slot*, so one kernel call
     (:func:`._kernels.run_pool`) serves every partition of a batch. Slots of partitions whose
-    window emptied are reused; segments have one capacity for all slots (grown for all)."""
+    window emptied are reused. Segments hold the capacity of a new partition (4 STARTs): a
+    partition with more STARTs in its window goes on alone (:meth:`detach`) -- with few keys
+    every partition does, and the stack serves many keys with few events each."""
 
     def __init__(self, fresh: PartState):
         self.fresh = fresh
@@ -432,8 +440,7 @@ class PartPool:
         self.free: list[int] = []
         self.fields = {n: np.zeros((0,) + getattr(fresh, n).shape, getattr(fresh, n).dtype) for n in STATE_FIELDS}
         self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (one group)
-        self.template = tuple(getattr(fresh, n) for n in ("aggI0", "aggF0", "aggI1", "aggF1", "ctr", "pk", "pVI",
-                                                            "pVF", "pres", "totI", "totF", "lastI", "lastF"))
+        self.template = tuple(getattr(fresh, n) for n in TEMPLATE_FIELDS)
 
     @property
     def slots(self) -> int:
@@ -460,44 +467,20 @@ class PartPool:
     def _grow(self, n: int) -> None:
         old = self.slots
         for name, a in self.fields.items():
-            new = np.empty((n,) + a.shape[1:], a.dtype)
+            new = np.zeros((n,) + a.shape[1:], a.dtype)  # segment items need no initial value
             new[:old] = a
-            new[old:] = self._fresh_field(name, a.shape[1:])
+            if name in TEMPLATE_FIELDS:
+                new[old:] = getattr(self.fresh, name)
             self.fields[name] = new
         self.key_of += [None] * (n - old)
         self.free += range(n - 1, old - 1, -1)
-
-    def _fresh_field(self, name: str, shape: tuple) -> np.ndarray:
-        f = getattr(self.fresh, name)
-        if f.shape == shape:
-            return f
-        out = np.zeros(shape, f.dtype)  # a segment array grown beyond the fresh capacity
-        out[:f.shape[0]] = f
-        return out
-
-    def capacity(self, s: int) -> int:
-        return self.fields[f"bm{s}"].shape[1]
-
-    def grow_capacity(self, s: int, need: int) -> None:
-        """Room for ``need`` items in segment ``s`` of every slot."""
-        new = max(4, 2 * need)
-        for n in ("bI", "bF", "bm", "fI", "fF", "fm"):
-            a = self.fields[f"{n}{s}"]
-            b = np.zeros((a.shape[0], new) + a.shape[2:], a.dtype)
-            b[:, :a.shape[1]] = a
-            self.fields[f"{n}{s}"] = b
-
-    def items(self, s: int) -> np.ndarray:
-        ctr = self.fields["ctr"]
-        return ctr[:, 2 * s] + ctr[:, 2 * s + 1]
 
     def detach(self, s: int) -> PartState:
         """Slot ``s`` as a :class:`PartState` of its own (copies); the slot is released."""
         p = self.fresh.copy()
         for n in STATE_FIELDS:
             setattr(p, n, self.fields[n][s].copy())
-        self.fields["ctr"][s] = self.fresh.ctr
-        for n in ("aggI0", "aggF0", "aggI1", "aggF1", "pk", "pVI", "pVF", "pres", "totI", "totF", "lastI", "lastF"):
+        for n in TEMPLATE_FIELDS:
             self.fields[n][s] = getattr(self.fresh, n)
         self.release(s)
         return p

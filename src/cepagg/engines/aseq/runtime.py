@@ -251,8 +251,6 @@ class UnitRun:
         freed = np.zeros(len(slots), np.uint8)
         r, pos = 0, 0
         while True:
-            if pool.capacity(0) < int(pool.items(0)[slots].max()) + 1:
-                pool.grow_capacity(0, int(pool.items(0)[slots].max()) + 1)
             status, r, pos, nout = KERNELS.run_pool(
                 *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, prm, self.parent,
                 self.gate, self.outnode, fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
@@ -265,17 +263,18 @@ class UnitRun:
             freed[:] = 0
             if status == 0:
                 break
-            if status == 4:
-                pool.grow_capacity(0, 2 * int(pool.items(0)[slots].max()) + 4)
-            elif status == 5:  # one partition's totals outgrow int64: to Python integers
+            if status == 5:  # one partition's totals outgrow int64: to Python integers
                 s = int(slots[r])
                 self._fold_arrays(state, keys[r], pool.fields["totI"][s], pool.fields["totF"][s])
             elif status == 6:  # the group's totals would: to Python integers
                 self._fold_arrays(state, keys[r], pool.gI, pool.gF)
-            elif status == 2:  # an overflow inside the window: this partition goes on alone, exactly
+            elif status in (2, 4):
+                # an overflow inside the window (this partition goes on alone, exactly), or more
+                # STARTs in its window than a slot holds (it goes on alone, with its own capacity)
                 s = int(slots[r])
                 st = state.parts[keys[r]] = pool.detach(s)
-                st.to_exact()
+                if status == 2:
+                    st.to_exact()
                 self._run(state, st, keys[r], enc, int(starts[r]) + pos, int(ends[r]), flush, rows)
                 self._gc(state, [keys[r]], now)
                 r, pos = r + 1, 0
