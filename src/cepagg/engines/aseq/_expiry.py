@@ -28,7 +28,8 @@ RECORD = 2
 SLIDE = 3
 
 # prm
-P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH = range(10)
+# P_SUMS: window sums are kept (else a partition under WITHIN alone leaves them out, .windows.push)
+P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH, P_SUMS = range(11)
 # ctr (0..3: back/front sizes of segments 0 and 1)
 C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
 N_CTR = 12
@@ -131,7 +132,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
     aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
     AccI, AccF, NI, NF = scr
     O = outnode.shape[0]
-    sums = window_sums(mode, W)
+    sums = prm[P_SUMS] != 0
     while True:
         xu = INF
         xe = INF
@@ -185,13 +186,6 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
             if not record(seg0, ctr, outnode, tI, tF, vI[3], vF[3], lastI, lastF, outM, outI, outF, x, W,
                           kindI, kindF, checked, anc_ptr, anc_idx):
                 return 2
-
-
-@jit
-def window_sums(mode, W):
-    """Are window sums kept (:func:`.windows.push`)? Not under WITHIN alone with a window:
-    there a START's matches are counted from its own vector as it leaves."""
-    return mode != TOTAL or W == 1
 
 
 @jit

@@ -36,7 +36,7 @@ X = kernels.sibling(__name__, "_expiry", _TWIN)
 
 # constants shared with the expiry steps (and read by the runtime as K.*)
 TOTAL, EMIT, RECORD, SLIDE = X.TOTAL, X.EMIT, X.RECORD, X.SLIDE
-P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH = range(10)
+P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH, P_SUMS = range(11)
 C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
 N_CTR = X.N_CTR
 EXTEND, RESET, LEAD = X.EXTEND, X.RESET, X.LEAD
@@ -107,7 +107,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
     w = prm[P_W]
     useK = prm[P_USEK] != 0
     gated = prm[P_GATED] != 0
-    sums = X.window_sums(mode, W)  # else the aggregates' affine columns are not kept
+    sums = prm[P_SUMS] != 0  # else the aggregates' affine columns stay zero (windows.push)
     i = pos
     E = ev_ts.shape[0]
     while True:
@@ -174,8 +174,6 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                         # only columns of j's ancestors and the affine one can be non-empty (col_*)
                         for a_ in range(col_ptr[j], col_ptr[j + 1]):
                             col = col_idx[a_]
-                            if not sums and col == W - 1 and (tgt == 0 or tgt == 2):
-                                continue
                             if g_on and gate[j]:
                                 A.zero_row(zI, zF, kindI, kindF, j, col)
                                 continue
@@ -234,7 +232,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                     const = W - 1
                     XI = aggI1 if target == 1 else aggI0
                     for c in range(CI):
-                        if checked and sums and kindI[c] == A.LIN and \
+                        if checked and kindI[c] == A.LIN and \
                                 abs(float(XI[c, 0, const])) + abs(float(vI[0, c, 0])) > A.LIMIT:
                             ok = False
                 if not ok:
@@ -266,8 +264,6 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                             continue
                         for a_ in range(col_ptr[j], col_ptr[j + 1]):
                             col = col_idx[a_]
-                            if not sums and col == W - 1 and (tgt == 0 or tgt == 2):
-                                continue
                             for c in range(CI):
                                 XI[c, j, col] = zI[c, j, col]
                             for c in range(CF):
@@ -280,12 +276,17 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                         first = (t - w) // prm[P_S] + 1
                         if ctr[C_NEXTK] == NONE or ctr[C_NEXTK] < first:
                             ctr[C_NEXTK] = first
-                    if target == 0:
+                    if not sums:  # the START's own item only (windows.push)
+                        if target == 0:
+                            S.push_item(bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF)
+                        else:
+                            S.push_item(bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF)
+                    elif target == 0:
                         S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
-                               False, True, sums)
+                               False, True, True)
                     else:
                         S.push(aggI1, aggF1, bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
-                               False, True, sums)
+                               False, True, True)
                 if ctr[C_PLEAD]:
                     ctr[C_ELL] = t
                 ctr[C_STAGE] = 1

@@ -264,9 +264,12 @@ class PartState:
     Python ints (object arrays) after an int64 overflow; with ``floats`` (float mode) the
     integer family is float64 instead."""
 
+    nosums = False  # (states pickled before the attribute existed)
+
     def __init__(self, N: int, CI: int, CF: int, O: int, windowed: bool, use_k: bool, fam: Families,
                  exact: bool = False, floats: bool = False):
         self.exact = exact
+        self.nosums = False  # window sums left out (WITHIN alone, after they outgrew int64)
         self.N, self.CI, self.CF, self.O = N, CI, CF, O
         W = N + 1 if windowed else 1
         self.W = W
@@ -346,6 +349,16 @@ class PartState:
             if a.dtype == np.int64 and n not in ("ctr", "bm0", "bm1", "fm0", "fm1"):
                 setattr(self, n, _to_object(a))
         self.exact = True
+
+    def drop_sums(self, fam: Families) -> None:
+        """Leave the window sums out from now on (:func:`.windows.push`): the aggregates'
+        integer affine columns become zero and stay so."""
+        for s in (0, 1):
+            agg = getattr(self, f"aggI{s}")
+            for c, k in enumerate(fam.kindI):
+                if k == LIN:
+                    agg[c, :, self.W - 1] = 0
+        self.nosums = True
 
     def try_int64(self, fam: Families) -> None:
         """Back to int64 once every integer is small again (windows forget old counts)."""

@@ -9,7 +9,9 @@ time (:mod:`.merge`). A partition whose windows are empty is dropped, so per-key
 not outlive its window.
 
 In float mode (``numbers="float"``) the integer family is float64 and nothing is checked.
-On int64 overflow (exact mode) a partition switches to Python integers (the exact twin of the kernel) from
+On int64 overflow (exact mode) a partition under WITHIN alone first drops its window sums,
+which that mode never reads (:func:`.windows.push`); otherwise, or on a second overflow, it
+switches to Python integers (the exact twin of the kernel) from
 the step that overflowed, and back to int64 when its values are small again.
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
@@ -122,7 +124,7 @@ class UnitRun:
         self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
         self._prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
                               self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
-                              0, K.NONE], np.int64)
+                              0, K.NONE, 1], np.int64)
         self._cache: dict = {}  # per column layout: families, encoder, kernel scratch
         self._rows: dict = {}  # (layout, exact, R) -> buffers for the rows a kernel call reports
         self._fresh: dict[tuple, PartState] = {}  # per layout: a new partition's state
@@ -244,6 +246,7 @@ class UnitRun:
         prm = self._prm
         prm[K.P_FLUSH] = flush
         prm[K.P_CHECKED] = 0 if self.floats else 1
+        prm[K.P_SUMS] = 1
         SI, SF, scr, vI, vF, tI, tF = self._scratch(state, False)
         R = max(64, 4 * len(self.outnode))
         outM, outI, outF = self._out_rows(state, False, R)
@@ -274,7 +277,7 @@ class UnitRun:
                 s = int(slots[r])
                 st = state.parts[keys[r]] = pool.detach(s)
                 if status == 2:
-                    st.to_exact()
+                    self._overflowed(st, fam)
                 self._run(state, st, keys[r], enc, int(starts[r]) + pos, int(ends[r]), flush, rows)
                 self._gc(state, [keys[r]], now)
                 r, pos = r + 1, 0
@@ -367,6 +370,7 @@ class UnitRun:
                     st.reserve(1, grow[1])
             exact = st.exact
             prm[K.P_CHECKED] = 0 if (exact or self.floats) else 1
+            prm[K.P_SUMS] = 0 if st.nosums else 1
             kern = TWIN if exact else KERNELS
             SI, SF, scr, vI, vF, tI, tF = self._scratch(state, exact)
             outM, outI, outF = self._out_rows(state, exact, R)
@@ -387,7 +391,7 @@ class UnitRun:
             elif status == 2:
                 if st.exact or self.floats:  # pragma: no cover - nothing is checked there
                     raise AssertionError("overflow reported by an unchecked kernel")
-                st.to_exact()
+                self._overflowed(st, fam)
             elif status == 5:  # only the totals outgrow int64: keep them as Python ints, go on
                 self._fold(state, key, st)
             elif status == 4:
@@ -397,6 +401,15 @@ class UnitRun:
                                   f"(key {key}); sort each partition by (ts, _id)")
         if st.exact:
             st.try_int64(fam)
+
+    def _overflowed(self, st: PartState, fam: Families) -> None:
+        """An int64 overflow in partition ``st``: under WITHIN alone with a window its window
+        sums, never read there, are dropped first (:func:`.windows.push`); if it overflows again,
+        or in another mode, it goes on with Python integers (the exact twin)."""
+        if self.kmode == K.TOTAL and self.windowed and not st.nosums:
+            st.drop_sums(fam)
+        else:
+            st.to_exact()
 
     # -- rows -------------------------------------------------------------------------------------
 

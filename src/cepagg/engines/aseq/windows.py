@@ -143,10 +143,12 @@ def push(aggI, aggF, bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF, c
     """Add a START (its vector ``u``, rows 0..j1-1) as the newest item. With ``do`` False only
     checks that the aggregate's affine column can take it.
 
-    ``sums`` False: the window sum is never read (WITHIN alone reads each START's own vector as
-    it leaves), so the aggregate's affine column is not kept -- nor the front's suffix sums
-    (:func:`flip`). Those sums are the largest numbers of a window (every START's count added
-    up); skipping them keeps such a query in int64 as long as one START's counts fit."""
+    ``sums`` False (a partition under WITHIN alone whose window sums outgrew int64): the window
+    sum is never read there (a START's matches are counted from its own vector as it leaves),
+    so the START is not added to the aggregate's affine column, which stays zero (the group
+    maps keep it so) -- nor to the front's suffix sums (:func:`flip`). Those sums are the
+    largest numbers of a window (every START's count added up); leaving them out keeps the
+    partition in int64 as long as one START's counts fit."""
     const = W - 1
     if not sums:
         if not do:
@@ -155,6 +157,15 @@ def push(aggI, aggF, bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF, c
         return A.add_into(aggI, aggF, const, uI, uF, 0, j1, kindI, kindF, checked, False)
     else:
         A.add_into(aggI, aggF, const, uI, uF, 0, j1, kindI, kindF, False, True)
+    push_item(bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF)
+    return True
+
+
+@jit
+def push_item(bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF):
+    """The item part of :func:`push`: the START's own map (identity, its vector as the affine
+    column) and times."""
+    const = W - 1
     if W > 1:
         idx = ctr[2 * s]
         A.identity(bI[idx], bF[idx], kindI, kindF)
