@@ -16,7 +16,7 @@ across two batches is still one group. Around each group, in time order:
 
 Every step is atomic: on overflow of an int64 it returns status 2 *before* changing the state,
 and the caller converts the partition to Python integers and resumes at the same point with the
-exact twin of this module. Status 1 asks for a larger output buffer, 4 for more room in a
+exact twin of this module (under WITHIN alone it first drops the window sums, ``P_SUMS``). Status 1 asks for a larger output buffer, 4 for more room in a
 window segment, 5 for the totals to be moved to Python integers (they alone would overflow),
 3 reports events out of time order.
 

@@ -1,7 +1,10 @@
 """Running one unit over its partitions: kernels per partition, rows per group.
 
-Hashed Prefix Counters (paper §3.4): each partition key has its own :class:`PartState`, and
-the kernel runs once per partition per batch. Rows are then assembled per *group* (GROUP BY
+Hashed Prefix Counters (paper §3.4): each partition key has its own state, and the kernel
+runs once per partition per batch -- except under WITHIN alone without GROUP BY or leading
+negation, where the partitions are stacked column-wise (:class:`PartPool`) and one kernel call
+runs every partition of a batch; a partition with more than 4 STARTs in its window or an overflow
+goes on alone, with a :class:`PartState` of its own. Rows are then assembled per *group* (GROUP BY
 values), which may gather several partitions (``[company]`` with GROUP BY sector, or an
 equality chain): totals are merged at the end; SLIDE windows and EMIT ON CHANGE instants that
 span partitions are merged once every partition of the group has been brought to the same
