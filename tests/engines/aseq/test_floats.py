@@ -98,3 +98,23 @@ def test_float_mode_refuses_extremes_beyond_2_53():
     assert ENGINES["aseq"](q).run(batch).rows == [(1, 2**60 + 1)]
     with pytest.raises(CepaggError, match="2\\*\\*53"):
         ENGINES["aseq"](q, numbers="float").run(batch)
+
+
+def test_workload_float_rows_of_shared_and_chopped_pieces():
+    """Float mode covers every piece of a sharing plan: PreTree units (float kernels) and
+    Chop-Connect pieces (exact counts, rounded once)."""
+    from cepagg.engines.aseq import Workload
+
+    texts = ("PATTERN SEQ(X, Y, A, B) RETURN COUNT(*) WITHIN 10",
+             "PATTERN SEQ(A, B, C) RETURN COUNT(*) WITHIN 10 EMIT ON CHANGE",
+             "PATTERN SEQ(A, B) RETURN COUNT(*), AVG(B.x) WITHIN 10 SLIDE 5")
+    qs = [compile_query(t) for t in texts]
+    rng = random.Random(11)
+    rows = random_stream(rng, "XYABC", n=60, attrs={"x": (0, 5, 0.0)})
+    batch = EventBatch.from_rows(rows).sorted()
+    for chops in ({0: [2], 1: [2]}, None):
+        exact = Workload(qs, chops=chops).run(batch)
+        floats = Workload(qs, chops=chops, numbers="float").run(batch)
+        for q, e, f in zip(qs, exact, floats):
+            check_rows(q, e.rows, f.rows, False)
+            assert any(isinstance(v, float) for r in f.rows for v in r)
