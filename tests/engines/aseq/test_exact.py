@@ -107,3 +107,18 @@ def test_compose_and_apply_agree_with_twin(seed):
         else:  # big values: the compiled kernel must have flagged what the twin computes exactly
             assert max(abs(v) for row in tNI for r in row for v in r) > 2**60 or \
                 max(abs(v) for row in tvI for v in row) > 2**60
+
+
+def test_window_sums_past_int64_stay_compiled(monkeypatch):
+    """WITHIN alone reads each START's own counts, never the window's sum over STARTs: with
+    n = 7000 events per type, one START has n**4 < 2**63 matches and the window n**5 > 2**63,
+    and the partition stays on the int64 kernels (its totals go to Python integers)."""
+    n, L, v = 7000, 5, 3
+
+    def refuse(self):
+        raise AssertionError("a partition left the compiled kernels")
+
+    monkeypatch.setattr(counters.PartState, "to_exact", refuse)
+    q = f"PATTERN SEQ({', '.join(TYPES[:L])}) RETURN COUNT(*), SUM(A.x), COUNT(E) WITHIN 1000000"
+    assert n ** (L - 1) < 2**62 < 2**63 < n**L
+    assert run(q, blocks(n, L, v), "aseq").rows == [(n**L, n**L * v, n**L)]

@@ -23,7 +23,9 @@ def _engine(text: str):
 
 
 def _parts(state):
-    return state.parts[0].parts
+    """Live partitions: alone (key -> PartState) and stacked (key -> slot)."""
+    unit = state.parts[0]
+    return {**unit.parts, **(unit.pool.slot_of if unit.pool is not None else {})}
 
 
 @pytest.mark.parametrize("text", [

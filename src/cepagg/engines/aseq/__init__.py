@@ -4,7 +4,8 @@ Modules, in the order data flows through them:
 
 * :mod:`.plan` — what a query compiles to (positions, negation gaps, partition key), refusals;
 * :mod:`.vexpr`, :mod:`.encode` — conditions over columns; batches to integer arrays;
-* :mod:`.counters` — PreTree units, counted components, per-partition state, kernel/twin switch;
+* :mod:`.counters` — PreTree units, counted components, per-partition state (alone or stacked
+  column-wise), kernel/twin switch;
 * :mod:`._algebra`, :mod:`.windows`, :mod:`._kernels` — compiled kernels (and their Python
   twin): prefix counters as linear maps, two-stacks windows, the per-partition loop;
 * :mod:`.runtime`, :mod:`.merge` — partitions, rows per group, groups spanning partitions;

@@ -28,7 +28,8 @@ RECORD = 2
 SLIDE = 3
 
 # prm
-P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH = range(10)
+# P_SUMS: window sums are kept (else a partition under WITHIN alone leaves them out, .windows.push)
+P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH, P_SUMS = range(11)
 # ctr (0..3: back/front sizes of segments 0 and 1)
 C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
 N_CTR = 12
@@ -131,6 +132,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
     aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
     AccI, AccF, NI, NF = scr
     O = outnode.shape[0]
+    sums = prm[P_SUMS] != 0
     while True:
         xu = INF
         xe = INF
@@ -148,22 +150,24 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                 if not room(seg0, ctr, 0, 1):
                     return 4
                 if ctr[3] == 0 and not S.flip(aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1, ctr, 1, AccI, AccF,
-                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx):
+                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx,
+                                              sums):
                     return 2
                 if not S.current(aggI1, aggF1, fI1, fF1, ctr, 1, vI[1], vF[1], 0, N, kindI, kindF, checked,
                                  anc_ptr, anc_idx):
                     return 2
                 if not S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, 0, 0, W, kindI, kindF,
-                              checked, False):
+                              checked, False, sums):
                     return 2
                 ts = fm1[ctr[3] - 1, 0]
                 ell = fm1[ctr[3] - 1, 1]
                 ctr[3] -= 1
                 S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, ts, ell, W, kindI, kindF,
-                       checked, True)
+                       checked, True, sums)
             elif S.size(ctr, 0) > 0 and S.oldest_ts(bm0, fm0, ctr, 0, 0) + w == x:  # expire
                 if ctr[1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI, AccF,
-                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx):
+                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx,
+                                              sums):
                     return 2
                 if mode == TOTAL:
                     for o in range(O):  # the START's final vector at each output: checked first

@@ -16,7 +16,7 @@ across two batches is still one group. Around each group, in time order:
 
 Every step is atomic: on overflow of an int64 it returns status 2 *before* changing the state,
 and the caller converts the partition to Python integers and resumes at the same point with the
-exact twin of this module. Status 1 asks for a larger output buffer, 4 for more room in a
+exact twin of this module (under WITHIN alone it first drops the window sums, ``P_SUMS``). Status 1 asks for a larger output buffer, 4 for more room in a
 window segment, 5 for the totals to be moved to Python integers (they alone would overflow),
 3 reports events out of time order.
 
@@ -36,7 +36,7 @@ X = kernels.sibling(__name__, "_expiry", _TWIN)
 
 # constants shared with the expiry steps (and read by the runtime as K.*)
 TOTAL, EMIT, RECORD, SLIDE = X.TOTAL, X.EMIT, X.RECORD, X.SLIDE
-P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH = range(10)
+P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH, P_SUMS = range(11)
 C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
 N_CTR = X.N_CTR
 EXTEND, RESET, LEAD = X.EXTEND, X.RESET, X.LEAD
@@ -107,6 +107,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
     w = prm[P_W]
     useK = prm[P_USEK] != 0
     gated = prm[P_GATED] != 0
+    sums = prm[P_SUMS] != 0  # else the aggregates' affine columns stay zero (windows.push)
     i = pos
     E = ev_ts.shape[0]
     while True:
@@ -275,12 +276,17 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                         first = (t - w) // prm[P_S] + 1
                         if ctr[C_NEXTK] == NONE or ctr[C_NEXTK] < first:
                             ctr[C_NEXTK] = first
-                    if target == 0:
+                    if not sums:  # the START's own item only (windows.push)
+                        if target == 0:
+                            S.push_item(bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF)
+                        else:
+                            S.push_item(bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF)
+                    elif target == 0:
                         S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
-                               False, True)
+                               False, True, True)
                     else:
                         S.push(aggI1, aggF1, bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
-                               False, True)
+                               False, True, True)
                 if ctr[C_PLEAD]:
                     ctr[C_ELL] = t
                 ctr[C_STAGE] = 1
@@ -355,3 +361,93 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
 
 # Reference: A-Seq (SIGMOD 2014) §3.2 Fig. 5 (SEM, with the expiry test corrected),
 # §3.3 (negation), §3.4 (HPC); docs/semantics.md §4, §7 (scopes, result modes).
+
+
+@jit
+def copy1(dst, src):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@jit
+def copy2(dst, src):
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@jit
+def copy3(dst, src):
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            for k in range(src.shape[2]):
+                dst[i, j, k] = src[i, j, k]
+
+
+@jit
+def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fresh, gI, gF,
+             slots, starts, ends, r0, pos0, now, freed, outR, prm, parent, gate, outnode, kindI, kindF, maskI,
+             maskF, cls_ptr, cls_node, cls_kind, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
+             ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, anc_ptr, anc_idx, col_ptr, col_idx):
+    """:func:`run` for many partitions in one call: partition ``r`` is slot ``slots[r]`` of the
+    stacked state ``P`` (segments), ``ctrs``, ``pks``, ... and reads events ``starts[r]:ends[r]``.
+
+    Under WITHIN alone (the only mode that uses it), a partition whose window has emptied is
+    folded here: its totals are added to the group's ``g*`` (one group: no GROUP BY), its slot
+    reset to ``fresh`` and ``freed[r]`` set. Rows go to ``out*`` with their partition in ``outR``.
+    Returns (status, r, pos, rows): status as for :func:`run` (``r``, ``pos``: where to resume),
+    or 6 when the group's totals would overflow. One call instead of one per partition: with
+    10^4 partitions per batch the calls, not the events, cost the time.
+    """
+    aggI_f, aggF_f, aggI1_f, aggF1_f, ctr_f, pk_f, pVI_f, pVF_f, pres_f, totI_f, totF_f, lastI_f, lastF_f = fresh
+    w = prm[P_W]
+    O = outnode.shape[0]
+    nout = 0
+    pos = pos0
+    for r in range(r0, slots.shape[0]):
+        s = slots[r]
+        seg0 = S.Segment(P[0][s], P[1][s], P[2][s], P[3][s], P[4][s], P[5][s], P[6][s], P[7][s])
+        seg1 = S.Segment(P[8][s], P[9][s], P[10][s], P[11][s], P[12][s], P[13][s], P[14][s], P[15][s])
+        ctr = ctrs[s]
+        a = starts[r]
+        b = ends[r]
+        ctr[C_NOUT] = nout
+        st, pos = run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
+                      cls_ptr, cls_node, cls_kind, pks[s], pVIs[s], pVFs[s], press[s], totIs[s], totFs[s],
+                      lastIs[s], lastFs[s], outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
+                      ev_ts[a:b], ev_cls[a:b], valI[a:b], vldI[a:b], valF[a:b], vldF[a:b], ev_inst[a:b], pos,
+                      anc_ptr, anc_idx, col_ptr, col_idx)
+        for k in range(nout, ctr[C_NOUT]):
+            outR[k] = r
+        nout = ctr[C_NOUT]
+        ctr[C_NOUT] = 0
+        if st:
+            return st, r, pos, nout
+        pos = 0
+        # an empty window (nothing pending, no STARTs, no leading negation still in force): fold
+        if ctr[0] + ctr[1] + ctr[2] + ctr[3] == 0 and ctr[C_HASP] == 0:
+            ell = ctr[C_ELL]
+            if ell != NONE and ell + w > max(ctr[C_PTS], now):
+                continue
+            tot = totIs[s]
+            totf = totFs[s]
+            for o in range(O):
+                if not X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, prm[P_CHECKED] != 0, False):
+                    return 6, r, b - a, nout
+            for o in range(O):
+                X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, False, True)
+            copy3(P[0][s], aggI_f)
+            copy3(P[1][s], aggF_f)
+            copy3(P[8][s], aggI1_f)
+            copy3(P[9][s], aggF1_f)
+            copy1(ctr, ctr_f)
+            copy1(pks[s], pk_f)
+            copy2(pVIs[s], pVI_f)
+            copy2(pVFs[s], pVF_f)
+            copy1(press[s], pres_f)
+            copy2(tot, totI_f)
+            copy2(totf, totF_f)
+            copy2(lastIs[s], lastI_f)
+            copy2(lastFs[s], lastF_f)
+            freed[r] = 1
+    return 0, slots.shape[0], 0, nout

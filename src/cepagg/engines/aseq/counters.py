@@ -25,7 +25,6 @@ Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +38,7 @@ LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
 
 KERNELS = kernels.flavour(_kernels.__name__, False)
 TWIN = kernels.twin(_kernels.__name__)
+KERNELS_ARE_TWINS = KERNELS is TWIN
 TWIN_ALGEBRA = kernels.twin(_algebra.__name__)
 ALGEBRA = _algebra
 WINDOWS = windows
@@ -251,10 +251,7 @@ def families(unit: Unit, kinds: dict[str, str]) -> Families:
 # Per-partition state
 
 
-#: one window segment as the kernels take it (:mod:`.windows`): the aggregate map ``agg*``, the
-#: back items' maps ``b*`` and their (START time, last leading negation) ``bm``, the front items'
-#: vectors ``f*`` and theirs ``fm``; ``ctr`` holds each segment's back and front sizes
-Segment = namedtuple("Segment", "aggI aggF bI bF bm fI fF fm")
+Segment = windows.Segment
 
 STATE_FIELDS = ("aggI0", "aggF0", "bI0", "bF0", "bm0", "fI0", "fF0", "fm0",
                 "aggI1", "aggF1", "bI1", "bF1", "bm1", "fI1", "fF1", "fm1",
@@ -264,15 +261,19 @@ STATE_FIELDS = ("aggI0", "aggF0", "bI0", "bF0", "bm0", "fI0", "fF0", "fm0",
 class PartState:
     """The counters of one unit in one partition: two window segments, the pending group,
     totals and last reported values. Picklable (numpy arrays); ``exact`` when its integers are
-    Python ints (object arrays) after an int64 overflow."""
+    Python ints (object arrays) after an int64 overflow; with ``floats`` (float mode) the
+    integer family is float64 instead."""
+
+    nosums = False  # (states pickled before the attribute existed)
 
     def __init__(self, N: int, CI: int, CF: int, O: int, windowed: bool, use_k: bool, fam: Families,
-                 exact: bool = False):
+                 exact: bool = False, floats: bool = False):
         self.exact = exact
+        self.nosums = False  # window sums left out (WITHIN alone, after they outgrew int64)
         self.N, self.CI, self.CF, self.O = N, CI, CF, O
         W = N + 1 if windowed else 1
         self.W = W
-        it = object if exact else np.int64
+        it = object if exact else np.float64 if floats else np.int64
         for s, on in ((0, True), (1, use_k)):
             cap = 4 if (windowed and on) else 0
             setattr(self, f"aggI{s}", np.zeros((CI, N, W), it))
@@ -349,6 +350,16 @@ class PartState:
                 setattr(self, n, _to_object(a))
         self.exact = True
 
+    def drop_sums(self, fam: Families) -> None:
+        """Leave the window sums out from now on (:func:`.windows.push`): the aggregates'
+        integer affine columns become zero and stay so."""
+        for s in (0, 1):
+            agg = getattr(self, f"aggI{s}")
+            for c, k in enumerate(fam.kindI):
+                if k == LIN:
+                    agg[c, :, self.W - 1] = 0
+        self.nosums = True
+
     def try_int64(self, fam: Families) -> None:
         """Back to int64 once every integer is small again (windows forget old counts)."""
         if not self.exact or fam.python_values:
@@ -419,3 +430,75 @@ def empty_cells(XI: np.ndarray, XF: np.ndarray, fam: Families) -> None:
 
 # Reference: A-Seq (SIGMOD 2014) §4.1 (PreTree, Fig. 9, Example 7; queries of one tree share the
 # START type), §5 (aggregates).
+
+
+#: the fields a stacked partition is reset to when its slot is freed (the segments' items are
+#: read only below their counts in ``ctr``)
+TEMPLATE_FIELDS = ("aggI0", "aggF0", "aggI1", "aggF1", "ctr", "pk", "pVI", "pVF", "pres", "totI", "totF",
+                   "lastI", "lastF")
+
+
+class PartPool:
+    """The partitions of one unit stacked column-wise: field ``n`` of :data:`STATE_FIELDS` is
+    one array whose first axis is the partition's *slot*, so one kernel call
+    (:func:`._kernels.run_pool`) serves every partition of a batch. Slots of partitions whose
+    window emptied are reused. Segments hold the capacity of a new partition (4 STARTs): a
+    partition with more STARTs in its window goes on alone (:meth:`detach`) -- with few keys
+    every partition does, and the stack serves many keys with few events each."""
+
+    def __init__(self, fresh: PartState):
+        self.fresh = fresh
+        self.slot_of: dict[tuple, int] = {}
+        self.key_of: list = []
+        self.free: list[int] = []
+        self.fields = {n: np.zeros((0,) + getattr(fresh, n).shape, getattr(fresh, n).dtype) for n in STATE_FIELDS}
+        self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (one group)
+        self.template = tuple(getattr(fresh, n) for n in TEMPLATE_FIELDS)
+
+    @property
+    def slots(self) -> int:
+        return self.fields["ctr"].shape[0]
+
+    def slot(self, key: tuple) -> int:
+        """The slot of ``key``, a fresh one for a new key."""
+        s = self.slot_of.get(key)
+        if s is not None:
+            return s
+        if not self.free:
+            self._grow(max(64, 2 * self.slots))
+        s = self.free.pop()
+        self.slot_of[key] = s
+        self.key_of[s] = key
+        return s
+
+    def release(self, s: int) -> None:
+        """Slot ``s`` is fresh again (the kernel reset it) and its key forgotten."""
+        del self.slot_of[self.key_of[s]]
+        self.key_of[s] = None
+        self.free.append(s)
+
+    def _grow(self, n: int) -> None:
+        old = self.slots
+        for name, a in self.fields.items():
+            new = np.zeros((n,) + a.shape[1:], a.dtype)  # segment items need no initial value
+            new[:old] = a
+            if name in TEMPLATE_FIELDS:
+                new[old:] = getattr(self.fresh, name)
+            self.fields[name] = new
+        self.key_of += [None] * (n - old)
+        self.free += range(n - 1, old - 1, -1)
+
+    def detach(self, s: int) -> PartState:
+        """Slot ``s`` as a :class:`PartState` of its own (copies); the slot is released."""
+        p = self.fresh.copy()
+        for n in STATE_FIELDS:
+            setattr(p, n, self.fields[n][s].copy())
+        for n in TEMPLATE_FIELDS:
+            self.fields[n][s] = getattr(self.fresh, n)
+        self.release(s)
+        return p
+
+    def args(self) -> tuple:
+        f = self.fields
+        return (tuple(f[n] for n in STATE_FIELDS[:16]), f["ctr"], f["pk"], f["pVI"], f["pVF"], f["pres"],
+                f["totI"], f["totF"], f["lastI"], f["lastF"], self.template)

@@ -30,6 +30,7 @@ class Aseq(Engine):
     """A-Seq: aggregates of fixed-length SEQ patterns without constructing matches."""
 
     name = "aseq"
+    float_native = True
 
     def __init__(self, query: Query, *, partial: bool = False, start_range: tuple[int, int] | None = None,
                  numbers: str = "exact"):

@@ -1,14 +1,20 @@
 """Running one unit over its partitions: kernels per partition, rows per group.
 
-Hashed Prefix Counters (paper §3.4): each partition key has its own :class:`PartState`, and
-the kernel runs once per partition per batch. Rows are then assembled per *group* (GROUP BY
+Hashed Prefix Counters (paper §3.4): each partition key has its own state, and the kernel
+runs once per partition per batch -- except under WITHIN alone without GROUP BY or leading
+negation, where the partitions are stacked column-wise (:class:`PartPool`) and one kernel call
+runs every partition of a batch; a partition with more than 4 STARTs in its window or an overflow
+goes on alone, with a :class:`PartState` of its own. Rows are then assembled per *group* (GROUP BY
 values), which may gather several partitions (``[company]`` with GROUP BY sector, or an
 equality chain): totals are merged at the end; SLIDE windows and EMIT ON CHANGE instants that
 span partitions are merged once every partition of the group has been brought to the same
 time (:mod:`.merge`). A partition whose windows are empty is dropped, so per-key state does
 not outlive its window.
 
-On int64 overflow a partition switches to Python integers (the exact twin of the kernel) from
+In float mode (``numbers="float"``) the integer family is float64 and nothing is checked.
+On int64 overflow (exact mode) a partition under WITHIN alone first drops its window sums,
+which that mode never reads (:func:`.windows.push`); otherwise, or on a second overflow, it
+switches to Python integers (the exact twin of the kernel) from
 the step that overflowed, and back to int64 when its values are small again.
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
@@ -26,9 +32,11 @@ from .. import aggregates as aggmod
 from . import _kernels as K
 from .counters import (
     KERNELS,
+    KERNELS_ARE_TWINS,
     TWIN,
     TWIN_ALGEBRA,
     Families,
+    PartPool,
     PartState,
     Unit,
     empty_cells,
@@ -40,6 +48,7 @@ from .encode import Encoded, Encoder
 from .merge import EmitMerge, SlideMerge
 
 LO, HI = K.NONE, K.INF
+LIN_KIND = TWIN_ALGEBRA.LIN
 
 
 class UnitState:
@@ -52,11 +61,13 @@ class UnitState:
         self.slide = SlideMerge()
         self.emit = EmitMerge()
         self.seen: set = set()  # groups with rows (WITHIN alone without GROUP BY needs none)
+        self.pool: PartPool | None = None  # partitions stacked column-wise (UnitRun.pooled)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "parts": pack_parts(self.parts)}
 
     def __setstate__(self, d: dict) -> None:
+        self.pool = None
         self.__dict__.update(d)
         self.parts = unpack_parts(d["parts"])
 
@@ -65,9 +76,14 @@ class UnitRun:
     """Evaluates one :class:`Unit`; one object serves any number of states (it keeps only
     per-layout scratch buffers and templates, never a state's data)."""
 
-    def __init__(self, unit: Unit, partial: bool = False, start_range: tuple[int, int] | None = None):
+    def __init__(self, unit: Unit, partial: bool = False, start_range: tuple[int, int] | None = None,
+                 numbers: str = "exact"):
         self.unit = unit
         self.partial = partial
+        #: float mode: the integer family (counts, COUNT(E), SUM of integers) is float64, so the
+        #: kernels compile a second time, for float arrays, when float mode is first used
+        self.floats = numbers == "float"
+        self._int = np.float64 if self.floats else np.int64
         self.lo, self.hi = start_range if start_range is not None else (LO, HI)
         self.every = start_range is not None and unit.mode == "emit"
         plan = unit.plans[0]
@@ -111,7 +127,7 @@ class UnitRun:
         self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
         self._prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
                               self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
-                              0, K.NONE], np.int64)
+                              0, K.NONE, 1], np.int64)
         self._cache: dict = {}  # per column layout: families, encoder, kernel scratch
         self._rows: dict = {}  # (layout, exact, R) -> buffers for the rows a kernel call reports
         self._fresh: dict[tuple, PartState] = {}  # per layout: a new partition's state
@@ -137,7 +153,7 @@ class UnitRun:
             N = self.unit.n_nodes
             W = N + 1 if self.windowed else 1
             CI, CF, O = len(fam.kindI), len(fam.kindF), len(self.outnode)
-            it = object if exact else np.int64
+            it = object if exact else self._int
             SI = np.zeros((4, CI, N, W), it)
             SF = np.zeros((4, CF, N, W), np.float64)
             acc = (np.zeros((CI, N, N + 1), it), np.zeros((CF, N, N + 1), np.float64),
@@ -158,7 +174,7 @@ class UnitRun:
         if key not in self._rows:
             fam = self._cache[state.kinds][0]
             self._rows[key] = (np.zeros((R, 3), np.int64),
-                               np.zeros((R, len(fam.kindI)), object if exact else np.int64),
+                               np.zeros((R, len(fam.kindI)), object if exact else self._int),
                                np.zeros((R, len(fam.kindF)), np.float64))
         return self._rows[key]
 
@@ -167,7 +183,7 @@ class UnitRun:
             fam = self._cache[state.kinds][0]
             self._fresh[state.kinds] = PartState(self.unit.n_nodes, len(fam.kindI), len(fam.kindF),
                                                  len(self.outnode), self.windowed, bool(self.unit.lead), fam,
-                                                 exact=fam.python_values)
+                                                 exact=fam.python_values, floats=self.floats)
         return self._fresh[state.kinds].copy()
 
     # -- the protocol -----------------------------------------------------------------------------
@@ -180,7 +196,24 @@ class UnitRun:
             return []
         fam = self._fam(state, batch)  # the first batch fixes each aggregated attribute's type
         enc = self._encoder(state).encode(batch, fam.python_values)
+        if self.floats and not fam.python_values:
+            self._check_extremes(enc, fam)
         rows: list[tuple[int, tuple]] = []
+        if self.pooled(fam):
+            pool = self._pool(state)
+            alone, stacked = [], []
+            for r, key in enumerate(enc.keys):  # a partition on the Python twin stays alone
+                (alone if key in state.parts else stacked).append(r)
+            for r in alone:
+                self._run(state, state.parts[enc.keys[r]], enc.keys[r], enc, int(enc.bounds[r]),
+                          int(enc.bounds[r + 1]), K.NONE, rows)
+            keys = [enc.keys[r] for r in stacked]
+            slots = np.fromiter((pool.slot(k) for k in keys), np.int64, len(keys))
+            idx = np.array(stacked, np.int64)
+            self._run_pool(state, pool, enc, keys, slots, enc.bounds[idx], enc.bounds[idx + 1], K.NONE, K.NONE,
+                           rows)
+            self._gc(state, [enc.keys[r] for r in alone], K.NONE)
+            return rows
         for r, key in enumerate(enc.keys):
             a, b = int(enc.bounds[r]), int(enc.bounds[r + 1])
             st = state.parts.get(key)
@@ -192,12 +225,89 @@ class UnitRun:
         self._gc(state, list(enc.keys), K.NONE)
         return rows
 
+    # -- partitions stacked column-wise -----------------------------------------------------------
+
+    def pooled(self, fam: Families) -> bool:
+        """Are the partitions kept in one :class:`PartPool` and run in one kernel call per batch?
+        Under WITHIN alone with a window, no leading negation and no GROUP BY: such a partition
+        reports nothing until its window empties, and then only totals for the one group."""
+        return (self.kmode == K.TOTAL and self.windowed and not self.unit.lead and not fam.python_values
+                and not KERNELS_ARE_TWINS and all(not o.plan.query.group_by for o in self.unit.outputs))
+
+    def _pool(self, state: UnitState) -> PartPool:
+        if state.pool is None:
+            state.pool = PartPool(self._new_part(state))
+        return state.pool
+
+    def _run_pool(self, state: UnitState, pool: PartPool, enc: Encoded, keys: list, slots: np.ndarray,
+                  starts: np.ndarray, ends: np.ndarray, flush: int, now: int, rows: list) -> None:
+        """:meth:`_run` for the stacked partitions ``slots`` (keys ``keys``), events
+        ``starts[r]:ends[r]`` each; partitions whose window empties are folded and released."""
+        if not len(slots):
+            return
+        fam = self._cache[state.kinds][0]
+        prm = self._prm
+        prm[K.P_FLUSH] = flush
+        prm[K.P_CHECKED] = 0 if self.floats else 1
+        prm[K.P_SUMS] = 1
+        SI, SF, scr, vI, vF, tI, tF = self._scratch(state, False)
+        R = max(64, 4 * len(self.outnode))
+        outM, outI, outF = self._out_rows(state, False, R)
+        outR = np.zeros(R, np.int64)
+        freed = np.zeros(len(slots), np.uint8)
+        r, pos = 0, 0
+        while True:
+            status, r, pos, nout = KERNELS.run_pool(
+                *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, prm, self.parent,
+                self.gate, self.outnode, fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
+                enc.cls_kind, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF, enc.ts, enc.cls, enc.valI, enc.vldI,
+                enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
+            if nout:  # pragma: no cover - WITHIN alone reports rows only at the end
+                raise AssertionError("rows from a stacked partition")
+            for i in np.flatnonzero(freed):
+                pool.release(int(slots[i]))
+            freed[:] = 0
+            if status == 0:
+                break
+            if status == 5:  # one partition's totals outgrow int64: to Python integers
+                s = int(slots[r])
+                self._fold_arrays(state, keys[r], pool.fields["totI"][s], pool.fields["totF"][s])
+            elif status == 6:  # the group's totals would: to Python integers
+                self._fold_arrays(state, keys[r], pool.gI, pool.gF)
+            elif status in (2, 4):
+                # an overflow inside the window (this partition goes on alone, exactly), or more
+                # STARTs in its window than a slot holds (it goes on alone, with its own capacity)
+                s = int(slots[r])
+                st = state.parts[keys[r]] = pool.detach(s)
+                if status == 2:
+                    self._overflowed(st, fam)
+                self._run(state, st, keys[r], enc, int(starts[r]) + pos, int(ends[r]), flush, rows)
+                self._gc(state, [keys[r]], now)
+                r, pos = r + 1, 0
+                if r == len(slots):
+                    break
+            elif status == 3:
+                raise CepaggError("aseq: events of one partition arrived out of time order "
+                                  f"(key {keys[r]}); sort each partition by (ts, _id)")
+        if keys:
+            self._fold_arrays(state, keys[0], pool.gI, pool.gF)
+
+    def _flush_pool(self, state: UnitState, flush: int, now: int, rows: list) -> None:
+        pool = state.pool
+        if pool is None or not pool.slot_of:
+            return
+        keys = list(pool.slot_of)
+        slots = np.fromiter(pool.slot_of.values(), np.int64, len(keys))
+        zero = np.zeros(len(keys), np.int64)
+        self._run_pool(state, pool, self._empty_encoded(state), keys, slots, zero, zero, flush, now, rows)
+
     def advance(self, state: UnitState, watermark: int) -> list[tuple[int, tuple]]:
         if state.kinds is None:
             return []
         self._fam(state, None)  # a state restored by a new engine object (another process)
         rows: list[tuple[int, tuple]] = []
         self._advance_all(state, watermark + 1, rows)
+        self._flush_pool(state, watermark + 1, watermark + 1, rows)
         rows += self._merged(state, watermark + 1)
         self._gc(state, list(state.parts), watermark + 1)
         return rows
@@ -212,10 +322,16 @@ class UnitRun:
                 flush = LO if last is None else last + 1
             if flush != LO:
                 self._advance_all(state, flush, rows)
+                self._flush_pool(state, flush, HI, rows)
             rows += self._merged(state, HI)
             for key, st in list(state.parts.items()):
                 self._fold(state, key, st)
             state.parts.clear()  # the input has ended: nothing is kept
+            if state.pool is not None:
+                pool = state.pool
+                for key, s in pool.slot_of.items():  # (every window has emptied at the end)
+                    self._fold_arrays(state, key, pool.fields["totI"][s], pool.fields["totF"][s])
+                state.pool = None
         if self.kmode == K.TOTAL:
             rows += self._total_rows(state)
         return rows
@@ -256,7 +372,8 @@ class UnitRun:
                 if unit.lead:
                     st.reserve(1, grow[1])
             exact = st.exact
-            prm[K.P_CHECKED] = 0 if exact else 1
+            prm[K.P_CHECKED] = 0 if (exact or self.floats) else 1
+            prm[K.P_SUMS] = 0 if st.nosums else 1
             kern = TWIN if exact else KERNELS
             SI, SF, scr, vI, vF, tI, tF = self._scratch(state, exact)
             outM, outI, outF = self._out_rows(state, exact, R)
@@ -275,9 +392,9 @@ class UnitRun:
             if status == 1:
                 R *= 4
             elif status == 2:
-                if st.exact:  # pragma: no cover - Python integers cannot overflow
-                    raise AssertionError("overflow in exact mode")
-                st.to_exact()
+                if st.exact or self.floats:  # pragma: no cover - nothing is checked there
+                    raise AssertionError("overflow reported by an unchecked kernel")
+                self._overflowed(st, fam)
             elif status == 5:  # only the totals outgrow int64: keep them as Python ints, go on
                 self._fold(state, key, st)
             elif status == 4:
@@ -288,24 +405,44 @@ class UnitRun:
         if st.exact:
             st.try_int64(fam)
 
+    def _overflowed(self, st: PartState, fam: Families) -> None:
+        """An int64 overflow in partition ``st``: under WITHIN alone with a window its window
+        sums, never read there, are dropped first (:func:`.windows.push`); if it overflows again,
+        or in another mode, it goes on with Python integers (the exact twin)."""
+        if self.kmode == K.TOTAL and self.windowed and not st.nosums:
+            st.drop_sums(fam)
+        else:
+            st.to_exact()
+
     # -- rows -------------------------------------------------------------------------------------
 
     def cells(self, o: int, vI, vF, fam: Families) -> tuple[int, tuple]:
         """Number of matches and partial cells (see cepagg.engines.aggregates) of output ``o``."""
+        num = float if self.floats else int
         out = []
         for slot in self.unit.outputs[o].aggs:
             if slot.value is None:
-                out.append(int(vI[0]))
+                out.append(num(vI[0]))
                 continue
             v = _val(slot.value[1], vI, vF, fam)
             if slot.func == "COUNT":
-                out.append(int(v))
+                out.append(num(v))
             elif slot.func in ("SUM", "AVG"):
-                n = int(_val(slot.nonnull[1], vI, vF, fam))
-                out.append((_num(v) if n else 0, n))
+                n = num(_val(slot.nonnull[1], vI, vF, fam))
+                out.append(((float(v) if self.floats else _num(v)) if n else num(0), n))
             else:
                 out.append(_extreme(slot.value[1], v, fam))
-        return int(vI[0]), tuple(out)
+        return num(vI[0]), tuple(out)
+
+    def _check_extremes(self, enc: Encoded, fam: Families) -> None:
+        """Float mode keeps MIN and MAX exact: integer values pass through float64 unchanged
+        only up to 2**53 in magnitude, so larger ones are refused."""
+        for c, (kind, src) in enumerate(zip(fam.kindI, fam.srcI)):
+            if kind != LIN_KIND and src[0] == "attr" and len(enc.valI):
+                col = enc.valI[:, c][enc.vldI[:, c] != 0]
+                if len(col) and int(np.abs(col).max()) > 2**53:
+                    raise CepaggError(f"aseq: numbers='float' keeps MIN/MAX of '{src[1]}' exact only up to "
+                                      "2**53 in magnitude; this batch holds larger integers (use numbers='exact')")
 
     def final(self, o: int, cells: tuple) -> tuple:
         return cells if self.partial else aggmod.finalize(self.funcs[o], cells)
@@ -345,18 +482,22 @@ class UnitRun:
 
     def _fold(self, state: UnitState, key: tuple, st: PartState) -> None:
         """Move a partition's totals to its groups' totals (WITHIN alone)."""
+        self._fold_arrays(state, key, st.totI, st.totF)
+
+    def _fold_arrays(self, state: UnitState, key: tuple, totI, totF) -> None:
+        """:meth:`_fold` of totals held in ``totI``, ``totF`` (emptied)."""
         if self.kmode != K.TOTAL:
             return
         fam = self._cache[state.kinds][0]
         for o in range(len(self.outnode)):
-            count, cells = self.cells(o, st.totI[o], st.totF[o], fam)
+            count, cells = self.cells(o, totI[o], totF[o], fam)
             if count == 0:
                 continue
             gk = (o, self.group(o, key))
             prev = state.totals.get(gk)
             state.totals[gk] = (count, cells) if prev is None else (
                 prev[0] + count, aggmod.merge(self.funcs[o], prev[1], cells))
-        empty_cells(st.totI, st.totF, fam)
+        empty_cells(totI, totF, fam)
 
     def _gc(self, state: UnitState, keys: list, now: int) -> None:
         """Drop partitions whose window holds nothing (their totals folded first); ``now``: the
@@ -407,6 +548,8 @@ def _extreme(i: int, v, fam: Families):
     fam_name, idx = fam.where[i]
     if fam_name == "F":
         return None if not np.isfinite(v) else float(v)
+    if isinstance(v, (float, np.floating)):  # float mode: exact below 2**53, sentinels at +-2**63
+        return None if abs(v) >= 2.0**63 else int(v)
     if v == TWIN_ALGEBRA.I_NEG or v == TWIN_ALGEBRA.I_POS:
         return None
     return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else v

@@ -129,8 +129,8 @@ class SharingPlan:
     notes: list[str] = field(default_factory=list)
     costs: dict[str, float] = field(default_factory=dict)
 
-    def runners(self, partial: bool = False, start_range=None) -> list:
-        out: list = [UnitRun(u, partial, start_range) for u in self.units]
+    def runners(self, partial: bool = False, start_range=None, numbers: str = "exact") -> list:
+        out: list = [UnitRun(u, partial, start_range, numbers) for u in self.units]
         out += [ChopRun(p, i, c, partial, start_range) for p, i, c in self.chopped]
         return out
 

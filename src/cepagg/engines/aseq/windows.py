@@ -33,11 +33,18 @@ Big Data Technologies (2019).
 """
 
 
+from collections import namedtuple
+
 from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 A = kernels.sibling(__name__, "_algebra", _TWIN)
+
+#: one window segment as the kernels take it: the aggregate map ``agg*``, the back items' maps
+#: ``b*`` and their (START time, last leading negation) ``bm``, the front items' vectors ``f*``
+#: and theirs ``fm``; ``ctr`` holds each segment's back and front sizes
+Segment = namedtuple("Segment", "aggI aggF bI bF bm fI fF fm")
 
 
 @jit
@@ -76,9 +83,10 @@ def copy_vec(aI, aF, bI, bF):
 
 @jit
 def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF, kindI, kindF, checked,
-         anc_ptr, anc_idx):
+         anc_ptr, anc_idx, sums):
     """Move every back item to the (empty) front, newest first. Nothing is committed on
-    overflow (the front is empty, so the slots written are unused)."""
+    overflow (the front is empty, so the slots written are unused). Without ``sums`` the suffix
+    sums ``f`` are not computed (see :func:`push`)."""
     bn = ctr[2 * s]
     N = aggI.shape[1]
     A.identity(AccI, AccF, kindI, kindF)
@@ -87,12 +95,14 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
         k = bn - 1 - idx
         ok = A.apply_rows(AccI, AccF, bI[idx, :, :, N], bF[idx, :, :, N], fI[k, 0], fF[k, 0], 0, N, False,
                           kindI, kindF, checked, anc_ptr, anc_idx)
-        ok = A.combine_vec(fI[k, 0], fF[k, 0], pI, pF, fI[k, 1], fF[k, 1], 0, N, kindI, kindF, checked) and ok
+        if sums:
+            ok = A.combine_vec(fI[k, 0], fF[k, 0], pI, pF, fI[k, 1], fF[k, 1], 0, N, kindI, kindF, checked) and ok
         if not ok:
             return False
         fm[k, 0] = bm[idx, 0]
         fm[k, 1] = bm[idx, 1]
-        copy_vec(fI[k, 1], fF[k, 1], pI, pF)
+        if sums:
+            copy_vec(fI[k, 1], fF[k, 1], pI, pF)
         if idx > 0:
             if not A.compose(AccI, AccF, bI[idx], bF[idx], NI, NF, kindI, kindF, checked, anc_ptr, anc_idx):
                 return False
@@ -129,13 +139,33 @@ def window_sum(aggI, aggF, fI, fF, ctr, s, j, oI, oF, zI, zF, W, kindI, kindF, c
 
 
 @jit
-def push(aggI, aggF, bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF, checked, do):
+def push(aggI, aggF, bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF, checked, do, sums):
     """Add a START (its vector ``u``, rows 0..j1-1) as the newest item. With ``do`` False only
-    checks that the aggregate's affine column can take it."""
+    checks that the aggregate's affine column can take it.
+
+    ``sums`` False (a partition under WITHIN alone whose window sums outgrew int64): the window
+    sum is never read there (a START's matches are counted from its own vector as it leaves),
+    so the START is not added to the aggregate's affine column, which stays zero (the group
+    maps keep it so) -- nor to the front's suffix sums (:func:`flip`). Those sums are the
+    largest numbers of a window (every START's count added up); leaving them out keeps the
+    partition in int64 as long as one START's counts fit."""
     const = W - 1
-    if not do:
+    if not sums:
+        if not do:
+            return True
+    elif not do:
         return A.add_into(aggI, aggF, const, uI, uF, 0, j1, kindI, kindF, checked, False)
-    A.add_into(aggI, aggF, const, uI, uF, 0, j1, kindI, kindF, False, True)
+    else:
+        A.add_into(aggI, aggF, const, uI, uF, 0, j1, kindI, kindF, False, True)
+    push_item(bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF)
+    return True
+
+
+@jit
+def push_item(bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF):
+    """The item part of :func:`push`: the START's own map (identity, its vector as the affine
+    column) and times."""
+    const = W - 1
     if W > 1:
         idx = ctr[2 * s]
         A.identity(bI[idx], bF[idx], kindI, kindF)

@@ -21,6 +21,7 @@ Sequence Patterns", SIGMOD 2014, §4 (multi-query A-Seq).
 
 from __future__ import annotations
 
+import math
 import pickle
 from typing import Any, Sequence
 
@@ -28,10 +29,28 @@ from ...errors import UnsupportedQuery
 from ...events import EventBatch
 from ...lang.model import Query
 from ...result import Result, output_kinds
-from ..aggregates import combine_rows
+from ..aggregates import combine_rows, key_width
 from .plan import compile_plan
 
 STATE_FORMAT = 1
+
+
+def _float_cells(q: Query) -> list[tuple[int, bool]]:
+    """Positions of ``q``'s COUNT, SUM and AVG cells in a row, and whether the cell is a
+    ``(sum, n)`` pair when partial."""
+    if q.returns_matches:
+        return []
+    width = key_width(q)
+    return [(width + i, a.func != "COUNT") for i, a in enumerate(q.aggregates) if a.func in ("COUNT", "SUM", "AVG")]
+
+
+def _to_float(x):
+    if x is None or isinstance(x, float):
+        return x
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 class WorkloadState:
@@ -47,6 +66,8 @@ class Workload:
     Args:
         queries: bound queries (each must be accepted by aseq).
         partial, start_range: as for engines (:mod:`cepagg.engines.base`).
+        numbers: "exact" (Python integers where int64 overflows) or "float" (COUNT, SUM and AVG
+            in float64; their cells are Python floats; MIN and MAX exact).
         share: False evaluates each query alone; True lets the optimizer share.
         stats: event statistics for the optimizer (:class:`.sharing.Stats`); default: uniform.
         chops: a sharing plan given by hand: query index -> chop positions (Chop-Connect).
@@ -74,7 +95,8 @@ class Workload:
         self.start_range = start_range
         self.numbers = check_numbers(numbers)
         self.sharing = plan_workload(plans, share=share, stats=stats, chops=chops)
-        self.pieces = self.sharing.runners(partial=partial, start_range=start_range)
+        self.pieces = self.sharing.runners(partial=partial, start_range=start_range, numbers=self.numbers)
+        self._float_cells = [_float_cells(q) for q in self.queries] if self.numbers == "float" else None
 
     def new_state(self) -> WorkloadState:
         return WorkloadState([p.new_state() for p in self.pieces])
@@ -83,19 +105,37 @@ class Workload:
         rows: list[tuple[int, tuple]] = []
         for piece, st in zip(self.pieces, state.parts):
             rows += piece.process(st, batch)
-        return rows
+        return self._numbers(rows)
 
     def advance(self, state: WorkloadState, watermark: int) -> list[tuple[int, tuple]]:
         rows: list[tuple[int, tuple]] = []
         for piece, st in zip(self.pieces, state.parts):
             rows += piece.advance(st, watermark)
-        return rows
+        return self._numbers(rows)
 
     def finish(self, state: WorkloadState) -> list[tuple[int, tuple]]:
         rows: list[tuple[int, tuple]] = []
         for piece, st in zip(self.pieces, state.parts):
             rows += piece.finish(st)
-        return rows
+        return self._numbers(rows)
+
+    def _numbers(self, rows: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
+        """Float mode: COUNT, SUM and AVG cells as Python floats. The units compute them in
+        float64 already; what is converted here are cells of empty aggregates and of
+        Chop-Connect pieces (Python, exact counts rounded once)."""
+        if self._float_cells is None:
+            return rows
+        out = []
+        for qi, row in rows:
+            cells = list(row)
+            for k, pair in self._float_cells[qi]:
+                x = cells[k]
+                if pair and self.partial:
+                    cells[k] = (_to_float(x[0]), _to_float(x[1]))
+                else:
+                    cells[k] = _to_float(x)
+            out.append((qi, tuple(cells)))
+        return out
 
     def snapshot(self, state: WorkloadState) -> bytes:
         return pickle.dumps((STATE_FORMAT, "aseq-workload", state), protocol=5)
