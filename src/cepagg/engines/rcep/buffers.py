@@ -21,11 +21,13 @@ _COMPACT = 512  # dropped events are removed from the lists in chunks (amortised
 class Buffer:
     events: list[Event] = field(default_factory=list)
     ts: list[int] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)  # (the compiled join reads ts and ids as arrays)
     head: int = 0  # events[:head] have expired
 
     def append(self, e: Event) -> None:
         self.events.append(e)
         self.ts.append(e.ts)
+        self.ids.append(e.id)
 
     def drop_before(self, t: int) -> None:
         """Forget the events with ``ts < t``."""
@@ -33,6 +35,7 @@ class Buffer:
         if self.head >= _COMPACT and 2 * self.head >= len(self.ts):
             del self.events[:self.head]
             del self.ts[:self.head]
+            del self.ids[:self.head]
             self.head = 0
 
     def span(self, lo: int, hi: int) -> tuple[int, int]:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ...errors import InputError
 from ...events import EventBatch
@@ -46,6 +46,7 @@ from ..base import Engine
 from ..reference.evaluate import empty_result, partition_key
 from . import output
 from .buffers import Buffer
+from .compiled import CompiledJoin, compiled_refusal
 from .join import Join
 from .plan import choose_order, compile_steps
 from .shape import refusal, shape_of
@@ -73,6 +74,11 @@ class RcepState:
 
 class Rcep(Engine):
     name = "rcep"
+    #: matches of condition-free patterns are enumerated by the compiled kernel (:mod:`.compiled`)
+    compiles: ClassVar[bool] = True
+    #: set by a driver that takes matches as :class:`cepagg.matches.MatchBlock` through ``spill``
+    #: (:func:`cepagg.runner.match_feed`); otherwise the compiled path returns tuples
+    spill_blocks: bool = False
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:
@@ -98,6 +104,8 @@ class Rcep(Engine):
         self._filters = [f.expr for f in q.stream_filters]
         self._fits_pos = [self._fits(p.var) for p in self.shape.positions]
         self._fits_neg = [self._fits(n.var) for n in self.shape.negations]
+        self.compiled_refusal = compiled_refusal(q, self.shape) if self.compiles else "not this engine"
+        self._compiled = CompiledJoin(q, self.shape) if self.compiled_refusal is None else None
 
     def _fits(self, var: str):
         vtype = self.query.members(self.query.variables[var].type)  # (a concept: the types below it)
@@ -138,7 +146,20 @@ class Rcep(Engine):
                     trigger = i == k - 1
             if trigger:
                 self._trigger(state, key, part, e, out)
+        self._hand_over()
         return out
+
+    def _blocks(self) -> bool:
+        """Whether matches go to the driver as blocks (else as the protocol's tuples)."""
+        return self.spill is not None and self.spill_blocks
+
+    def _hand_over(self) -> None:
+        """Give the driver the block the compiled path was filling (at the end of every protocol
+        call: what a call found is handed over by its end)."""
+        if self._compiled is not None:
+            blk = self._compiled.take_block()
+            if blk is not None:
+                self.spill(blk)
 
     def _admit(self, state: RcepState, key: tuple, part, e, out: list) -> bool:
         """Bring the partition to ``e``'s time (what ends before it is released, what the window
@@ -188,6 +209,7 @@ class Rcep(Engine):
             out += output.final_rows(state.windows, done, self.partial)
             for g in done:
                 del state.windows[g]
+        self._hand_over()
         return out
 
     def finish(self, state: RcepState) -> list[tuple]:
@@ -233,8 +255,17 @@ class Rcep(Engine):
             scope = (wlo, wlo + self.w)
             cand_lo, first_hi = wlo, POS_INF
             window = (wlo, wlo + self.w)
-        steps = self._steps_for(part, cand_lo, e.ts)
         groups = self._groups
+        if self._compiled is not None:
+            cells = tuple(key[i] for i, _, _ in groups) + window
+            if self._blocks():
+                self._compiled.run(part.buffers, e, cand_lo, first_hi, cells, state, self.spill_rows,
+                                   self.spill)
+            else:
+                self._compiled.run(part.buffers, e, cand_lo, first_hi, cells, state, self.spill_rows,
+                                   None, out, self.spill)
+            return
+        steps = self._steps_for(part, cand_lo, e.ts)
         if self._group_per_match:
             def cells_of(env):
                 return tuple(key[i] if i is not None else _first_value(env, var, attr)
