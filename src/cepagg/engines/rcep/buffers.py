@@ -29,6 +29,13 @@ class Buffer:
         self.ts.append(e.ts)
         self.ids.append(e.id)
 
+    def add(self, id_: int, ts: int, item) -> None:
+        """Append an event given by its id and time, ``item`` standing for it in :attr:`events`
+        (the compiled join keeps the event's type there, not the event)."""
+        self.events.append(item)
+        self.ts.append(ts)
+        self.ids.append(id_)
+
     def drop_before(self, t: int) -> None:
         """Forget the events with ``ts < t``."""
         self.head = bisect.bisect_left(self.ts, t, self.head)

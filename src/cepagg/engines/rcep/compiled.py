@@ -102,7 +102,8 @@ class CompiledJoin:
         self.state[:] = 0
         events = None
         if out is not None:
-            events = [e for b, (i, j) in zip(buffers, spans) for e in b.events[i:j]] + [trigger]
+            types = [x for b, (i, j) in zip(buffers, spans) for x in b.events[i:j]] + [trigger.type]
+            events = list(zip(ids.tolist(), types, ts.tolist()))
         while True:
             blk = self.block
             if blk is None:
@@ -140,8 +141,9 @@ class CompiledJoin:
 
 
 def _tuples(blk: MatchBlock, f0: int, f1: int, events: list, cells: tuple, display: list) -> list[tuple]:
-    """The protocol's rows (cells, match, var, pos, event_id, type, ts) of rows f0:f1."""
+    """The protocol's rows (cells, match, var, pos, event_id, type, ts) of rows f0:f1;
+    ``events``: (id, type, ts) by index."""
     evs = [events[i] for i in blk.event[f0:f1].tolist()]
-    return [cells + (m, display[v], pos, e.id, e.type, e.ts)
+    return [cells + (m, display[v], pos) + e
             for m, v, pos, e in zip(blk.match[f0:f1].tolist(), blk.var[f0:f1].tolist(),
                                     blk.pos[f0:f1].tolist(), evs)]

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ...errors import InputError
-from ...events import EventBatch
+from ...events import ID, Event, EventBatch
 from ...lang.expr import holds
 from ...lang.model import Query
 from ..base import Engine
@@ -61,6 +61,7 @@ class Partition:
     negs: list  # per negation: Buffer
     last_ts: int = NEG_INF
     pending: list = field(default_factory=list)  # heap (deadline, seq, trigger, window start)
+    expire_at: int = NEG_INF  # (compiled path) when the buffers next drop old events
 
 
 @dataclass
@@ -126,6 +127,10 @@ class Rcep(Engine):
         return RcepState()
 
     def process(self, state: RcepState, batch: EventBatch) -> list[tuple]:
+        if self._compiled is not None:
+            out = self._process_compiled(state, batch)
+            self._hand_over()
+            return out
         out: list[tuple] = []
         q = self.query
         k = len(self.shape.positions)
@@ -149,6 +154,80 @@ class Rcep(Engine):
         self._hand_over()
         return out
 
+    def _process_compiled(self, state: RcepState, batch: EventBatch) -> list[tuple]:
+        """``process`` for the compiled path: the same steps over the batch's columns (no
+        negation buffers, no pending triggers there). Buffers keep each event's id, time and
+        type, which is all the compiled join reads; events that no future match can use are
+        dropped once per window of time per partition (buffers hold at most about two windows).
+        Event objects are made only where a local condition, an equivalence or a stream filter
+        must read an event's attributes."""
+        out: list[tuple] = []
+        q = self.query
+        n = len(batch)
+        if not n:
+            return out
+        table = batch.table
+        names = set(batch.attribute_names)
+        ids = table.column(ID).to_pylist()
+        ts = table.column("ts").to_pylist()
+        types = table.column("type").to_pylist()
+
+        def column(a: str) -> list:
+            if a == "ts":
+                return ts
+            if a == "type":
+                return types
+            return table.column(a).to_pylist() if a in names else [None] * n
+
+        keys = list(zip(*(column(a) for a in q.partition_by))) if q.partition_by else [()] * n
+        k = len(self.shape.positions)
+        slow = bool(self._filters) or any(self.shape.local.get(p.var) or self.shape.same.get(p.var)
+                                          for p in self.shape.positions)
+        if slow:  # attributes are read: events as objects
+            events = batch.events()
+            fit_lists = [[fits(e) for e in events] for fits in self._fits_pos]
+            if self._filters:
+                passing = [all(holds(x, lambda node: e.get(node.name)) for x in self._filters) for e in events]
+                fit_lists = [[f and ok for f, ok in zip(fl, passing)] for fl in fit_lists]
+        else:
+            fit_lists = []
+            for p in self.shape.positions:
+                members = q.members(q.variables[p.var].type)
+                fit_lists.append([True] * n if members is None else [t in members for t in types])
+        fitting = [tuple(p for p in range(k) if f[p]) for f in zip(*fit_lists)]
+        parts = state.partitions
+        w, keep = self.w, self.keep
+        for r in range(n):
+            key = keys[r]
+            if None in key:
+                continue
+            part = parts.get(key)
+            if part is None:
+                part = parts[key] = Partition([Buffer() for _ in range(k)], [])
+            t = ts[r]
+            if t != part.last_ts:
+                if t < part.last_ts:
+                    self._out_of_order(key, t, part.last_ts)
+                part.last_ts = t
+                if t >= part.expire_at:
+                    horizon = t - keep + 1
+                    for b in part.buffers:
+                        b.drop_before(horizon)
+                    part.expire_at = t + w
+            where = fitting[r]
+            if not where:
+                continue
+            for p in where:
+                part.buffers[p].add(ids[r], t, types[r])
+            if where[-1] == k - 1:
+                self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
+        return out
+
+    def _out_of_order(self, key: tuple, ts: int, last: int) -> None:
+        raise InputError(f"events of partition {key} out of time order: time {ts} after "
+                         f"{last} (the engine needs stream order per partition key; "
+                         f"put an ordering strategy in front)")
+
     def _blocks(self) -> bool:
         """Whether matches go to the driver as blocks (else as the protocol's tuples)."""
         return self.spill is not None and self.spill_blocks
@@ -167,9 +246,7 @@ class Rcep(Engine):
         does, it joins the negation buffers it fits. The per-event prologue of every engine built
         on these windows (rcep, tree, nfa)."""
         if e.ts < part.last_ts:
-            raise InputError(f"events of partition {key} out of time order: time {e.ts} after "
-                             f"{part.last_ts} (the engine needs stream order per partition key; "
-                             f"put an ordering strategy in front)")
+            self._out_of_order(key, e.ts, part.last_ts)
         if e.ts > part.last_ts:
             self._due(state, key, part, e.ts - 1, out)
             part.last_ts = e.ts
