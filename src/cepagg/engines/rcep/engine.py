@@ -38,6 +38,10 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ...errors import InputError
 from ...events import ID, Event, EventBatch
 from ...lang.expr import holds
@@ -189,12 +193,18 @@ class Rcep(Engine):
             if self._filters:
                 passing = [all(holds(x, lambda node: e.get(node.name)) for x in self._filters) for e in events]
                 fit_lists = [[f and ok for f, ok in zip(fl, passing)] for fl in fit_lists]
-        else:
-            fit_lists = []
+            fitting = [tuple(p for p in range(k) if f[p]) for f in zip(*fit_lists)]
+        else:  # by type alone: a bit per position, one tuple of positions per bit pattern
+            bits = np.zeros(n, dtype=np.int64)
             for p in self.shape.positions:
                 members = q.members(q.variables[p.var].type)
-                fit_lists.append([True] * n if members is None else [t in members for t in types])
-        fitting = [tuple(p for p in range(k) if f[p]) for f in zip(*fit_lists)]
+                if members is None:
+                    bits |= 1 << p.index
+                else:
+                    inside = pc.is_in(table.column("type"), value_set=pa.array(sorted(members), pa.string()))
+                    bits |= inside.to_numpy(zero_copy_only=False).astype(np.int64) << p.index
+            patterns = {int(b): tuple(p for p in range(k) if b >> p & 1) for b in np.unique(bits)}
+            fitting = [patterns[b] for b in bits.tolist()]
         parts = state.partitions
         w, keep = self.w, self.keep
         for r in range(n):
