@@ -126,3 +126,13 @@ def test_kleene_vectors():
         got = match_sets(ENGINES["rcep"](q).run(batch))
         assert sum(got.values()) == n, text
         assert got == match_sets(ENGINES["reference"](q).run(batch)), text
+
+
+def test_explain_says_which_join():
+    from cepagg.plan import plan
+
+    fast = plan(compile_query("PATTERN SEQ(A a, B b+, C c) WHERE [g] WITHIN 5 RETURN a, b, c"), "auto")
+    slow = plan(compile_query("PATTERN SEQ(A a, B b+, C c) WHERE b.x < NEXT(b).x WITHIN 5 RETURN a, c"), "auto")
+    assert fast.engine == slow.engine == "rcep"
+    assert "join: compiled" in fast.explain()
+    assert "join: Python (a condition between variables" in slow.explain()

@@ -46,6 +46,16 @@ def compiled_refusal(query: Query, shape: Shape) -> str | None:
     return None
 
 
+def explain_lines(query: Query) -> list[str]:
+    """What ``cepagg explain`` says of rcep's join for ``query``."""
+    from .shape import shape_of
+
+    reason = compiled_refusal(query, shape_of(query))
+    if reason is None:
+        return ["join: compiled (numba; the matches go to the output as arrays, not row objects)"]
+    return [f"join: Python ({reason}; the compiled join takes condition-free patterns returning matches)"]
+
+
 def _kernel():
     from . import _kernels
 
