@@ -90,18 +90,25 @@ class CompiledJoin:
         ``spill(rows)`` (if given) whenever ``out`` holds ``rows`` of them."""
         if trigger.ts < cand_lo:
             return
-        k = self.k
         spans = [b.span(cand_lo, trigger.ts) for b in buffers]
-        n = sum(j - i for i, j in spans)
+        for i, j in spans[:-1]:
+            if i == j:
+                return  # a position before the trigger's has no event: no match
+        n = 0
+        for i, j in spans:
+            n += j - i
         ts = np.empty(n + 1, dtype=np.int64)
         ids = np.empty(n + 1, dtype=np.int64)
         at = 0
-        for p, (b, (i, j)) in enumerate(zip(buffers, spans)):
-            self.start[p] = at
-            ts[at:at + j - i] = b.ts[i:j]
-            ids[at:at + j - i] = b.ids[i:j]
-            at += j - i
-            self.stop[p] = at
+        start, stop = self.start, self.stop
+        for p, b in enumerate(buffers):
+            i, j = spans[p]
+            start[p] = at
+            if j > i:
+                ts[at:at + j - i] = b.ts[i:j]
+                ids[at:at + j - i] = b.ids[i:j]
+                at += j - i
+            stop[p] = at
         ts[n] = trigger.ts
         ids[n] = trigger.id
         if self._stack_p.shape[0] < n + 2:
