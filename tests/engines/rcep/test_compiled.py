@@ -136,3 +136,29 @@ def test_explain_says_which_join():
     assert fast.engine == slow.engine == "rcep"
     assert "join: compiled" in fast.explain()
     assert "join: Python (a condition between variables" in slow.explain()
+
+
+def test_a_snapshot_of_buffers_without_ids_is_restored():
+    """A state written when buffers kept the events only (as objects, no ids) restores, on the
+    compiled path and on the Python join."""
+    import pickle
+
+    from cepagg.engines.base import STATE_FORMAT
+
+    rows = [{"type": t, "ts": i, "x": i % 3} for i, t in enumerate("ABCABBC")]
+    batch = EventBatch.from_rows(rows).sorted()
+    by_id = {e.id: e for e in batch.events()}
+    for text in ["PATTERN SEQ(A a, B b+, C c) WITHIN 10 RETURN a, b, c",
+                 "PATTERN SEQ(A a, B b+, C c) WHERE a.x < c.x WITHIN 10 RETURN a, b, c"]:
+        q = compile_query(text)
+        expected = match_sets(ENGINES["reference"](q).run(batch))
+        eng = ENGINES["rcep"](q)
+        state = eng.new_state()
+        out = eng.process(state, batch.slice(0, 4))
+        for part in state.partitions.values():  # as buffers were pickled before they kept ids
+            for b in part.buffers:
+                b.events = [by_id[i] for i in b.ids]
+                del b.ids
+        restored = eng.restore(pickle.dumps((STATE_FORMAT, "rcep", state), protocol=5))
+        out += eng.process(restored, batch.slice(4)) + eng.finish(restored)
+        assert match_sets(Result(q.output_columns, out)) == expected, text

@@ -24,6 +24,11 @@ class Buffer:
     ids: list[int] = field(default_factory=list)  # (the compiled join reads ts and ids as arrays)
     head: int = 0  # events[:head] have expired
 
+    def __setstate__(self, d: dict) -> None:
+        if "ids" not in d:  # (a state snapshot written before buffers kept ids)
+            d = dict(d, ids=[e.id for e in d["events"]])
+        self.__dict__.update(d)
+
     def append(self, e: Event) -> None:
         self.events.append(e)
         self.ts.append(e.ts)

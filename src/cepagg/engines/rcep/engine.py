@@ -238,6 +238,14 @@ class Rcep(Engine):
                          f"{last} (the engine needs stream order per partition key; "
                          f"put an ordering strategy in front)")
 
+    def restore(self, data: bytes) -> RcepState:
+        state = super().restore(data)
+        if self._compiled is not None:  # (a snapshot written before the compiled path kept types)
+            for part in state.partitions.values():
+                for b in part.buffers:
+                    b.events = [x if isinstance(x, str) else x.type for x in b.events]
+        return state
+
     def _blocks(self) -> bool:
         """Whether matches go to the driver as blocks (else as the protocol's tuples)."""
         return self.spill is not None and self.spill_blocks
