@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from queries import ATTRS, NEG_TYPES, TYPES, differences, random_query
+from queries import ATTRS, NEG_TYPES, TYPES, differences, random_query, sliced_rows
 
 import cepagg.engines.rcep.compiled as compiled
 import cepagg.runner as runner
@@ -17,7 +17,7 @@ from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
 from generators import cases, random_stream
-from helpers import match_sets
+from helpers import match_sets, run_in_pieces
 
 
 def compiled_case(seed: int, max_events: int = 16) -> tuple[str, list[dict]]:
@@ -40,6 +40,31 @@ def test_tuples_equal_the_reference(block):
         batch = EventBatch.from_rows(rows)
         expected = ENGINES["reference"](q).run(batch)
         problems = differences(q, expected, ENGINES["rcep"](q).run(batch).rows)
+        assert not problems, "\n".join([text, str(rows)] + problems)
+
+
+def test_batches_watermarks_and_snapshots():
+    for k in range(cases(150, 3000)):
+        text, rows = compiled_case(40_000 + k)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        cuts, out = run_in_pieces(ENGINES["rcep"](q), batch, random.Random(k))
+        problems = differences(q, expected, out)
+        assert not problems, "\n".join([text, str(cuts), str(rows)] + problems)
+
+
+def test_time_slices_equal_the_reference():
+    """``start_range`` slices (Spark's batch driver): each match in exactly one slice."""
+    for k in range(cases(150, 3000)):
+        text, rows = compiled_case(30_000 + k)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        top = max(r["ts"] for r in rows) + 1
+        width = random.Random(k).randint(1, 5)
+        out = sliced_rows(lambda **o: ENGINES["rcep"](q, **o), q, top, width, batch)
+        problems = differences(q, expected, out)
         assert not problems, "\n".join([text, str(rows)] + problems)
 
 
