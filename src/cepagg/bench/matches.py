@@ -22,6 +22,9 @@ Workloads (the peers' generated data, :mod:`cepagg.bench.peers.workloads`):
 
 The reference runs only where rcep found at most ``--reference-max`` matches; an engine that
 exceeds the time limit on a window is not run on the larger windows of the series.
+
+``--compile`` only times rcep's first match query in fresh processes, with the compiled join's
+numba cache deleted and then present (its compile time, :mod:`cepagg.engines.rcep.compiled`).
 """
 
 from __future__ import annotations

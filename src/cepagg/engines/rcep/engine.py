@@ -30,6 +30,11 @@ and ``start_range``. Refused with a reason (:func:`.shape.refusal`): EMIT ON CHA
 EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or negation of a
 sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
 match numbers follow the order of discovery (:mod:`.output`).
+
+Two joins: queries that return matches of a condition-free pattern (no condition between
+variables, no NOT/EXISTS, no equivalence on a Kleene variable, no GROUP BY a variable's
+attribute) take the compiled join (:mod:`.compiled`: a numba kernel, matches handed over as
+arrays); every other query takes the Python join (:mod:`.join`). ``cepagg explain`` says which.
 """
 
 from __future__ import annotations
