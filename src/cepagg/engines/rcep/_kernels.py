@@ -78,12 +78,13 @@ def _next(ts, stop, p, i, bound, trig_ok):
 
 
 @jit
-def enumerate_matches(ts, start, stop, kleene, upper, ret_pos, lo, first_hi, stack_p, stack_i, state,
+def enumerate_matches(ts, ref, start, stop, kleene, upper, ret_pos, lo, first_hi, stack_p, stack_i, state,
                       out_match, out_var, out_pos, out_idx, fill, cap, number):
     """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
     ``number``; returns (fill, number). ``state[1]`` is DONE when every match is written;
     otherwise the arrays are full and a call with the same stack and state continues.
 
+    ``out_idx`` gets ``ref[i]`` for event ``i`` (an event id, or where the event is stored).
     ``kleene[p]``: position ``p`` is Kleene plus. ``ret_pos``: the positions returned, in
     RETURN order (``out_var`` is an index into it). Every event has ``ts >= lo`` already; the
     match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch.
@@ -142,7 +143,7 @@ def enumerate_matches(ts, start, stop, kleene, upper, ret_pos, lo, first_hi, sta
                         out_var[fill] = r
                         out_pos[fill] = pos
                         x = stack_i[lv]
-                        out_idx[fill] = tidx if x == TRIG else x
+                        out_idx[fill] = ref[tidx] if x == TRIG else ref[x]
                         fill += 1
                         pos += 1
             number += 1
@@ -185,3 +186,30 @@ def enumerate_matches(ts, start, stop, kleene, upper, ret_pos, lo, first_hi, sta
                     state[0] = 0
                     state[1] = DONE
                     return fill, number
+
+
+@jit
+def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, start, stop):
+    """The input of :func:`enumerate_matches` for the trigger stored at ``tix``, from a
+    partition's stored events ``[head, tix]`` (time-ordered; bit ``p`` of ``s_bits``: the event
+    may bind position ``p``): per position the events with ``lo <= ts < `` the trigger's time,
+    then the trigger, into ``ts``; ``ref`` gets their ids (``use_ids``) or their store indexes.
+    Returns how many entries it wrote, 0 when a position before the last has no event (no
+    match ends here)."""
+    trig_ts = s_ts[tix]
+    a = _after(s_ts, head, tix, lo - 1)
+    b = _after(s_ts, a, tix, trig_ts - 1)
+    at = 0
+    for p in range(k):
+        start[p] = at
+        for e in range(a, b):
+            if (s_bits[e] >> p) & 1:
+                ts[at] = s_ts[e]
+                ref[at] = s_ids[e] if use_ids else e
+                at += 1
+        stop[p] = at
+        if p < k - 1 and stop[p] == start[p]:
+            return 0
+    ts[at] = trig_ts
+    ref[at] = s_ids[tix] if use_ids else tix
+    return at + 1

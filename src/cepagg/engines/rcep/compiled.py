@@ -10,9 +10,9 @@ and ``start_range`` all stay on the compiled path: they act before the join (an 
 buffer or not) or are constant for one trigger (group and window cells). Every other query, and
 every aggregate query, takes the Python join (:mod:`.join`); both give the reference's matches.
 
-Per trigger, the buffers' events inside the scope are copied into arrays (the buffers keep
-timestamps and ids as lists beside the events) and :func:`._kernels.enumerate_matches` writes
-the matches into a :class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver
+A partition's events live in one :class:`Store` (arrays of times, ids and the positions each
+event may bind); per trigger, :func:`._kernels.gather` picks each position's events inside the
+scope and :func:`._kernels.enumerate_matches` writes the matches into a :class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver
 that takes blocks (``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives
 each full block through ``engine.spill`` and the last one at the end of every protocol call;
 other callers get the protocol's tuples, built from the arrays.
@@ -62,6 +62,69 @@ def _kernel():
     return _kernels.enumerate_matches
 
 
+def _gather():
+    from . import _kernels
+
+    return _kernels.gather
+
+
+_COMPACT = 512
+
+
+class Store:
+    """A partition's events on the compiled path, in stream order: time, id and the positions
+    each may bind (bit ``p``: position ``p``), in arrays grown by doubling, and the type beside
+    them (for the protocol's tuples). Events before ``head`` have expired; they leave the arrays
+    in chunks (amortised O(1)). The join reads the arrays as they are: nothing is copied per
+    event or per trigger in Python."""
+
+    def __init__(self) -> None:
+        self.ts = np.empty(64, dtype=np.int64)
+        self.ids = np.empty(64, dtype=np.int64)
+        self.bits = np.empty(64, dtype=np.int64)
+        self.types: list = []
+        self.head = 0
+        self.n = 0
+
+    def append(self, id_: int, ts: int, bits: int, type_) -> None:
+        n = self.n
+        if n == self.ts.shape[0]:
+            self.ts, self.ids, self.bits = (np.concatenate((x, np.empty_like(x))) for x in (self.ts, self.ids, self.bits))
+        self.ts[n] = ts
+        self.ids[n] = id_
+        self.bits[n] = bits
+        self.types.append(type_)
+        self.n = n + 1
+
+    def drop_before(self, t: int) -> None:
+        """Forget the events with ``ts < t``."""
+        h = self.head + int(np.searchsorted(self.ts[self.head:self.n], t))
+        self.head = h
+        if h >= _COMPACT and 2 * h >= self.n:
+            m = self.n - h
+            for x in (self.ts, self.ids, self.bits):
+                x[:m] = x[h:self.n]
+            del self.types[:h]
+            self.n, self.head = m, 0
+
+    def __len__(self) -> int:
+        return self.n - self.head
+
+    @classmethod
+    def of_buffers(cls, buffers: list) -> "Store":
+        """The store of per-position buffers (a state snapshot written before stores)."""
+        found: dict = {}
+        for p, b in enumerate(buffers):
+            for i in range(b.head, len(b.ts)):
+                e = b.events[i]
+                entry = found.setdefault(b.ids[i], [b.ts[i], 0, e if isinstance(e, str) else e.type])
+                entry[1] |= 1 << p
+        store = cls()
+        for id_, (ts, bits, type_) in sorted(found.items(), key=lambda x: (x[1][0], x[0])):
+            store.append(id_, ts, bits, type_)
+        return store
+
+
 class CompiledJoin:
     """Matches ending at a trigger, written into blocks by the compiled kernel."""
 
@@ -78,68 +141,55 @@ class CompiledJoin:
         self.state = np.zeros(2, dtype=np.int64)
         self._stack_p = np.zeros(64, dtype=np.int64)
         self._stack_i = np.zeros(64, dtype=np.int64)
+        self._ts = np.zeros(64, dtype=np.int64)
+        self._ref = np.zeros(64, dtype=np.int64)
         self.block: MatchBlock | None = None
         self._enumerate = None
+        self._gather = None
 
-    def run(self, buffers: list, trigger, cand_lo: int, first_hi: int, cells: tuple, state,
+    def run(self, store: Store, trigger_ts: int, cand_lo: int, first_hi: int, cells: tuple, state,
             rows: int, hand_over, out: list | None = None, spill=None) -> None:
-        """Write the matches ending at ``trigger`` (events from ``ts >= cand_lo``, first event
-        before ``first_hi``), numbered from ``state.next_match``, with group and window
-        ``cells``. ``hand_over(block)`` takes each full block of ``rows`` rows. With ``out``
-        (not None) the matches are appended to it as tuples instead, and handed to
-        ``spill(rows)`` (if given) whenever ``out`` holds ``rows`` of them."""
-        if trigger.ts < cand_lo:
+        """Write the matches ending at the trigger, the last event of ``store`` (events from
+        ``ts >= cand_lo``, first event before ``first_hi``), numbered from
+        ``state.next_match``, with group and window ``cells``. ``hand_over(block)`` takes each
+        full block of ``rows`` rows. With ``out`` (not None) the matches are appended to it as
+        tuples instead, and handed to ``spill(rows)`` (if given) whenever ``out`` holds ``rows``
+        of them."""
+        if trigger_ts < cand_lo:
             return
-        spans = [b.span(cand_lo, trigger.ts) for b in buffers]
-        for i, j in spans[:-1]:
-            if i == j:
-                return  # a position before the trigger's has no event: no match
-        n = 0
-        for i, j in spans:
-            n += j - i
-        ts = np.empty(n + 1, dtype=np.int64)
-        ids = np.empty(n + 1, dtype=np.int64)
-        at = 0
-        start, stop = self.start, self.stop
-        for p, b in enumerate(buffers):
-            i, j = spans[p]
-            start[p] = at
-            if j > i:
-                ts[at:at + j - i] = b.ts[i:j]
-                ids[at:at + j - i] = b.ids[i:j]
-                at += j - i
-            stop[p] = at
-        ts[n] = trigger.ts
-        ids[n] = trigger.id
-        if self._stack_p.shape[0] < n + 2:
-            self._stack_p = np.zeros(2 * (n + 2), dtype=np.int64)
-            self._stack_i = np.zeros(2 * (n + 2), dtype=np.int64)
         if self._enumerate is None:
-            self._enumerate = _kernel()
-        self.state[:] = 0
-        events = None
-        if out is not None:
-            types = [x for b, (i, j) in zip(buffers, spans) for x in b.events[i:j]] + [trigger.type]
-            events = list(zip(ids.tolist(), types, ts.tolist()))
+            self._enumerate, self._gather = _kernel(), _gather()
+        room = self.k * len(store) + 1
+        if self._ts.shape[0] < room:
+            self._ts = np.zeros(2 * room, dtype=np.int64)
+            self._ref = np.zeros(2 * room, dtype=np.int64)
+            self._stack_p = np.zeros(2 * room + 2, dtype=np.int64)
+            self._stack_i = np.zeros(2 * room + 2, dtype=np.int64)
+        tuples = out is not None
+        m = self._gather(store.ts, store.ids, store.bits, store.head, store.n - 1, self.k, cand_lo, not tuples,
+                         self._ts, self._ref, self.start, self.stop)
+        if not m:
+            return
+        ts, ref = self._ts[:m], self._ref[:m]
+        self.state[0] = 0
+        self.state[1] = 0
         while True:
             blk = self.block
             if blk is None:
                 blk = self.block = MatchBlock.empty(rows, self.display)
             f0 = blk.rows
             fill, state.next_match = self._enumerate(
-                ts, self.start, self.stop, self.kleene, self.upper, self.ret_pos, cand_lo, first_hi,
+                ts, ref, self.start, self.stop, self.kleene, self.upper, self.ret_pos, cand_lo, first_hi,
                 self._stack_p, self._stack_i, self.state, blk.match, blk.var, blk.pos, blk.event,
                 f0, blk.capacity, state.next_match)
             blk.rows = fill
-            idx = blk.event[f0:fill]
-            if events is not None:
-                out.extend(_tuples(blk, f0, fill, events, cells, self.display))
+            if tuples:
+                out.extend(_tuples(blk, f0, fill, store, cells, self.display))
                 blk.rows = 0  # (nothing kept: the tuples are the output)
                 if spill is not None and len(out) >= rows:
                     spill(out[:])
                     out.clear()
-            else:
-                blk.event[f0:fill] = ids[idx]
+            elif fill > f0:
                 blk.cell[f0:fill] = blk.cell_index(cells)
             if self.state[1] == 2:
                 return
@@ -148,7 +198,7 @@ class CompiledJoin:
                 hand_over(blk)
                 self.block = None
             elif fill == f0:
-                self.block = MatchBlock.empty(n + 1, self.display)  # (a match has <= n + 1 rows)
+                self.block = MatchBlock.empty(m, self.display)  # (a match has at most m rows)
 
     def take_block(self) -> MatchBlock | None:
         """The block being filled, if it holds rows (it is then handed over and not filled
@@ -157,10 +207,12 @@ class CompiledJoin:
         return blk if blk is not None and blk.rows else None
 
 
-def _tuples(blk: MatchBlock, f0: int, f1: int, events: list, cells: tuple, display: list) -> list[tuple]:
-    """The protocol's rows (cells, match, var, pos, event_id, type, ts) of rows f0:f1;
-    ``events``: (id, type, ts) by index."""
-    evs = [events[i] for i in blk.event[f0:f1].tolist()]
-    return [cells + (m, display[v], pos) + e
-            for m, v, pos, e in zip(blk.match[f0:f1].tolist(), blk.var[f0:f1].tolist(),
-                                    blk.pos[f0:f1].tolist(), evs)]
+def _tuples(blk: MatchBlock, f0: int, f1: int, store: Store, cells: tuple, display: list) -> list[tuple]:
+    """The protocol's rows (cells, match, var, pos, event_id, type, ts) of rows f0:f1, whose
+    events are given by their index in ``store``."""
+    idx = blk.event[f0:f1]
+    ids, ts = store.ids[idx].tolist(), store.ts[idx].tolist()
+    types = [store.types[i] for i in idx.tolist()]
+    return [cells + (m, display[v], pos, i, t, s)
+            for m, v, pos, i, t, s in zip(blk.match[f0:f1].tolist(), blk.var[f0:f1].tolist(),
+                                          blk.pos[f0:f1].tolist(), ids, types, ts)]

@@ -55,7 +55,7 @@ from ..base import Engine
 from ..reference.evaluate import empty_result, partition_key
 from . import output
 from .buffers import Buffer
-from .compiled import CompiledJoin, compiled_refusal
+from .compiled import CompiledJoin, Store, compiled_refusal
 from .join import Join
 from .plan import choose_order, compile_steps
 from .shape import refusal, shape_of
@@ -70,6 +70,7 @@ class Partition:
     negs: list  # per negation: Buffer
     last_ts: int = NEG_INF
     pending: list = field(default_factory=list)  # heap (deadline, seq, trigger, window start)
+    store: Any = None  # the compiled path's events (compiled.Store), instead of the buffers
     expire_at: int = NEG_INF  # (compiled path) when the buffers next drop old events
 
 
@@ -165,11 +166,12 @@ class Rcep(Engine):
 
     def _process_compiled(self, state: RcepState, batch: EventBatch) -> list[tuple]:
         """``process`` for the compiled path: the same steps over the batch's columns (no
-        negation buffers, no pending triggers there). Buffers keep each event's id, time and
-        type, which is all the compiled join reads; events that no future match can use are
-        dropped once per window of time per partition (buffers hold at most about two windows).
-        Event objects are made only where a local condition, an equivalence or a stream filter
-        must read an event's attributes."""
+        negation buffers, no pending triggers there). A partition keeps its events in one
+        :class:`~.compiled.Store` (id, time, type and the positions each may bind), all the
+        compiled join reads; events that no future match can use are dropped once per window of
+        time per partition (a store holds at most about two windows). Event objects are made
+        only where a local condition, an equivalence or a stream filter must read an event's
+        attributes."""
         out: list[tuple] = []
         q = self.query
         n = len(batch)
@@ -192,15 +194,13 @@ class Rcep(Engine):
         k = len(self.shape.positions)
         slow = bool(self._filters) or any(self.shape.local.get(p.var) or self.shape.same.get(p.var)
                                           for p in self.shape.positions)
+        bits = np.zeros(n, dtype=np.int64)  # bit p: the event may bind position p
         if slow:  # attributes are read: events as objects
             events = batch.events()
-            fit_lists = [[fits(e) for e in events] for fits in self._fits_pos]
-            if self._filters:
-                passing = [all(holds(x, lambda node: e.get(node.name)) for x in self._filters) for e in events]
-                fit_lists = [[f and ok for f, ok in zip(fl, passing)] for fl in fit_lists]
-            fitting = [tuple(p for p in range(k) if f[p]) for f in zip(*fit_lists)]
-        else:  # by type alone: a bit per position, one tuple of positions per bit pattern
-            bits = np.zeros(n, dtype=np.int64)
+            passing = [all(holds(x, lambda node: e.get(node.name)) for x in self._filters) for e in events]
+            for p, fits in enumerate(self._fits_pos):
+                bits |= np.array([ok and fits(e) for ok, e in zip(passing, events)], dtype=np.int64) << p
+        else:  # by type alone
             for p in self.shape.positions:
                 members = q.members(q.variables[p.var].type)
                 if members is None:
@@ -208,34 +208,30 @@ class Rcep(Engine):
                 else:
                     inside = pc.is_in(table.column("type"), value_set=pa.array(sorted(members), pa.string()))
                     bits |= inside.to_numpy(zero_copy_only=False).astype(np.int64) << p.index
-            patterns = {int(b): tuple(p for p in range(k) if b >> p & 1) for b in np.unique(bits)}
-            fitting = [patterns[b] for b in bits.tolist()]
         parts = state.partitions
         w, keep = self.w, self.keep
+        last = 1 << (k - 1)
+        bits_list = bits.tolist()
         for r in range(n):
             key = keys[r]
             if None in key:
                 continue
             part = parts.get(key)
             if part is None:
-                part = parts[key] = Partition([Buffer() for _ in range(k)], [])
+                part = parts[key] = Partition([], [], store=Store())
             t = ts[r]
             if t != part.last_ts:
                 if t < part.last_ts:
                     self._out_of_order(key, t, part.last_ts)
                 part.last_ts = t
                 if t >= part.expire_at:
-                    horizon = t - keep + 1
-                    for b in part.buffers:
-                        b.drop_before(horizon)
+                    part.store.drop_before(t - keep + 1)
                     part.expire_at = t + w
-            where = fitting[r]
-            if not where:
-                continue
-            for p in where:
-                part.buffers[p].add(ids[r], t, types[r])
-            if where[-1] == k - 1:
-                self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
+            b = bits_list[r]
+            if b:
+                part.store.append(ids[r], t, b, types[r])
+                if b & last:
+                    self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
         return out
 
     def _out_of_order(self, key: tuple, ts: int, last: int) -> None:
@@ -245,10 +241,11 @@ class Rcep(Engine):
 
     def restore(self, data: bytes) -> RcepState:
         state = super().restore(data)
-        if self._compiled is not None:  # (a snapshot written before the compiled path kept types)
+        if self._compiled is not None:  # (a snapshot written before the compiled path's stores)
             for part in state.partitions.values():
-                for b in part.buffers:
-                    b.events = [x if isinstance(x, str) else x.type for x in b.events]
+                if getattr(part, "store", None) is None:
+                    part.store = Store.of_buffers(part.buffers)
+                    part.buffers = []
         return state
 
     def _blocks(self) -> bool:
@@ -359,10 +356,10 @@ class Rcep(Engine):
         if self._compiled is not None:
             cells = tuple(key[i] for i, _, _ in groups) + window
             if self._blocks():
-                self._compiled.run(part.buffers, e, cand_lo, first_hi, cells, state, self.spill_rows,
+                self._compiled.run(part.store, e.ts, cand_lo, first_hi, cells, state, self.spill_rows,
                                    self.spill)
             else:
-                self._compiled.run(part.buffers, e, cand_lo, first_hi, cells, state, self.spill_rows,
+                self._compiled.run(part.store, e.ts, cand_lo, first_hi, cells, state, self.spill_rows,
                                    None, out, self.spill)
             return
         steps = self._steps_for(part, cand_lo, e.ts)
