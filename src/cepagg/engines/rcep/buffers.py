@@ -21,25 +21,11 @@ _COMPACT = 512  # dropped events are removed from the lists in chunks (amortised
 class Buffer:
     events: list[Event] = field(default_factory=list)
     ts: list[int] = field(default_factory=list)
-    ids: list[int] = field(default_factory=list)  # (the compiled join reads ts and ids as arrays)
     head: int = 0  # events[:head] have expired
-
-    def __setstate__(self, d: dict) -> None:
-        if "ids" not in d:  # (a state snapshot written before buffers kept ids)
-            d = dict(d, ids=[e.id for e in d["events"]])
-        self.__dict__.update(d)
 
     def append(self, e: Event) -> None:
         self.events.append(e)
         self.ts.append(e.ts)
-        self.ids.append(e.id)
-
-    def add(self, id_: int, ts: int, item) -> None:
-        """Append an event given by its id and time, ``item`` standing for it in :attr:`events`
-        (the compiled join keeps the event's type there, not the event)."""
-        self.events.append(item)
-        self.ts.append(ts)
-        self.ids.append(id_)
 
     def drop_before(self, t: int) -> None:
         """Forget the events with ``ts < t``."""
@@ -47,7 +33,6 @@ class Buffer:
         if self.head >= _COMPACT and 2 * self.head >= len(self.ts):
             del self.events[:self.head]
             del self.ts[:self.head]
-            del self.ids[:self.head]
             self.head = 0
 
     def span(self, lo: int, hi: int) -> tuple[int, int]:

@@ -112,13 +112,12 @@ class Store:
 
     @classmethod
     def of_buffers(cls, buffers: list) -> "Store":
-        """The store of per-position buffers (a state snapshot written before stores)."""
+        """The store of per-position buffers of events (the Python join's state, as a snapshot
+        written before the compiled path kept stores holds it)."""
         found: dict = {}
         for p, b in enumerate(buffers):
-            for i in range(b.head, len(b.ts)):
-                e = b.events[i]
-                entry = found.setdefault(b.ids[i], [b.ts[i], 0, e if isinstance(e, str) else e.type])
-                entry[1] |= 1 << p
+            for e in b.events[b.head:]:
+                found.setdefault(e.id, [e.ts, 0, e.type])[1] |= 1 << p
         store = cls()
         for id_, (ts, bits, type_) in sorted(found.items(), key=lambda x: (x[1][0], x[0])):
             store.append(id_, ts, bits, type_)
