@@ -5,9 +5,9 @@ first match query that takes the compiled path and cached on disk beside this fi
 no other file's kernels, so numba's own check of this source keeps the cache honest). Its twin
 (the same source run as Python, :func:`cepagg.engines.kernels.twin`) gives the same output.
 
-Input, for one trigger: the buffered events of every position inside the scope, concatenated in
-position order (``ts``; position ``p`` holds ``ts[start[p]:stop[p]]``, time-ordered), the
-trigger last (index ``len(ts) - 1``). A match binds position 0, 1, ..., k-1 in time order
+Input, for one trigger (:func:`gather` makes it from a partition's store): the events of every
+position inside the scope, concatenated in position order (``ts``; position ``p`` holds
+``ts[start[p]:stop[p]]``, time-ordered), the trigger last (index ``len(ts) - 1``). A match binds position 0, 1, ..., k-1 in time order
 (strictly increasing timestamps between neighbours and inside a Kleene run), the trigger and
 only the trigger at the last position (a Kleene last position: runs whose last event is the
 trigger). The search is depth first over a stack of (position, event) levels, one level per
@@ -17,7 +17,8 @@ completed (computed once per trigger, right to left). The work is therefore prop
 matches written.
 
 Output: rows of the long form, column-wise -- match number, index of the returned variable,
-position in its run, index of the event in ``ts`` -- into arrays of ``cap`` rows from ``fill``
+position in its run, the event (``ref`` of its index in ``ts``: its id or where it is stored) --
+into arrays of ``cap`` rows from ``fill``
 on. When a match does not fit, the kernel returns with its stack in ``stack_p``/``stack_i`` and
 ``state`` and the caller calls again with fresh arrays: memory holds one block of rows, however
 many matches one trigger ends.

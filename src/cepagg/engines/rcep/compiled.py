@@ -6,19 +6,20 @@ the window: no condition between variables (NEXT/FIRST/LAST included), no NOT or
 equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a variable's
 attribute. Local conditions, stream filters, types and untyped variables, partition attributes,
 equivalences on singleton variables, GROUP BY a partition attribute, WITHIN alone or with SLIDE
-and ``start_range`` all stay on the compiled path: they act before the join (an event enters a
-buffer or not) or are constant for one trigger (group and window cells). Every other query, and
+and ``start_range`` all stay on the compiled path: they act before the join (which positions an
+event may bind) or are constant for one trigger (group and window cells). Every other query, and
 every aggregate query, takes the Python join (:mod:`.join`); both give the reference's matches.
 
 A partition's events live in one :class:`Store` (arrays of times, ids and the positions each
 event may bind); per trigger, :func:`._kernels.gather` picks each position's events inside the
-scope and :func:`._kernels.enumerate_matches` writes the matches into a :class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver
-that takes blocks (``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives
+scope and :func:`._kernels.enumerate_matches` writes the matches into a
+:class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver that takes blocks (``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives
 each full block through ``engine.spill`` and the last one at the end of every protocol call;
 other callers get the protocol's tuples, built from the arrays.
 
-The kernel compiles on the first query that takes this path (a few seconds, then cached on
-disk beside the source); ``cepagg warmup`` does not compile it.
+The kernels compile on the first query that takes this path (under a second of CPU, then
+cached on disk beside the source; ``cepagg bench matches --compile`` times it); ``cepagg
+warmup`` does not compile them.
 """
 
 from __future__ import annotations
