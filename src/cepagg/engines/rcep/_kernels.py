@@ -18,10 +18,9 @@ matches written.
 
 Output: rows of the long form, column-wise -- match number, index of the returned variable,
 position in its run, the event (``ref`` of its index in ``ts``: its id or where it is stored) --
-into arrays of ``cap`` rows from ``fill``
-on. When a match does not fit, the kernel returns with its stack in ``stack_p``/``stack_i`` and
-``state`` and the caller calls again with fresh arrays: memory holds one block of rows, however
-many matches one trigger ends.
+into arrays of ``cap`` rows from ``fill`` on. When a match does not fit, the kernel returns
+with its stack in ``stack_p``/``stack_i`` and ``state`` and the caller calls again with fresh
+arrays: memory holds one block of rows, however many matches one trigger ends.
 """
 
 from __future__ import annotations
