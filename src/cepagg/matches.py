@@ -199,7 +199,6 @@ class Layout:
                                                    type=pa.list_(self.event_type)))
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
-
     def _block_table(self, blk: MatchBlock) -> pa.Table:
         k, n = self.key_width, blk.rows
         cell = pa.array(blk.cell[:n])

@@ -80,8 +80,9 @@ def match_feed(eng, events: EventBatch):
     where matches are dense); an engine that produces matches as it goes (rcep, nfa) also hands
     rows over in the middle of a call once it holds :data:`PIECE_ROWS` of them (its ``spill``),
     so memory never holds much more than a piece, however many matches one event ends; an engine
-    that enumerates in compiled code (rcep) hands over blocks of arrays (:class:`cepagg.matches.
-    MatchBlock`) instead of tuples, which the writer reads column-wise. One that
+    that enumerates in compiled code (rcep) hands over blocks of arrays
+    (:class:`cepagg.matches.MatchBlock`) instead of tuples, which the writer reads column-wise.
+    One that
     evaluates at the end (the reference) gives everything in the last piece. The rows of one
     match are never split between pieces."""
 
