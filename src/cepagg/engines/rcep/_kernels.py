@@ -7,14 +7,15 @@ no other file's kernels, so numba's own check of this source keeps the cache hon
 
 Input, for one trigger (:func:`gather` makes it from a partition's store): the events of every
 position inside the scope, concatenated in position order (``ts``; position ``p`` holds
-``ts[start[p]:stop[p]]``, time-ordered), the trigger last (index ``len(ts) - 1``). A match binds position 0, 1, ..., k-1 in time order
-(strictly increasing timestamps between neighbours and inside a Kleene run), the trigger and
-only the trigger at the last position (a Kleene last position: runs whose last event is the
-trigger). The search is depth first over a stack of (position, event) levels, one level per
-matched event in time order; it never enters a dead end, because a position's events are taken
-only below ``upper[p]``, the latest timestamp from which the remaining positions can still be
-completed (computed once per trigger, right to left). The work is therefore proportional to the
-matches written.
+``ts[start[p]:stop[p]]``, time-ordered), the trigger last (index ``len(ts) - 1``). A match
+binds position 0, 1, ..., k-1 in time order (strictly increasing timestamps between neighbours
+and inside a Kleene run), the trigger and only the trigger at the last position (a Kleene last
+position: runs whose last event is the trigger). The search is depth first over a stack of
+(position, event) levels, one level per matched event in time order; it never enters a dead
+end, because a position's events are taken only below ``upper[p]``, the latest timestamp from
+which the remaining positions can still be completed (computed once per trigger, right to
+left). The enumeration's work is therefore proportional to the matches it writes (the
+gather's to the events of the window, once per position).
 
 Output: rows of the long form, column-wise -- match number, index of the returned variable,
 position in its run, the event (``ref`` of its index in ``ts``: its id or where it is stored) --

@@ -13,9 +13,10 @@ every aggregate query, takes the Python join (:mod:`.join`); both give the refer
 A partition's events live in one :class:`Store` (arrays of times, ids and the positions each
 event may bind); per trigger, :func:`._kernels.gather` picks each position's events inside the
 scope and :func:`._kernels.enumerate_matches` writes the matches into a
-:class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver that takes blocks (``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives
-each full block through ``engine.spill`` and the last one at the end of every protocol call;
-other callers get the protocol's tuples, built from the arrays.
+:class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver that takes blocks
+(``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives each full block
+through ``engine.spill`` and the last one at the end of every protocol call; other callers get
+the protocol's tuples, built from the arrays.
 
 The kernels compile on the first query that takes this path (under a second of CPU, then
 cached on disk beside the source; ``cepagg bench matches --compile`` times it); ``cepagg
@@ -90,7 +91,8 @@ class Store:
     def append(self, id_: int, ts: int, bits: int, type_) -> None:
         n = self.n
         if n == self.ts.shape[0]:
-            self.ts, self.ids, self.bits = (np.concatenate((x, np.empty_like(x))) for x in (self.ts, self.ids, self.bits))
+            self.ts, self.ids, self.bits = (np.concatenate((x, np.empty_like(x)))
+                                            for x in (self.ts, self.ids, self.bits))
         self.ts[n] = ts
         self.ids[n] = id_
         self.bits[n] = bits
