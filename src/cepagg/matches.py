@@ -58,6 +58,61 @@ class Written:
     engine: str = ""
 
 
+class MatchBlock:
+    """Matches handed over column-wise: the long form's rows as arrays, the rows of a match
+    consecutive and its number the same on each. An engine that enumerates matches in compiled
+    code (rcep's compiled path, :mod:`cepagg.engines.rcep.compiled`) fills one block at a time
+    instead of building a tuple per row; :meth:`Layout.table` turns it into the output's columns
+    without a Python object per row.
+
+    ``match``, ``var`` (index into ``display``, the returned variables), ``pos``, ``event``
+    (event ids) and ``cell`` (index into ``cells``, the distinct group and window cells) hold
+    ``rows`` rows; the arrays may be longer (``capacity``).
+    """
+
+    def __init__(self, match, var, pos, event, cell, display: list[str], rows: int, cells: list[tuple],
+                 cell_ids: dict | None = None):
+        self.match, self.var, self.pos, self.event, self.cell = match, var, pos, event, cell
+        self.display = display
+        self.rows = rows
+        self.cells = cells
+        self._cell_ids = cell_ids if cell_ids is not None else {c: i for i, c in enumerate(cells)}
+
+    @classmethod
+    def empty(cls, capacity: int, display: list[str]) -> "MatchBlock":
+        return cls(np.empty(capacity, np.int64), np.empty(capacity, np.int8), np.empty(capacity, np.int32),
+                   np.empty(capacity, np.int64), np.empty(capacity, np.int32), display, 0, [])
+
+    @property
+    def capacity(self) -> int:
+        return self.match.shape[0]
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def cell_index(self, cells: tuple) -> int:
+        """The index of ``cells`` in :attr:`cells` (added if new)."""
+        i = self._cell_ids.get(cells)
+        if i is None:
+            i = self._cell_ids[cells] = len(self.cells)
+            self.cells.append(cells)
+        return i
+
+    def starts(self) -> np.ndarray:
+        """The first row of every match."""
+        m = self.match[:self.rows]
+        if not self.rows:
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(np.concatenate(([True], m[1:] != m[:-1])))
+
+    def head(self, matches: int) -> "MatchBlock":
+        """The block of the first ``matches`` matches (sharing the arrays)."""
+        starts = self.starts()
+        rows = int(starts[matches]) if matches < len(starts) else self.rows
+        return MatchBlock(self.match, self.var, self.pos, self.event, self.cell, self.display, rows,
+                          self.cells, self._cell_ids)
+
+
 class Layout:
     """The output columns of a RETURN-of-events query over one input, and its Arrow schema."""
 
@@ -98,12 +153,14 @@ class Layout:
             return ids
         return self._order[np.searchsorted(self._sorted_ids, ids)]
 
-    def table(self, rows: list[tuple]) -> pa.Table:
-        """Engine rows (long form without attributes; the rows of a match together) as a table
-        in this layout."""
+    def table(self, rows: list[tuple] | MatchBlock) -> pa.Table:
+        """Engine rows (long form without attributes; the rows of a match together), or a
+        :class:`MatchBlock`, as a table in this layout."""
         k = self.key_width
-        if not rows:
+        if not len(rows):
             return self.schema.empty_table()
+        if isinstance(rows, MatchBlock):
+            return self._block_table(rows)
         def col(i: int) -> list:  # (not zip(*rows): ten times slower on 10^5 rows)
             return list(map(itemgetter(i), rows))
 
@@ -119,12 +176,7 @@ class Layout:
 
     def _wide(self, rows: list[tuple], events: pa.Table) -> pa.Table:
         k = self.key_width
-        record = pa.StructArray.from_arrays(
-            [events.column(ID).cast(pa.int64()).combine_chunks(),
-             events.column("type").cast(pa.string()).combine_chunks(),
-             events.column("ts").cast(pa.int64()).combine_chunks(),
-             *(events.column(a).combine_chunks() for a in self.attrs)],
-            fields=list(self.event_type))
+        record = self._records(events)
         var_index = {v: i for i, v in enumerate(self.vars)}
         heads: list[tuple] = []
         taken: list[list[int]] = [[] for _ in self.vars]
@@ -146,6 +198,43 @@ class Layout:
             arrays.append(pa.ListArray.from_arrays(pa.array(o, pa.int32()), record.take(pa.array(t, pa.int64())),
                                                    type=pa.list_(self.event_type)))
         return pa.Table.from_arrays(arrays, schema=self.schema)
+
+    def _block_table(self, blk: MatchBlock) -> pa.Table:
+        k, n = self.key_width, blk.rows
+        cell = pa.array(blk.cell[:n])
+        if self.match_format == "wide":
+            starts = blk.starts()
+            cell = pa.array(blk.cell[:n][starts])
+        cells = [pa.array([c[i] for c in blk.cells], type=self.schema.field(i).type).take(cell)
+                 for i in range(k - 1)]
+        events = self._events.take(pa.array(self._rows_of(blk.event[:n])))
+        if self.match_format == "long":
+            names = pa.array(blk.display, pa.string())
+            arrays = [*cells, pa.array(blk.match[:n]), names.take(pa.array(blk.var[:n])),
+                      pa.array(blk.pos[:n].astype(np.int64)), events.column(ID).cast(pa.int64()),
+                      events.column("type").cast(pa.string()), events.column("ts").cast(pa.int64()),
+                      *(events.column(a) for a in self.attrs)]
+            return pa.Table.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
+                                         for a in arrays], schema=self.schema)
+        record = self._records(events)
+        match_of_row = np.cumsum(np.concatenate(([True], blk.match[1:n] != blk.match[:n - 1]))) - 1
+        arrays = [*cells, pa.array(blk.match[:n][starts])]
+        var = blk.var[:n]
+        for v in self.vars:
+            mine = var == blk.display.index(v)
+            counts = np.bincount(match_of_row[mine], minlength=len(starts))
+            offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int32)
+            arrays.append(pa.ListArray.from_arrays(pa.array(offsets), record.take(pa.array(np.flatnonzero(mine))),
+                                                   type=pa.list_(self.event_type)))
+        return pa.Table.from_arrays(arrays, schema=self.schema)
+
+    def _records(self, events: pa.Table) -> pa.StructArray:
+        return pa.StructArray.from_arrays(
+            [events.column(ID).cast(pa.int64()).combine_chunks(),
+             events.column("type").cast(pa.string()).combine_chunks(),
+             events.column("ts").cast(pa.int64()).combine_chunks(),
+             *(events.column(a).combine_chunks() for a in self.attrs)],
+            fields=list(self.event_type))
 
 
 def _cell_type(query: Query, column: str, schema: pa.Schema) -> pa.DataType:
@@ -232,8 +321,9 @@ def _json_cell(v):
     return cell(v)
 
 
-#: where rows come from: pieces to iterate, or a function that hands each piece to the callback
-#: it is given (an engine spilling rows in the middle of a call: :func:`cepagg.runner.match_feed`)
+#: where rows come from (lists of engine rows, or blocks: :class:`MatchBlock`): pieces to
+#: iterate, or a function that hands each piece to the callback it is given (an engine spilling
+#: rows in the middle of a call: :func:`cepagg.runner.match_feed`)
 Source = Union[Iterable[list], Callable[[Callable[[list], None]], None]]
 
 
@@ -245,8 +335,21 @@ def _drive(source: Source, key_width: int, max_matches: int | None, counter: Wri
            consume: Callable[[list], None]) -> None:
     """Hand every piece of ``source`` to ``consume``, cut after ``max_matches`` matches (the rows
     of one match are consecutive); count matches and rows into ``counter``, set ``stopped``."""
-    def accept(rows: list) -> None:
-        if not rows:
+    def accept(rows: list | MatchBlock) -> None:
+        if not len(rows):
+            return
+        if isinstance(rows, MatchBlock):
+            m = len(rows.starts())
+            if max_matches is not None and counter.matches + m > max_matches:
+                m = max_matches - counter.matches
+                rows = rows.head(m)
+                counter.stopped = True
+            counter.matches += m
+            counter.rows += rows.rows
+            if rows.rows:
+                consume(rows)
+            if counter.stopped:
+                raise _Stopped
             return
         n, last, cut = counter.matches, None, len(rows)
         for i, r in enumerate(rows):
@@ -284,9 +387,12 @@ def write(source: Source, layout: Layout, path: str, format: str | None = None,
         check_layout(layout, "table")
         shown: list[tuple] = []
 
-        def show(rows: list) -> None:
+        def show(rows: list | MatchBlock) -> None:
             if len(shown) < 50:
-                shown.extend(tuples(layout.table(rows[:50 - len(shown)])))
+                if isinstance(rows, MatchBlock):
+                    shown.extend(tuples(layout.table(rows).slice(0, 50 - len(shown))))
+                else:
+                    shown.extend(tuples(layout.table(rows[:50 - len(shown)])))
 
         _drive(source, layout.key_width, max_matches, counter, show)
         if layout.match_format == "wide":  # (one output row per match; the engine's rows are long)

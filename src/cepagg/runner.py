@@ -100,7 +100,10 @@ def match_feed(eng, events: EventBatch):
     whose size adapts so that a slice gives about :data:`PIECE_ROWS` rows (down to one event
     where matches are dense); an engine that produces matches as it goes (rcep, nfa) also hands
     rows over in the middle of a call once it holds :data:`PIECE_ROWS` of them (its ``spill``),
-    so memory never holds much more than a piece, however many matches one event ends. One that
+    so memory never holds much more than a piece, however many matches one event ends; an engine
+    that enumerates in compiled code (rcep) hands over blocks of arrays
+    (:class:`cepagg.matches.MatchBlock`) instead of tuples, which the writer reads column-wise.
+    One that
     evaluates at the end (the reference) gives everything in the last piece. The rows of one
     match are never split between pieces."""
 
@@ -115,6 +118,7 @@ def match_feed(eng, events: EventBatch):
 
         eng.spill = spill
         eng.spill_rows = PIECE_ROWS
+        eng.spill_blocks = True  # (rows may come as cepagg.matches.MatchBlock: write takes both)
         state = eng.new_state()
         i, step, n = 0, PIECE_EVENTS, len(batch)
         while i < n:

@@ -22,6 +22,9 @@ Workloads (the peers' generated data, :mod:`cepagg.bench.peers.workloads`):
 
 The reference runs only where rcep found at most ``--reference-max`` matches; an engine that
 exceeds the time limit on a window is not run on the larger windows of the series.
+
+``--compile`` only times rcep's first match query in fresh processes, with the compiled join's
+numba cache deleted and then present (its compile time, :mod:`cepagg.engines.rcep.compiled`).
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("bench-results/matches.json"), help="results (JSON)")
     p.add_argument("--plot", type=Path, default=None, help="folder for the plots (e.g. docs/img)")
     p.add_argument("--no-install", action="store_true", help="do not install missing peers (report them)")
+    p.add_argument("--compile", action="store_true",
+                   help="only time rcep's first match query in a fresh process, with its compiled join's "
+                        "cache deleted (cold) and then cached; --repeat times each")
+    p.add_argument("--repeat", type=int, default=2, help="with --compile: runs of each")
+    p.add_argument("--compile-child", choices=("cold", "cached"), help=argparse.SUPPRESS)
     p.add_argument("--child", nargs=4, metavar=("ENGINE", "CSV", "QUERY", "OUT"), help=argparse.SUPPRESS)
 
 
@@ -84,6 +92,42 @@ def child(engine: str, csv: str, query: str, out: str) -> int:
     os.unlink(out)
     print(MARK + json.dumps({"count": written.matches, "rows": written.rows, "seconds": seconds,
                              "bytes": size, "engine": written.engine}), flush=True)
+    return 0
+
+
+def compile_child(mode: str) -> int:
+    """CPU seconds of rcep's first condition-free match query in this process (numba's import
+    and the compiled join's compiling or loading included), after deleting the join's cache
+    when ``mode`` is "cold"."""
+    import cepagg.engines.rcep as rcep
+
+    if mode == "cold":
+        for f in (Path(rcep.__file__).parent / "__pycache__").glob("_kernels*.nb*"):
+            f.unlink()
+    from cepagg.events import EventBatch
+    from cepagg.runner import run
+
+    batch = EventBatch.from_rows([{"type": t, "ts": i} for i, t in enumerate("ABC")])
+    c0 = time.process_time()
+    rows = run("PATTERN SEQ(A a, B b, C c) WITHIN 10 RETURN a, b, c", batch, engine="rcep").rows
+    assert len(rows) == 3
+    print(MARK + json.dumps({"mode": mode, "cpu_s": time.process_time() - c0}), flush=True)
+    return 0
+
+
+def compile_times(repeat: int) -> int:
+    """``--compile``: rcep's first match query, cold and cached, each ``repeat`` times."""
+    import subprocess
+
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    for _ in range(repeat):
+        for mode in ("cold", "cached"):
+            out = subprocess.run([sys.executable, "-m", "cepagg.cli", "bench", "matches", "--compile-child", mode],
+                                 env=env, capture_output=True, text=True, check=True).stdout
+            r = json.loads(next(x for x in out.splitlines() if x.startswith(MARK))[len(MARK):])
+            print(f"rcep's first match query, {mode}: {r['cpu_s']:.2f} s CPU", flush=True)
     return 0
 
 
@@ -135,6 +179,10 @@ def _peer(runner, peer: str, window: int, n: int) -> dict:
 def main(args: argparse.Namespace) -> int:
     if args.child:
         return child(*args.child)
+    if args.compile_child:
+        return compile_child(args.compile_child)
+    if args.compile:
+        return compile_times(args.repeat)
     series = SCALES[args.scale]
     names = [w for w in args.workloads.split(",") if w]
     engines = [e for e in args.engines.split(",") if e]

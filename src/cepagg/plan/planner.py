@@ -103,6 +103,10 @@ class Plan:
             from ..engines.aseq.plan import explain_lines
 
             lines += explain_lines(q)
+        if self.engine == "rcep":
+            from ..engines.rcep.compiled import explain_lines as rcep_lines
+
+            lines += rcep_lines(q)
         lines += nested_lines(q)
         if self.engine == "neel":
             from ..engines.neel.engine import explain_lines as neel_lines

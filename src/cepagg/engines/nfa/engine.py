@@ -42,6 +42,7 @@ class NfaPartition:
 
 class Nfa(Rcep):
     name = "nfa"
+    compiles = False  # (its own enumeration, not rcep's compiled join)
 
     def __init__(self, query, **kw):
         super().__init__(query, **kw)

@@ -30,22 +30,32 @@ and ``start_range``. Refused with a reason (:func:`.shape.refusal`): EMIT ON CHA
 EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or negation of a
 sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
 match numbers follow the order of discovery (:mod:`.output`).
+
+Two joins: queries that return matches of a condition-free pattern (no condition between
+variables, no NOT/EXISTS, no equivalence on a Kleene variable, no GROUP BY a variable's
+attribute) take the compiled join (:mod:`.compiled`: a numba kernel, matches handed over as
+arrays); every other query takes the Python join (:mod:`.join`). ``cepagg explain`` says which.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ...errors import InputError
-from ...events import EventBatch
+from ...events import ID, Event, EventBatch
 from ...lang.expr import holds
 from ...lang.model import Query
 from ..base import Engine
 from ..reference.evaluate import empty_result, partition_key
 from . import output
 from .buffers import Buffer
+from .compiled import CompiledJoin, Store, compiled_refusal
 from .join import Join
 from .plan import choose_order, compile_steps
 from .shape import refusal, shape_of
@@ -60,6 +70,8 @@ class Partition:
     negs: list  # per negation: Buffer
     last_ts: int = NEG_INF
     pending: list = field(default_factory=list)  # heap (deadline, seq, trigger, window start)
+    store: Any = None  # the compiled path's events (compiled.Store), instead of the buffers
+    expire_at: int = NEG_INF  # (compiled path) when the buffers next drop old events
 
 
 @dataclass
@@ -73,6 +85,11 @@ class RcepState:
 
 class Rcep(Engine):
     name = "rcep"
+    #: matches of condition-free patterns are enumerated by the compiled kernel (:mod:`.compiled`)
+    compiles: ClassVar[bool] = True
+    #: set by a driver that takes matches as :class:`cepagg.matches.MatchBlock` through ``spill``
+    #: (:func:`cepagg.runner.match_feed`); otherwise the compiled path returns tuples
+    spill_blocks: bool = False
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:
@@ -98,6 +115,8 @@ class Rcep(Engine):
         self._filters = [f.expr for f in q.stream_filters]
         self._fits_pos = [self._fits(p.var) for p in self.shape.positions]
         self._fits_neg = [self._fits(n.var) for n in self.shape.negations]
+        self.compiled_refusal = compiled_refusal(q, self.shape) if self.compiles else "not this engine"
+        self._compiled = CompiledJoin(q, self.shape) if self.compiled_refusal is None else None
 
     def _fits(self, var: str):
         vtype = self.query.members(self.query.variables[var].type)  # (a concept: the types below it)
@@ -118,6 +137,10 @@ class Rcep(Engine):
         return RcepState()
 
     def process(self, state: RcepState, batch: EventBatch) -> list[tuple]:
+        if self._compiled is not None:
+            out = self._process_compiled(state, batch)
+            self._hand_over()
+            return out
         out: list[tuple] = []
         q = self.query
         k = len(self.shape.positions)
@@ -138,7 +161,104 @@ class Rcep(Engine):
                     trigger = i == k - 1
             if trigger:
                 self._trigger(state, key, part, e, out)
+        self._hand_over()
         return out
+
+    def _process_compiled(self, state: RcepState, batch: EventBatch) -> list[tuple]:
+        """``process`` for the compiled path: the same steps over the batch's columns (no
+        negation buffers, no pending triggers there). A partition keeps its events in one
+        :class:`~.compiled.Store` (id, time, type and the positions each may bind), all the
+        compiled join reads; events that no future match can use are dropped once per window of
+        time per partition (a store holds at most about two windows). Event objects are made
+        only where a local condition, an equivalence or a stream filter must read an event's
+        attributes."""
+        out: list[tuple] = []
+        q = self.query
+        n = len(batch)
+        if not n:
+            return out
+        table = batch.table
+        names = set(batch.attribute_names)
+        ids = table.column(ID).to_pylist()
+        ts = table.column("ts").to_pylist()
+        types = table.column("type").to_pylist()
+
+        def column(a: str) -> list:
+            if a == "ts":
+                return ts
+            if a == "type":
+                return types
+            return table.column(a).to_pylist() if a in names else [None] * n
+
+        keys = list(zip(*(column(a) for a in q.partition_by))) if q.partition_by else [()] * n
+        k = len(self.shape.positions)
+        slow = bool(self._filters) or any(self.shape.local.get(p.var) or self.shape.same.get(p.var)
+                                          for p in self.shape.positions)
+        bits = np.zeros(n, dtype=np.int64)  # bit p: the event may bind position p
+        if slow:  # attributes are read: events as objects
+            events = batch.events()
+            passing = [all(holds(x, lambda node: e.get(node.name)) for x in self._filters) for e in events]
+            for p, fits in enumerate(self._fits_pos):
+                bits |= np.array([ok and fits(e) for ok, e in zip(passing, events)], dtype=np.int64) << p
+        else:  # by type alone
+            for p in self.shape.positions:
+                members = q.members(q.variables[p.var].type)
+                if members is None:
+                    bits |= 1 << p.index
+                else:
+                    inside = pc.is_in(table.column("type"), value_set=pa.array(sorted(members), pa.string()))
+                    bits |= inside.to_numpy(zero_copy_only=False).astype(np.int64) << p.index
+        parts = state.partitions
+        w, keep = self.w, self.keep
+        last = 1 << (k - 1)
+        bits_list = bits.tolist()
+        for r in range(n):
+            key = keys[r]
+            if None in key:
+                continue
+            part = parts.get(key)
+            if part is None:
+                part = parts[key] = Partition([], [], store=Store())
+            t = ts[r]
+            if t != part.last_ts:
+                if t < part.last_ts:
+                    self._out_of_order(key, t, part.last_ts)
+                part.last_ts = t
+                if t >= part.expire_at:
+                    part.store.drop_before(t - keep + 1)
+                    part.expire_at = t + w
+            b = bits_list[r]
+            if b:
+                part.store.append(ids[r], t, b, types[r])
+                if b & last:
+                    self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
+        return out
+
+    def _out_of_order(self, key: tuple, ts: int, last: int) -> None:
+        raise InputError(f"events of partition {key} out of time order: time {ts} after "
+                         f"{last} (the engine needs stream order per partition key; "
+                         f"put an ordering strategy in front)")
+
+    def restore(self, data: bytes) -> RcepState:
+        state = super().restore(data)
+        if self._compiled is not None:  # (a snapshot written before the compiled path's stores)
+            for part in state.partitions.values():
+                if getattr(part, "store", None) is None:
+                    part.store = Store.of_buffers(part.buffers)
+                    part.buffers = []
+        return state
+
+    def _blocks(self) -> bool:
+        """Whether matches go to the driver as blocks (else as the protocol's tuples)."""
+        return self.spill is not None and self.spill_blocks
+
+    def _hand_over(self) -> None:
+        """Give the driver the block the compiled path was filling (at the end of every protocol
+        call: what a call found is handed over by its end)."""
+        if self._compiled is not None:
+            blk = self._compiled.take_block()
+            if blk is not None:
+                self.spill(blk)
 
     def _admit(self, state: RcepState, key: tuple, part, e, out: list) -> bool:
         """Bring the partition to ``e``'s time (what ends before it is released, what the window
@@ -146,9 +266,7 @@ class Rcep(Engine):
         does, it joins the negation buffers it fits. The per-event prologue of every engine built
         on these windows (rcep, tree, nfa)."""
         if e.ts < part.last_ts:
-            raise InputError(f"events of partition {key} out of time order: time {e.ts} after "
-                             f"{part.last_ts} (the engine needs stream order per partition key; "
-                             f"put an ordering strategy in front)")
+            self._out_of_order(key, e.ts, part.last_ts)
         if e.ts > part.last_ts:
             self._due(state, key, part, e.ts - 1, out)
             part.last_ts = e.ts
@@ -188,6 +306,7 @@ class Rcep(Engine):
             out += output.final_rows(state.windows, done, self.partial)
             for g in done:
                 del state.windows[g]
+        self._hand_over()
         return out
 
     def finish(self, state: RcepState) -> list[tuple]:
@@ -233,8 +352,17 @@ class Rcep(Engine):
             scope = (wlo, wlo + self.w)
             cand_lo, first_hi = wlo, POS_INF
             window = (wlo, wlo + self.w)
-        steps = self._steps_for(part, cand_lo, e.ts)
         groups = self._groups
+        if self._compiled is not None:
+            cells = tuple(key[i] for i, _, _ in groups) + window
+            if self._blocks():
+                self._compiled.run(part.store, e.ts, cand_lo, first_hi, cells, state, self.spill_rows,
+                                   self.spill)
+            else:
+                self._compiled.run(part.store, e.ts, cand_lo, first_hi, cells, state, self.spill_rows,
+                                   None, out, self.spill)
+            return
+        steps = self._steps_for(part, cand_lo, e.ts)
         if self._group_per_match:
             def cells_of(env):
                 return tuple(key[i] if i is not None else _first_value(env, var, attr)

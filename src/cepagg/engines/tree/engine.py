@@ -62,6 +62,7 @@ class TreeState(RcepState):
 
 class Tree(Rcep):
     name = "tree"
+    compiles = False  # (its own enumeration, not rcep's compiled join)
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:

@@ -1,0 +1,216 @@
+"""The compiled enumeration of the matches ending at one trigger (no conditions between variables).
+
+The kernel module of :mod:`.compiled`: plain functions over arrays, compiled by numba on the
+first match query that takes the compiled path and cached on disk beside this file (it calls
+no other file's kernels, so numba's own check of this source keeps the cache honest). Its twin
+(the same source run as Python, :func:`cepagg.engines.kernels.twin`) gives the same output.
+
+Input, for one trigger (:func:`gather` makes it from a partition's store): the events of every
+position inside the scope, concatenated in position order (``ts``; position ``p`` holds
+``ts[start[p]:stop[p]]``, time-ordered), the trigger last (index ``len(ts) - 1``). A match
+binds position 0, 1, ..., k-1 in time order (strictly increasing timestamps between neighbours
+and inside a Kleene run), the trigger and only the trigger at the last position (a Kleene last
+position: runs whose last event is the trigger). The search is depth first over a stack of
+(position, event) levels, one level per matched event in time order; it never enters a dead
+end, because a position's events are taken only below ``upper[p]``, the latest timestamp from
+which the remaining positions can still be completed (computed once per trigger, right to
+left). The enumeration's work is therefore proportional to the matches it writes (the
+gather's to the events of the window, once per position).
+
+Output: rows of the long form, column-wise -- match number, index of the returned variable,
+position in its run, the event (``ref`` of its index in ``ts``: its id or where it is stored) --
+into arrays of ``cap`` rows from ``fill`` on. When a match does not fit, the kernel returns
+with its stack in ``stack_p``/``stack_i`` and ``state`` and the caller calls again with fresh
+arrays: memory holds one block of rows, however many matches one trigger ends.
+"""
+
+from __future__ import annotations
+
+from .. import kernels
+
+_TWIN = kernels.is_twin(globals())
+jit = kernels.jit(_TWIN)
+helper = kernels.jit(_TWIN, inline=True)  # (small helpers: inlined by LLVM)
+
+NONE = -2  # no candidate
+TRIG = -1  # the trigger
+MIN_TS = -(2**62)
+
+# state[1]
+FRESH, RUNNING, DONE = 0, 1, 2
+
+
+@helper
+def _after(ts, a, b, tau):
+    """The first index ``j`` in ``[a, b)`` with ``ts[j] > tau`` (``b`` if none)."""
+    lo, hi = a, b
+    while lo < hi:
+        m = (lo + hi) >> 1
+        if ts[m] <= tau:
+            lo = m + 1
+        else:
+            hi = m
+    return lo
+
+
+@helper
+def _first(ts, start, stop, p, tau, bound, trig_ok):
+    """The first candidate of position ``p`` after time ``tau``: an event below ``bound``, else
+    the trigger (where ``trig_ok``), else NONE."""
+    j = _after(ts, start[p], stop[p], tau)
+    if j < stop[p] and ts[j] < bound:
+        return j
+    if trig_ok:
+        return TRIG
+    return NONE
+
+
+@helper
+def _next(ts, stop, p, i, bound, trig_ok):
+    """The candidate of position ``p`` after candidate ``i`` (same constraints as _first)."""
+    if i == TRIG:
+        return NONE
+    j = i + 1
+    if j < stop[p] and ts[j] < bound:
+        return j
+    if trig_ok:
+        return TRIG
+    return NONE
+
+
+@jit
+def enumerate_matches(ts, ref, start, stop, kleene, upper, ret_pos, lo, first_hi, stack_p, stack_i, state,
+                      out_match, out_var, out_pos, out_idx, fill, cap, number):
+    """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
+    ``number``; returns (fill, number). ``state[1]`` is DONE when every match is written;
+    otherwise the arrays are full and a call with the same stack and state continues.
+
+    ``out_idx`` gets ``ref[i]`` for event ``i`` (an event id, or where the event is stored).
+    ``kleene[p]``: position ``p`` is Kleene plus. ``ret_pos``: the positions returned, in
+    RETURN order (``out_var`` is an index into it). Every event has ``ts >= lo`` already; the
+    match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch.
+    """
+    k = start.shape[0]
+    tidx = ts.shape[0] - 1
+    trig_ts = ts[tidx]
+    n_ret = ret_pos.shape[0]
+    if state[1] == DONE:
+        return fill, number
+    # bounds of the events a position may take (recomputed on every call: cheap)
+    if kleene[k - 1]:
+        upper[k - 1] = trig_ts
+    else:
+        upper[k - 1] = MIN_TS
+    if k >= 2:
+        upper[k - 2] = trig_ts
+    for p in range(k - 3, -1, -1):
+        j = _after(ts, start[p + 1], stop[p + 1], upper[p + 1] - 1) - 1
+        if j < start[p + 1]:
+            state[1] = DONE
+            return fill, number
+        upper[p] = ts[j]
+    bound0 = min(upper[0], first_hi)
+    trig0 = k == 1 and trig_ts < first_hi
+    L = state[0]
+    if state[1] == FRESH:
+        c = _first(ts, start, stop, 0, lo - 1, bound0, trig0)
+        if c == NONE:
+            state[1] = DONE
+            return fill, number
+        stack_p[0] = 0
+        stack_i[0] = c
+        L = 1
+        state[1] = RUNNING
+    while True:
+        top = L - 1
+        i = stack_i[top]
+        advance = False
+        if i == TRIG:
+            rows = 0
+            for r in range(n_ret):
+                rp = ret_pos[r]
+                for lv in range(L):
+                    if stack_p[lv] == rp:
+                        rows += 1
+            if fill + rows > cap:
+                state[0] = L
+                return fill, number
+            for r in range(n_ret):
+                rp = ret_pos[r]
+                pos = 0
+                for lv in range(L):
+                    if stack_p[lv] == rp:
+                        out_match[fill] = number
+                        out_var[fill] = r
+                        out_pos[fill] = pos
+                        x = stack_i[lv]
+                        out_idx[fill] = ref[tidx] if x == TRIG else ref[x]
+                        fill += 1
+                        pos += 1
+            number += 1
+            advance = True
+        else:
+            p = stack_p[top]
+            tau = ts[i]
+            c = NONE
+            q = p
+            if kleene[p]:
+                c = _first(ts, start, stop, p, tau, upper[p], p == k - 1)
+            if c == NONE and p < k - 1:
+                q = p + 1
+                c = _first(ts, start, stop, q, tau, upper[q], q == k - 1)
+            if c != NONE:
+                stack_p[L] = q
+                stack_i[L] = c
+                L += 1
+            else:
+                advance = True
+        if advance:
+            while True:
+                top = L - 1
+                p = stack_p[top]
+                i = stack_i[top]
+                if top == 0:
+                    c = _next(ts, stop, p, i, bound0, trig0)
+                else:
+                    pp = stack_p[top - 1]
+                    c = _next(ts, stop, p, i, upper[p], p == k - 1)
+                    if c == NONE and p == pp and p < k - 1:
+                        c = _first(ts, start, stop, p + 1, ts[stack_i[top - 1]], upper[p + 1], p + 1 == k - 1)
+                        if c != NONE:
+                            stack_p[top] = p + 1
+                if c != NONE:
+                    stack_i[top] = c
+                    break
+                L -= 1
+                if L == 0:
+                    state[0] = 0
+                    state[1] = DONE
+                    return fill, number
+
+
+@jit
+def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, start, stop):
+    """The input of :func:`enumerate_matches` for the trigger stored at ``tix``, from a
+    partition's stored events ``[head, tix]`` (time-ordered; bit ``p`` of ``s_bits``: the event
+    may bind position ``p``): per position the events with ``lo <= ts < `` the trigger's time,
+    then the trigger, into ``ts``; ``ref`` gets their ids (``use_ids``) or their store indexes.
+    Returns how many entries it wrote, 0 when a position before the last has no event (no
+    match ends here)."""
+    trig_ts = s_ts[tix]
+    a = _after(s_ts, head, tix, lo - 1)
+    b = _after(s_ts, a, tix, trig_ts - 1)
+    at = 0
+    for p in range(k):
+        start[p] = at
+        for e in range(a, b):
+            if (s_bits[e] >> p) & 1:
+                ts[at] = s_ts[e]
+                ref[at] = s_ids[e] if use_ids else e
+                at += 1
+        stop[p] = at
+        if p < k - 1 and stop[p] == start[p]:
+            return 0
+    ts[at] = trig_ts
+    ref[at] = s_ids[tix] if use_ids else tix
+    return at + 1

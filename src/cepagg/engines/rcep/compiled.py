@@ -1,0 +1,220 @@
+"""The compiled path of rcep: matches of condition-free patterns enumerated by a numba kernel
+and handed over column-wise.
+
+Taken when the query returns its matches and the join has nothing to check but time order and
+the window: no condition between variables (NEXT/FIRST/LAST included), no NOT or EXISTS, no
+equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a variable's
+attribute. Local conditions, stream filters, types and untyped variables, partition attributes,
+equivalences on singleton variables, GROUP BY a partition attribute, WITHIN alone or with SLIDE
+and ``start_range`` all stay on the compiled path: they act before the join (which positions an
+event may bind) or are constant for one trigger (group and window cells). Every other query, and
+every aggregate query, takes the Python join (:mod:`.join`); both give the reference's matches.
+
+A partition's events live in one :class:`Store` (arrays of times, ids and the positions each
+event may bind); per trigger, :func:`._kernels.gather` picks each position's events inside the
+scope and :func:`._kernels.enumerate_matches` writes the matches into a
+:class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver that takes blocks
+(``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives each full block
+through ``engine.spill`` and the last one at the end of every protocol call; other callers get
+the protocol's tuples, built from the arrays.
+
+The kernels compile on the first query that takes this path (under a second of CPU, then
+cached on disk beside the source; ``cepagg bench matches --compile`` times it); ``cepagg
+warmup`` does not compile them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...lang.model import Query
+from ...matches import MatchBlock
+from .shape import Shape
+
+
+def compiled_refusal(query: Query, shape: Shape) -> str | None:
+    """Why the compiled enumeration does not apply to ``query`` (None: it does)."""
+    if not query.returns_matches:
+        return "aggregates are folded match by match in Python"
+    if shape.cross:
+        return "a condition between variables is checked by the Python join"
+    if shape.negations:
+        return "NOT and EXISTS are checked by the Python join"
+    kleene = {p.var for p in shape.positions if p.kleene}
+    if any(v in kleene for v in shape.same):
+        return "an equivalence on a Kleene variable is checked by the Python join"
+    if any(g.var is not None for g in query.group_by):
+        return "GROUP BY a variable's attribute is read per match by the Python join"
+    return None
+
+
+def explain_lines(query: Query) -> list[str]:
+    """What ``cepagg explain`` says of rcep's join for ``query``."""
+    from .shape import shape_of
+
+    reason = compiled_refusal(query, shape_of(query))
+    if reason is None:
+        return ["join: compiled (numba; the matches go to the output as arrays, not row objects)"]
+    return [f"join: Python ({reason}; the compiled join takes condition-free patterns returning matches)"]
+
+
+def _kernel():
+    from . import _kernels
+
+    return _kernels.enumerate_matches
+
+
+def _gather():
+    from . import _kernels
+
+    return _kernels.gather
+
+
+_COMPACT = 512
+
+
+class Store:
+    """A partition's events on the compiled path, in stream order: time, id and the positions
+    each may bind (bit ``p``: position ``p``), in arrays grown by doubling, and the type beside
+    them (for the protocol's tuples). Events before ``head`` have expired; they leave the arrays
+    in chunks (amortised O(1)). The join reads the arrays as they are: nothing is copied per
+    event or per trigger in Python."""
+
+    def __init__(self) -> None:
+        self.ts = np.empty(64, dtype=np.int64)
+        self.ids = np.empty(64, dtype=np.int64)
+        self.bits = np.empty(64, dtype=np.int64)
+        self.types: list = []
+        self.head = 0
+        self.n = 0
+
+    def append(self, id_: int, ts: int, bits: int, type_) -> None:
+        n = self.n
+        if n == self.ts.shape[0]:
+            self.ts, self.ids, self.bits = (np.concatenate((x, np.empty_like(x)))
+                                            for x in (self.ts, self.ids, self.bits))
+        self.ts[n] = ts
+        self.ids[n] = id_
+        self.bits[n] = bits
+        self.types.append(type_)
+        self.n = n + 1
+
+    def drop_before(self, t: int) -> None:
+        """Forget the events with ``ts < t``."""
+        h = self.head + int(np.searchsorted(self.ts[self.head:self.n], t))
+        self.head = h
+        if h >= _COMPACT and 2 * h >= self.n:
+            m = self.n - h
+            for x in (self.ts, self.ids, self.bits):
+                x[:m] = x[h:self.n]
+            del self.types[:h]
+            self.n, self.head = m, 0
+
+    def __len__(self) -> int:
+        return self.n - self.head
+
+    @classmethod
+    def of_buffers(cls, buffers: list) -> "Store":
+        """The store of per-position buffers of events (the Python join's state, as a snapshot
+        written before the compiled path kept stores holds it)."""
+        found: dict = {}
+        for p, b in enumerate(buffers):
+            for e in b.events[b.head:]:
+                found.setdefault(e.id, [e.ts, 0, e.type])[1] |= 1 << p
+        store = cls()
+        for id_, (ts, bits, type_) in sorted(found.items(), key=lambda x: (x[1][0], x[0])):
+            store.append(id_, ts, bits, type_)
+        return store
+
+
+class CompiledJoin:
+    """Matches ending at a trigger, written into blocks by the compiled kernel."""
+
+    def __init__(self, query: Query, shape: Shape):
+        self.query = query
+        self.k = len(shape.positions)
+        var_pos = {p.var: p.index for p in shape.positions}
+        self.ret_pos = np.array([var_pos[v] for v in query.return_vars], dtype=np.int64)
+        self.display = [v.split("@")[0] for v in query.return_vars]
+        self.kleene = np.array([p.kleene for p in shape.positions], dtype=np.bool_)
+        self.start = np.zeros(self.k, dtype=np.int64)
+        self.stop = np.zeros(self.k, dtype=np.int64)
+        self.upper = np.zeros(self.k, dtype=np.int64)
+        self.state = np.zeros(2, dtype=np.int64)
+        self._stack_p = np.zeros(64, dtype=np.int64)
+        self._stack_i = np.zeros(64, dtype=np.int64)
+        self._ts = np.zeros(64, dtype=np.int64)
+        self._ref = np.zeros(64, dtype=np.int64)
+        self.block: MatchBlock | None = None
+        self._enumerate = None
+        self._gather = None
+
+    def run(self, store: Store, trigger_ts: int, cand_lo: int, first_hi: int, cells: tuple, state,
+            rows: int, hand_over, out: list | None = None, spill=None) -> None:
+        """Write the matches ending at the trigger, the last event of ``store`` (events from
+        ``ts >= cand_lo``, first event before ``first_hi``), numbered from
+        ``state.next_match``, with group and window ``cells``. ``hand_over(block)`` takes each
+        full block of ``rows`` rows. With ``out`` (not None) the matches are appended to it as
+        tuples instead, and handed to ``spill(rows)`` (if given) whenever ``out`` holds ``rows``
+        of them."""
+        if trigger_ts < cand_lo:
+            return
+        if self._enumerate is None:
+            self._enumerate, self._gather = _kernel(), _gather()
+        room = self.k * len(store) + 1
+        if self._ts.shape[0] < room:
+            self._ts = np.zeros(2 * room, dtype=np.int64)
+            self._ref = np.zeros(2 * room, dtype=np.int64)
+            self._stack_p = np.zeros(2 * room + 2, dtype=np.int64)
+            self._stack_i = np.zeros(2 * room + 2, dtype=np.int64)
+        tuples = out is not None
+        m = self._gather(store.ts, store.ids, store.bits, store.head, store.n - 1, self.k, cand_lo, not tuples,
+                         self._ts, self._ref, self.start, self.stop)
+        if not m:
+            return
+        ts, ref = self._ts[:m], self._ref[:m]
+        self.state[0] = 0
+        self.state[1] = 0
+        while True:
+            blk = self.block
+            if blk is None:
+                blk = self.block = MatchBlock.empty(rows, self.display)
+            f0 = blk.rows
+            fill, state.next_match = self._enumerate(
+                ts, ref, self.start, self.stop, self.kleene, self.upper, self.ret_pos, cand_lo, first_hi,
+                self._stack_p, self._stack_i, self.state, blk.match, blk.var, blk.pos, blk.event,
+                f0, blk.capacity, state.next_match)
+            blk.rows = fill
+            if tuples:
+                out.extend(_tuples(blk, f0, fill, store, cells, self.display))
+                blk.rows = 0  # (nothing kept: the tuples are the output)
+                if spill is not None and len(out) >= rows:
+                    spill(out[:])
+                    out.clear()
+            elif fill > f0:
+                blk.cell[f0:fill] = blk.cell_index(cells)
+            if self.state[1] == 2:
+                return
+            # the next match does not fit: hand the block over, or (empty) make one it fits in
+            if blk.rows:
+                hand_over(blk)
+                self.block = None
+            elif fill == f0:
+                self.block = MatchBlock.empty(m, self.display)  # (a match has at most m rows)
+
+    def take_block(self) -> MatchBlock | None:
+        """The block being filled, if it holds rows (it is then handed over and not filled
+        again)."""
+        blk, self.block = self.block, None
+        return blk if blk is not None and blk.rows else None
+
+
+def _tuples(blk: MatchBlock, f0: int, f1: int, store: Store, cells: tuple, display: list) -> list[tuple]:
+    """The protocol's rows (cells, match, var, pos, event_id, type, ts) of rows f0:f1, whose
+    events are given by their index in ``store``."""
+    idx = blk.event[f0:f1]
+    ids, ts = store.ids[idx].tolist(), store.ts[idx].tolist()
+    types = [store.types[i] for i in idx.tolist()]
+    return [cells + (m, display[v], pos, i, t, s)
+            for m, v, pos, i, t, s in zip(blk.match[f0:f1].tolist(), blk.var[f0:f1].tolist(),
+                                          blk.pos[f0:f1].tolist(), ids, types, ts)]
