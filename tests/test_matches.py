@@ -223,3 +223,30 @@ def test_the_wide_form_reports_one_row_per_match(tmp_path, capsys, out):
     assert "5 matches, 5 rows" in captured.err
     if out == "-":
         assert "(5 rows)" in captured.out
+
+
+@pytest.mark.parametrize("how", [[], ["--order", "conservative"], ["workload"]])
+def test_long_rows_grouped_by_a_partition_attribute(tmp_path, how):
+    """GROUP BY g over [g]: the group column is every matched event's g, so long rows do not
+    repeat it after ts (it would be a second column named g); the single query, a workload and
+    the ordering layer write the same columns."""
+    text = "RETURN a, b PATTERN SEQ(A a, B b) WHERE [g] GROUP BY g WITHIN 6"
+    out = tmp_path / "m.csv"
+    if how == ["workload"]:
+        wl = tmp_path / "w.cep"
+        wl.write_text(f"-- name: pairs\n{text}\n---\n-- name: count\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 6\n")
+        args, out = [str(wl)], tmp_path / "m.pairs.csv"
+        target = tmp_path / "m.csv"
+    else:
+        args, target = ["-q", text, *how], out
+    assert main(["run", *args, "--events", str(_events_file(tmp_path, 12)), "--no-spark", "--out", str(target)]) == 0
+    header, *rows = out.read_text().splitlines()
+    assert header.split(",") == ["g", "match", "var", "pos", "event_id", "type", "ts", "x"]
+    assert rows and all(r.split(",")[0] in ("0", "1") for r in rows)
+
+
+def test_long_rows_grouped_by_one_variables_attribute_are_refused_with_the_way_out(tmp_path, capsys):
+    # GROUP BY a.g: b's g may differ from the group's, so it stays in b's row; wide keeps both
+    assert main(["run", "-q", "RETURN a, b PATTERN SEQ(A a, B b) GROUP BY a.g WITHIN 6", "--events",
+                 str(_events_file(tmp_path, 12)), "--no-spark", "--out", str(tmp_path / "m.csv")]) == 1
+    assert "--match-format wide" in capsys.readouterr().err

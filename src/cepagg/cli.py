@@ -187,7 +187,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     check_concepts([q for _, q in named], report.batch)
     for _, q in named:
         if q.returns_matches:  # (refused before the work, as a single query is: matches.check_layout)
-            check_event_columns(q.output_columns, report.batch)
+            check_event_columns(q.output_columns, report.batch, q)
     wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine, args.numbers)
     started = time.perf_counter()
     if args.no_spark:
@@ -207,7 +207,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     elapsed = time.perf_counter() - started
     for (name, q), result in zip(named, results):
         if q.returns_matches and args.no_spark:
-            result = attach_event_columns(result, report.batch)
+            result = attach_event_columns(result, report.batch, q)
         if args.out == "-":
             print(f"== {name}")
             write_result(result, "-")
@@ -427,7 +427,7 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
 
     batch = report.batch
     if q.returns_matches:  # (refused before the work, as attach_event_columns would)
-        check_event_columns(q.output_columns, batch)
+        check_event_columns(q.output_columns, batch, q)
     batch = type(batch)(batch.table.sort_by("_id"), batch.time_unit)  # arrival order, not time order
     arrival = Arrival.from_batch(batch)
     arrival = punctuations_for(args, arrival)
@@ -435,7 +435,7 @@ def _run_ordered(args: argparse.Namespace, q, p, report, started: float) -> int:
     run = run_ordered(q, arrival, config, engine=p.engine, tick=args.tick)
     result = run.net()
     if q.returns_matches:
-        result = attach_event_columns(result, arrival.events)
+        result = attach_event_columns(result, arrival.events, q)
     elapsed = time.perf_counter() - started
     write_result(result, args.out)
     if args.changes:

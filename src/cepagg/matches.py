@@ -129,13 +129,14 @@ class Layout:
         self.attr_fields = [schema.field(a) for a in self.attrs]
         self.vars = [v.split("@")[0] for v in query.return_vars]
         cell_fields = [pa.field(c, _cell_type(query, c, schema)) for c in self.cells]
+        self.row_attrs = row_attributes(query, self.attrs)
         self.event_type = pa.struct([pa.field("event_id", pa.int64()), pa.field("type", pa.string()),
                                      pa.field("ts", pa.int64()), *self.attr_fields])
         if match_format == "long":
             self.schema = pa.schema([*cell_fields, pa.field("match", pa.int64()), pa.field("var", pa.string()),
                                      pa.field("pos", pa.int64()), pa.field("event_id", pa.int64()),
                                      pa.field("type", pa.string()), pa.field("ts", pa.int64()),
-                                     *self.attr_fields])
+                                     *(schema.field(a) for a in self.row_attrs)])
         else:
             self.schema = pa.schema([*cell_fields, pa.field("match", pa.int64()),
                                      *(pa.field(v, pa.list_(self.event_type)) for v in self.vars)])
@@ -169,7 +170,7 @@ class Layout:
             arrays = [pa.array(col(i), type=self.schema.field(i).type) for i in range(k + 1)]
             arrays += [pa.array(col(k + 1), pa.int64()), events.column(ID).cast(pa.int64()),
                        events.column("type").cast(pa.string()), events.column("ts").cast(pa.int64())]
-            arrays += [events.column(a) for a in self.attrs]
+            arrays += [events.column(a) for a in self.row_attrs]
             return pa.Table.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
                                          for a in arrays], schema=self.schema)
         return self._wide(rows, events)
@@ -213,7 +214,7 @@ class Layout:
             arrays = [*cells, pa.array(blk.match[:n]), names.take(pa.array(blk.var[:n])),
                       pa.array(blk.pos[:n].astype(np.int64)), events.column(ID).cast(pa.int64()),
                       events.column("type").cast(pa.string()), events.column("ts").cast(pa.int64()),
-                      *(events.column(a) for a in self.attrs)]
+                      *(events.column(a) for a in self.row_attrs)]
             return pa.Table.from_arrays([a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
                                          for a in arrays], schema=self.schema)
         record = self._records(events)
@@ -237,6 +238,14 @@ class Layout:
             fields=list(self.event_type))
 
 
+def row_attributes(query: Query, names) -> list[str]:
+    """The event attributes written after ``ts`` in a long match row: all of ``names`` but a
+    partition attribute that is also a group column (every event of a match holds the group's
+    value, which that column already shows)."""
+    shared = {g.column for g in query.group_by if g.var is None and g.attr in query.partition_by}
+    return [a for a in names if a not in shared]
+
+
 def _cell_type(query: Query, column: str, schema: pa.Schema) -> pa.DataType:
     """The type of a group or window column: the grouped attribute's, int64 for window bounds."""
     for g in query.group_by:
@@ -255,7 +264,9 @@ def check_layout(layout: Layout, fmt: str) -> None:
         for n in names:
             if n in seen:
                 raise OutputRefused(f"{where} would have two columns named {n!r} (an attribute of the events "
-                                    "has the name of a result column); rename the attribute")
+                                    "has the name of a result column); rename the attribute"
+                                    + (", or use --match-format wide (attributes inside each event's record)"
+                                       if layout.match_format == "long" else ""))
             seen.add(n)
     if fmt == "parquet":
         for f in layout.schema:

@@ -212,28 +212,37 @@ def run_chunks(query: str | Query, batches: Iterable[EventBatch], engine: str = 
     return Result(q.output_columns, rows, output_kinds(q, kinds, numbers)).sorted(), events, p.engine
 
 
-def check_event_columns(columns: Iterable[str], events: EventBatch) -> None:
+def check_event_columns(columns: Iterable[str], events: EventBatch, query: Query | None = None) -> None:
     """Refuse (:class:`cepagg.matches.OutputRefused`) to join the events' attributes to result
     ``columns`` that already hold one of their names: the table would have two columns of that
-    name, and Parquet, JSON Lines and the ``Result`` rows keyed by name would keep only one."""
+    name, and Parquet, JSON Lines and the ``Result`` rows keyed by name would keep only one.
+    With ``query``, a group column that is the events' shared partition attribute is not joined
+    again (:func:`cepagg.matches.row_attributes`)."""
     from .matches import OutputRefused
 
     columns = set(columns)
-    for n in events.attribute_names:
+    for n in _joined(events, query):
         if n in columns:
             raise OutputRefused(f"the output would have two columns named {n!r} (an attribute of the events "
                                 "has the name of a result column); rename the attribute")
 
 
-def attach_event_columns(result: Result, events: EventBatch) -> Result:
+def _joined(events: EventBatch, query: Query | None) -> list[str]:
+    from .matches import row_attributes
+
+    names = events.attribute_names
+    return list(names) if query is None else row_attributes(query, names)
+
+
+def attach_event_columns(result: Result, events: EventBatch, query: Query | None = None) -> Result:
     """Add the attributes of each returned event to a RETURN-of-events result (refused when an
     attribute has the name of a result column: :func:`check_event_columns`)."""
     if "event_id" not in result.columns:
         return result
-    check_event_columns(result.columns, events)
+    check_event_columns(result.columns, events, query)
     if not result.rows:
         return result
-    names = events.attribute_names
+    names = _joined(events, query)
     ids = events.table.column(ID).to_pylist()
     index = {i: k for k, i in enumerate(ids)}
     cols = {n: events.table.column(n).to_pylist() for n in names}

@@ -13,6 +13,7 @@ import random
 
 import pytest
 from querygen import random_query
+from test_exact import TYPES, blocks
 
 from cepagg.engines import ENGINES
 from cepagg.engines.aggregates import key_width
@@ -20,7 +21,6 @@ from cepagg.errors import CepaggError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from generators import cases, random_stream
-from test_exact import TYPES, blocks
 
 FLOAT_FUNCS = ("COUNT", "SUM", "AVG")
 

@@ -8,13 +8,13 @@ import random
 
 import pytest
 from querygen import random_query
+from test_exact import TYPES
 
 from cepagg.engines import ENGINES
 from cepagg.engines.aseq import runtime
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from generators import cases, random_stream
-from test_exact import TYPES
 
 
 def _rows(q, batch, cuts, numbers="exact"):

@@ -16,9 +16,9 @@ across two batches is still one group. Around each group, in time order:
 
 Every step is atomic: on overflow of an int64 it returns status 2 *before* changing the state,
 and the caller converts the partition to Python integers and resumes at the same point with the
-exact twin of this module (under WITHIN alone it first drops the window sums, ``P_SUMS``). Status 1 asks for a larger output buffer, 4 for more room in a
-window segment, 5 for the totals to be moved to Python integers (they alone would overflow),
-3 reports events out of time order.
+exact twin of this module (under WITHIN alone it first drops the window sums, ``P_SUMS``).
+Status 1 asks for a larger output buffer, 4 for more room in a window segment, 5 for the totals
+to be moved to Python integers (they alone would overflow), 3 reports events out of time order.
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
 Sequence Patterns", SIGMOD 2014, §3.2 (SEM steps 1-4; its Fig. 5 tests ``exp < ts``, inverted: a
