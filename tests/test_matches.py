@@ -146,12 +146,12 @@ def test_match_options_in_python_are_refused_like_on_the_command_line(query, opt
 @pytest.mark.parametrize("how", ["workload", "workload on Spark", "order"])
 def test_a_grouped_match_query_is_refused_on_every_path_not_written_with_a_column_lost(tmp_path, capsys, how,
                                                                                       monkeypatch):
-    """GROUP BY g over events with an attribute g: the long form would hold two columns 'g'.
-    A workload and --order refuse it as a single query does, before writing anything (Parquet
-    kept one of the two and dropped the other)."""
+    """GROUP BY a.g over events with an attribute g: the long form would hold two columns 'g'
+    (b's g may differ from the group's). A workload and --order refuse it as a single query
+    does, before writing anything (Parquet kept one of the two and dropped the other)."""
     events = tmp_path / "e.csv"
     events.write_text("type,ts,g\nA,1,u\nB,2,u\nA,3,v\nB,4,v\n")
-    query = "RETURN a, b PATTERN SEQ(A a, B b) WHERE [g] GROUP-BY g WITHIN 5"
+    query = "RETURN a, b PATTERN SEQ(A a, B b) GROUP-BY a.g WITHIN 5"
     out = tmp_path / "m.parquet"
     if how.startswith("workload"):
         args = ["run", "-q", f"-- name: m\n{query}\n---\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5"]
