@@ -43,6 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="do not pin local[n] to n cores (by default its JVM and Python workers get n cores, "
                         "as an executor with n cores in a container would)")
     p.add_argument("--skip-stream", action="store_true")
+    p.add_argument("--stream-batch", type=int, default=100_000, metavar="N",
+                   help="events per streaming micro-batch (default 10^5; a small N shows the fixed cost of a "
+                        "micro-batch)")
     p.add_argument("--json", help="also write the results here")
 
 
@@ -131,10 +134,10 @@ import json, sys, time
 from cepagg.spark.session import get_session
 from cepagg.spark.sources import register
 from cepagg.spark.streaming import start
-path, out, chk, text = sys.argv[1:5]
+path, out, chk, text, per_batch = sys.argv[1:6]
 spark = get_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
 register(spark)
-df = (spark.readStream.format("cepagg").option("path", path).option("maxEventsPerBatch", "100000")
+df = (spark.readStream.format("cepagg").option("path", path).option("maxEventsPerBatch", per_batch)
       .option("finite", "false").load())
 q = start(df, text, out=out, checkpoint=chk, available_now=False, processing_time="0 seconds",
           delay="1 second", buckets=16)
@@ -159,7 +162,7 @@ def _stream(args) -> dict:
         text = ("RETURN company, COUNT(*) PATTERN SEQ(Stock a, Stock b) WHERE [company] "
                 "AND b.volume > 900 GROUP BY company WITHIN 5 s SLIDE 5 s")
         proc = subprocess.run(
-            [sys.executable, "-c", STREAM_WORKER, str(path), f"{tmp}/out", f"{tmp}/chk", text],
+            [sys.executable, "-c", STREAM_WORKER, str(path), f"{tmp}/out", f"{tmp}/chk", text, str(args.stream_batch)],
             capture_output=True, text=True)
         for line in proc.stdout.splitlines():
             if line.startswith("RESULT "):
@@ -171,8 +174,11 @@ def _stream(args) -> dict:
 
 
 def main(args: argparse.Namespace) -> int:
-    paths = {n: str(_data(args, tickers=n.startswith("keyless"))) for n in QUERIES}
     names = [n for n in args.queries.split(",") if n]
+    unknown = [n for n in names if n not in QUERIES]
+    if unknown:
+        raise SystemExit(f"cepagg bench spark: no query named {unknown[0]!r}; choose from {', '.join(QUERIES)}")
+    paths = {n: str(_data(args, tickers=n.startswith("keyless"))) for n in names}
     texts = {n: QUERIES[n] for n in names}
     results: dict = {"events": args.events, "keys": args.keys, "in_process": {}, "spark": {}}
     for name, text in texts.items():
@@ -180,7 +186,7 @@ def main(args: argparse.Namespace) -> int:
         results["in_process"][name] = r
         print(f"in-process {name:14s} {r['seconds']:8.2f} s  {args.events / r['seconds']:12,.0f} ev/s  "
               f"engine {r['engine']}, {r['rows']} rows", flush=True)
-    for master in args.masters.split(","):
+    for master in args.masters.split(",") if names else []:
         cores = _cores(master, args.pin)
         r = _spark(master, {n: [paths[n], t] for n, t in texts.items()}, cores)
         r["pinned_to_cores"] = cores
@@ -197,7 +203,7 @@ def main(args: argparse.Namespace) -> int:
                   f"x{ratio:5.2f} of in-process, {same} (session start {r['session_seconds']:.1f} s{cores})",
                   flush=True)
     masters = args.masters.split(",")
-    if len(masters) >= 2:
+    if len(masters) >= 2 and names:
         for name in names:
             one, two = (results["spark"][m][name]["seconds"] for m in masters[:2])
             speedup = one / two
