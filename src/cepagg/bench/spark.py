@@ -212,7 +212,7 @@ def main(args: argparse.Namespace) -> int:
         s = _stream(args)
         results["stream"] = s
         for batch_id, n, ms in s["batches"]:
-            print(f"micro-batch {batch_id}: {n:,} events over 10,000 keys in {ms / 1000:.2f} s"
+            print(f"micro-batch {batch_id}: {n:,} events (a stream over 10,000 keys) in {ms / 1000:.2f} s"
                   + ("  (the first: query planning, worker start, JIT)" if batch_id == 0 else ""))
         steady = sorted(ms for b, _, ms in s["batches"] if b > 0)
         if steady:
