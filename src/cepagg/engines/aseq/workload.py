@@ -21,7 +21,6 @@ Sequence Patterns", SIGMOD 2014, §4 (multi-query A-Seq).
 
 from __future__ import annotations
 
-import math
 import pickle
 from typing import Any, Sequence
 
@@ -30,6 +29,7 @@ from ...events import EventBatch
 from ...lang.model import Query
 from ...result import Result, output_kinds
 from ..aggregates import combine_rows, key_width
+from ..floats import FLOAT_FUNCS, to_float
 from .plan import compile_plan
 
 STATE_FORMAT = 1
@@ -41,16 +41,7 @@ def _float_cells(q: Query) -> list[tuple[int, bool]]:
     if q.returns_matches:
         return []
     width = key_width(q)
-    return [(width + i, a.func != "COUNT") for i, a in enumerate(q.aggregates) if a.func in ("COUNT", "SUM", "AVG")]
-
-
-def _to_float(x):
-    if x is None or isinstance(x, float):
-        return x
-    try:
-        return float(x)
-    except OverflowError:
-        return math.inf if x > 0 else -math.inf
+    return [(width + i, a.func != "COUNT") for i, a in enumerate(q.aggregates) if a.func in FLOAT_FUNCS]
 
 
 class WorkloadState:
@@ -131,9 +122,9 @@ class Workload:
             for k, pair in self._float_cells[qi]:
                 x = cells[k]
                 if pair and self.partial:
-                    cells[k] = (_to_float(x[0]), _to_float(x[1]))
+                    cells[k] = (to_float(x[0]), to_float(x[1]))
                 else:
-                    cells[k] = _to_float(x)
+                    cells[k] = to_float(x)
             out.append((qi, tuple(cells)))
         return out
 

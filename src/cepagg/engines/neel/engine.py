@@ -29,7 +29,7 @@ from ...events import EventBatch
 from ...lang.model import Query
 from ..aggregates import combine_rows, funcs_of, key_width, merge
 from ..base import Engine
-from .terms import Decomposition, NotDecomposable, Term, decompose
+from .terms import Decomposition, NotDecomposable, Term, decompose, interleaving_lines
 from .union import MatchPlan, MatchUnion
 from .union import explain_lines as union_lines
 
@@ -375,10 +375,7 @@ def explain_lines(plan: Decomposition | MatchPlan) -> list[str]:
     if isinstance(plan, MatchPlan):
         return union_lines(plan)
     lines = []
-    if plan.interleavings:
-        lines.append("AND inside SEQ: the union of its interleavings (disjoint; tied events in the "
-                     "AND's written order only)")
-        lines += [f"  {x}" for x in plan.interleavings]
+    lines += interleaving_lines(plan.interleavings)
     lines.append(f"neel terms ({len(plan.terms)}), each with partial cells:")
     for k, t in enumerate(plan.terms):
         sign = "+" if t.sign > 0 else "-"

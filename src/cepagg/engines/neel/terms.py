@@ -394,3 +394,11 @@ def _scaled(flat: Query, p: ast.Pattern, offsets: dict[str, int], k: int) -> Que
     first = _skeleton(p)[0][1]
     last = _skeleton(p)[-1][1]
     return replace(flat, within=k * (flat.within - 1) + offsets[last] - offsets[first] + 1)
+
+
+def interleaving_lines(interleavings) -> list[str]:
+    """What ``explain`` says of an AND inside a SEQ (aggregates and matches alike)."""
+    if not interleavings:
+        return []
+    return ["AND inside SEQ: the union of its interleavings (disjoint; tied events in the AND's written order "
+            "only)"] + [f"  {x}" for x in interleavings]

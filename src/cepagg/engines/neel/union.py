@@ -38,7 +38,7 @@ from ...lang import ast
 from ...lang.model import Query
 from ...lang.neel.terms import declared_vars
 from ...lang.neel.text import pattern_text
-from .terms import MAX_TERMS, NotDecomposable, _intersection, _skeleton, disjuncts, flat_query
+from .terms import MAX_TERMS, NotDecomposable, _intersection, _skeleton, disjuncts, flat_query, interleaving_lines
 
 
 @dataclass
@@ -237,10 +237,7 @@ def explain_lines(plan: MatchPlan) -> list[str]:
     """What ``explain`` shows of a RETURN-of-events nested query: the disjuncts, each with its
     match engine, which of them may share matches, and those not run."""
     lines = []
-    if plan.interleavings:
-        lines.append("AND inside SEQ: the union of its interleavings (disjoint; tied events in the "
-                     "AND's written order only)")
-        lines += [f"  {x}" for x in plan.interleavings]
+    lines += interleaving_lines(plan.interleavings)
     lines.append(f"neel matches: the union of {len(plan.terms)} disjunct(s), each a flat query on a match engine:")
     for k, t in enumerate(plan.terms):
         how = t.engine
