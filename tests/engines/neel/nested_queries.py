@@ -8,6 +8,10 @@ from __future__ import annotations
 import random
 import re
 
+from cepagg.engines import ENGINES
+from cepagg.errors import QueryError
+from cepagg.lang import compile_query
+
 TYPES = "ABCDE"
 ATTRS = {"x": (0, 5), "g": ["u", "v"]}
 
@@ -89,3 +93,21 @@ def random_match_query(rng: random.Random) -> str:
     if names and rng.random() < 0.5:
         ret = "RETURN " + ", ".join(rng.sample(names, rng.randint(1, len(names)))) + " "
     return f"{ret}PATTERN {pattern}{where} {mode}"
+
+
+def accepted_queries(rng: random.Random, make, n: int):
+    """(text, query) of ``n`` random queries from ``make(rng)`` that neel accepts; at the end,
+    checks that fewer were refused than accepted (so a test cannot pass by refusing)."""
+    accepted = refused = 0
+    while accepted < n:
+        text = make(rng)
+        try:
+            q = compile_query(text)
+        except QueryError:
+            continue
+        if ENGINES["neel"].refusal(q) is not None:
+            refused += 1
+            continue
+        yield text, q
+        accepted += 1
+    assert refused < accepted, (accepted, refused)
