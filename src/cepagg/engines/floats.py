@@ -25,6 +25,7 @@ the plan does not wrap their engines.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from typing import Any, Iterable
 
 from ..events import EventBatch
@@ -71,44 +72,58 @@ def float_rows(query: Query, rows: Iterable[tuple], partial: bool) -> list[tuple
     return [float_row(query, r, partial) for r in rows]
 
 
-class FloatRows:
+class _Converted(ABC):
+    """An evaluator whose steps are ``inner``'s and whose returned rows go through
+    :meth:`_float`; the protocol's attributes are ``inner``'s."""
+
+    numbers = "float"
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.cheap_advance: bool = inner.cheap_advance
+        self.partial: bool = inner.partial
+        self.start_range = inner.start_range
+
+    @abstractmethod
+    def _float(self, rows: list) -> list:
+        """The returned rows converted (each subclass knows its row shape)."""
+
+    def new_state(self) -> Any:
+        return self.inner.new_state()
+
+    def process(self, state: Any, batch: EventBatch) -> list:
+        return self._float(self.inner.process(state, batch))
+
+    def advance(self, state: Any, watermark: int) -> list:
+        return self._float(self.inner.advance(state, watermark))
+
+    def finish(self, state: Any) -> list:
+        return self._float(self.inner.finish(state))
+
+    def snapshot(self, state: Any) -> bytes:
+        return self.inner.snapshot(state)
+
+    def restore(self, data: bytes) -> Any:
+        return self.inner.restore(data)
+
+
+class FloatRows(_Converted):
     """An exact engine whose rows come out in float mode; see the module docstring.
 
     Every step is the engine's; only the rows it returns are converted. ``float_native`` is
     False: the values were computed exactly and rounded once, at the end.
     """
 
-    numbers = "float"
     float_native = False
 
     def __init__(self, engine):
+        super().__init__(engine)
         self.engine = engine
         self.query: Query = engine.query
         self.name: str = engine.name
-        self.cheap_advance: bool = engine.cheap_advance
-        self.partial: bool = engine.partial
-        self.start_range = engine.start_range
 
     def _float(self, rows: list) -> list:
         return float_rows(self.query, rows, self.partial)
-
-    def new_state(self) -> Any:
-        return self.engine.new_state()
-
-    def process(self, state: Any, batch: EventBatch) -> list:
-        return self._float(self.engine.process(state, batch))
-
-    def advance(self, state: Any, watermark: int) -> list:
-        return self._float(self.engine.advance(state, watermark))
-
-    def finish(self, state: Any) -> list:
-        return self._float(self.engine.finish(state))
-
-    def snapshot(self, state: Any) -> bytes:
-        return self.engine.snapshot(state)
-
-    def restore(self, data: bytes) -> Any:
-        return self.engine.restore(data)
 
     def run(self, batch: EventBatch) -> Result:
         """As :meth:`cepagg.engines.base.Engine.run`, in float mode."""
@@ -127,41 +142,19 @@ def final_result(query: Query, rows: list[tuple], partial: bool, batch: EventBat
     return Result(query.output_columns, float_rows(query, rows, False), kinds).sorted()
 
 
-class FloatWorkload:
+class FloatWorkload(_Converted):
     """The A-Seq workload (:class:`cepagg.engines.aseq.workload.Workload`) in float mode: its
     ``(query index, row)`` pairs converted, one float-mode result per query from :meth:`run`.
     Converting a cell the workload already computed in float64 changes nothing."""
 
-    numbers = "float"
-
     def __init__(self, workload):
+        super().__init__(workload)
         self.workload = workload
         self.queries: list[Query] = workload.queries
-        self.cheap_advance: bool = workload.cheap_advance
-        self.partial: bool = workload.partial
-        self.start_range = workload.start_range
 
     def _float(self, tagged: list) -> list:
         return [(i, row if self.queries[i].returns_matches else float_row(self.queries[i], row, self.partial))
                 for i, row in tagged]
-
-    def new_state(self) -> Any:
-        return self.workload.new_state()
-
-    def process(self, state: Any, batch: EventBatch) -> list:
-        return self._float(self.workload.process(state, batch))
-
-    def advance(self, state: Any, watermark: int) -> list:
-        return self._float(self.workload.advance(state, watermark))
-
-    def finish(self, state: Any) -> list:
-        return self._float(self.workload.finish(state))
-
-    def snapshot(self, state: Any) -> bytes:
-        return self.workload.snapshot(state)
-
-    def restore(self, data: bytes) -> Any:
-        return self.workload.restore(data)
 
     def explain(self) -> str:
         return self.workload.explain()
