@@ -61,3 +61,23 @@ def test_a_name_without_its_query_or_a_second_name_is_an_error(text, message):
     the second name dropped, silently."""
     with pytest.raises(QueryError, match=message):
         split_workload(text)
+
+
+@pytest.mark.parametrize("names, message", [
+    (("Up", "up"), "names two queries 'Up' and 'up'"),
+    (("a/b", "c"), "query name 'a/b' cannot name a file"),
+    (("..", "c"), "query name '..' cannot name a file"),
+    (("x:y", "c"), "query name 'x:y' cannot name a file"),
+])
+def test_names_that_would_clash_or_escape_as_output_files_are_refused(names, message):
+    """A query's name names its output file: two names differing only in case would share one
+    file on a case-insensitive file system, and a slash would write outside the directory."""
+    text = "\n---\n".join(f"-- name: {n}\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5" for n in names)
+    with pytest.raises(QueryError, match=message):
+        split_workload(text)
+
+
+def test_names_with_spaces_and_dots_are_accepted():
+    text = ("-- name: rise 1.b\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5\n---\n"
+            "-- name: Rise-2\nPATTERN A RETURN COUNT(*)")
+    assert [n for n, _ in split_workload(text)] == ["rise 1.b", "Rise-2"]

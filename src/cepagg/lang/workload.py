@@ -23,6 +23,9 @@ from .model import Query
 
 _SEPARATOR = re.compile(r"^\s*(---+|;;)\s*$")
 _NAME = re.compile(r"^\s*--\s*name\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
+#: characters a query name may not hold: it names the query's output file (``--out r.csv``
+#: writes ``r.<name>.csv``, ``cepagg cube --out DIR`` writes ``DIR/<name>.csv``)
+_UNSAFE = re.compile(r'[/\\:*?"<>|\x00-\x1f]')
 
 
 def split_workload(text: str) -> list[tuple[str, str]]:
@@ -56,10 +59,16 @@ def split_workload(text: str) -> list[tuple[str, str]]:
                 raise QueryError(f"The workload names a query '{name}' but its block holds no query.")
             continue
         out.append((name or f"q{len(out)}", with_hierarchy(query, declared)))
-    names = [n for n, _ in out]
-    for n in names:
-        if names.count(n) > 1:
-            raise QueryError(f"The workload names two queries '{n}'.")
+    seen: dict[str, str] = {}
+    for n, _ in out:
+        if _UNSAFE.search(n) or n.startswith("."):
+            raise QueryError(f"The workload's query name '{n}' cannot name a file: use letters, digits, "
+                             "spaces and _ - . (not first).")
+        if n.casefold() in seen:
+            same = f"'{n}'" if seen[n.casefold()] == n else f"'{seen[n.casefold()]}' and '{n}'"
+            raise QueryError(f"The workload names two queries {same} (names differing only in case "
+                             "would share one output file on macOS and Windows).")
+        seen[n.casefold()] = n
     return out
 
 
