@@ -1,14 +1,18 @@
-"""The compiled path of rcep: matches of condition-free patterns enumerated by a numba kernel
-and handed over column-wise.
+"""The compiled path of rcep: matches enumerated by a numba kernel and handed over column-wise.
 
-Taken when the query returns its matches and the join has nothing to check but time order and
-the window: no condition between variables (NEXT/FIRST/LAST included), no NOT or EXISTS, no
-equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a variable's
-attribute. Local conditions, stream filters, types and untyped variables, partition attributes,
-equivalences on singleton variables, GROUP BY a partition attribute, WITHIN alone or with SLIDE
-and ``start_range`` all stay on the compiled path: they act before the join (which positions an
-event may bind) or are constant for one trigger (group and window cells). Every other query, and
-every aggregate query, takes the Python join (:mod:`.join`); both give the reference's matches.
+Taken when the query returns its matches and the join has nothing to check but time order, the
+window and comparisons of numbers between variables (:mod:`.comparisons`: an attribute, plain
+or FIRST/LAST/NEXT, plus or minus a number, against another or a constant): no NOT or EXISTS,
+no equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a
+variable's attribute. Local conditions, stream filters, types and untyped variables, partition
+attributes, equivalences on singleton variables, GROUP BY a partition attribute, WITHIN alone or
+with SLIDE and ``start_range`` all stay on the compiled path: they act before the join (which
+positions an event may bind) or are constant for one trigger (group and window cells). Every
+other query, and every aggregate query, takes the Python join (:mod:`.join`); both give the
+reference's matches. The attributes the comparisons read are kept in the store as float64; a
+batch whose values for them are not numbers (strings, booleans, integers beyond 2^52) moves the
+engine to the Python join for good (:meth:`Store.to_buffers`), which compares any values as the
+reference does.
 
 A partition's events live in one :class:`Store` (arrays of times, ids and the positions each
 event may bind); per trigger, :func:`._kernels.gather` picks each position's events inside the
@@ -27,8 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...events import Event
 from ...lang.model import Query
 from ...matches import MatchBlock
+from .buffers import Buffer
+from .comparisons import EXACT, NotCompiled, compile_conditions
 from .shape import Shape
 
 
@@ -36,8 +43,10 @@ def compiled_refusal(query: Query, shape: Shape) -> str | None:
     """Why the compiled enumeration does not apply to ``query`` (None: it does)."""
     if not query.returns_matches:
         return "aggregates are folded match by match in Python"
-    if shape.cross:
-        return "a condition between variables is checked by the Python join"
+    try:
+        compile_conditions(shape)
+    except NotCompiled as e:
+        return f"{e}: the Python join checks it"
     if shape.negations:
         return "NOT and EXISTS are checked by the Python join"
     kleene = {p.var for p in shape.positions if p.kleene}
@@ -54,8 +63,10 @@ def explain_lines(query: Query) -> list[str]:
 
     reason = compiled_refusal(query, shape_of(query))
     if reason is None:
-        return ["join: compiled (numba; the matches go to the output as arrays, not row objects)"]
-    return [f"join: Python ({reason}; the compiled join takes condition-free patterns returning matches)"]
+        return ["join: compiled (numba; comparisons checked as a match grows, the matches go to the output "
+                "as arrays, not row objects)"]
+    return [f"join: Python ({reason}; the compiled join takes patterns returning matches whose conditions "
+            "between variables compare numbers)"]
 
 
 def _kernel():
@@ -73,29 +84,45 @@ def _gather():
 _COMPACT = 512
 
 
+def numeric(v) -> bool:
+    """Whether the compiled join compares ``v`` as the reference does (None, a float, an
+    integer within 2^52)."""
+    if v is None or isinstance(v, float):
+        return True
+    return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= EXACT
+
+
 class Store:
     """A partition's events on the compiled path, in stream order: time, id and the positions
-    each may bind (bit ``p``: position ``p``), in arrays grown by doubling, and the type beside
-    them (for the protocol's tuples). Events before ``head`` have expired; they leave the arrays
-    in chunks (amortised O(1)). The join reads the arrays as they are: nothing is copied per
-    event or per trigger in Python."""
+    each may bind (bit ``p``: position ``p``), in arrays grown by doubling, the values of the
+    attributes the comparisons read (``vals[slot]``, float64; ``valid[slot]`` is False for a
+    null), and the type beside them (for the protocol's tuples). Events before ``head`` have
+    expired; they leave the arrays in chunks (amortised O(1)). The join reads the arrays as
+    they are: nothing is copied per event or per trigger in Python."""
 
-    def __init__(self) -> None:
+    def __init__(self, slots: int = 0) -> None:
         self.ts = np.empty(64, dtype=np.int64)
         self.ids = np.empty(64, dtype=np.int64)
         self.bits = np.empty(64, dtype=np.int64)
+        self.vals = np.empty((slots, 64), dtype=np.float64)
+        self.valid = np.zeros((slots, 64), dtype=np.bool_)
         self.types: list = []
         self.head = 0
         self.n = 0
 
-    def append(self, id_: int, ts: int, bits: int, type_) -> None:
+    def append(self, id_: int, ts: int, bits: int, type_, vals=None, valid=None) -> None:
+        """Add an event (``vals``/``valid``: its values of the slots, where there are slots)."""
         n = self.n
         if n == self.ts.shape[0]:
             self.ts, self.ids, self.bits = (np.concatenate((x, np.empty_like(x)))
                                             for x in (self.ts, self.ids, self.bits))
+            self.vals, self.valid = (np.concatenate((x, np.zeros_like(x)), axis=1) for x in (self.vals, self.valid))
         self.ts[n] = ts
         self.ids[n] = id_
         self.bits[n] = bits
+        if vals is not None:
+            self.vals[:, n] = vals
+            self.valid[:, n] = valid
         self.types.append(type_)
         self.n = n + 1
 
@@ -107,6 +134,8 @@ class Store:
             m = self.n - h
             for x in (self.ts, self.ids, self.bits):
                 x[:m] = x[h:self.n]
+            for x in (self.vals, self.valid):
+                x[:, :m] = x[:, h:self.n]
             del self.types[:h]
             self.n, self.head = m, 0
 
@@ -114,17 +143,35 @@ class Store:
         return self.n - self.head
 
     @classmethod
-    def of_buffers(cls, buffers: list) -> "Store":
+    def of_buffers(cls, buffers: list, slots: tuple[str, ...] = ()) -> "Store | None":
         """The store of per-position buffers of events (the Python join's state, as a snapshot
-        written before the compiled path kept stores holds it)."""
+        written before the compiled path kept stores holds it, or by an engine that moved to
+        the Python join); None when a value of a slot is not :func:`numeric`."""
         found: dict = {}
         for p, b in enumerate(buffers):
             for e in b.events[b.head:]:
-                found.setdefault(e.id, [e.ts, 0, e.type])[1] |= 1 << p
-        store = cls()
-        for id_, (ts, bits, type_) in sorted(found.items(), key=lambda x: (x[1][0], x[0])):
-            store.append(id_, ts, bits, type_)
+                found.setdefault(e.id, [e, 0])[1] |= 1 << p
+        store = cls(len(slots))
+        for e, bits in sorted(found.values(), key=lambda x: (x[0].ts, x[0].id)):
+            values = [e.get(a) for a in slots]
+            if not all(numeric(v) for v in values):
+                return None
+            store.append(e.id, e.ts, bits, e.type, [0.0 if v is None else float(v) for v in values],
+                         [v is not None for v in values])
         return store
+
+    def to_buffers(self, k: int, slots: tuple[str, ...]) -> list[Buffer]:
+        """The Python join's per-position buffers of these events (attributes: the slots' values,
+        which the Python join compares as it would the events' own)."""
+        buffers = [Buffer() for _ in range(k)]
+        for i in range(self.head, self.n):
+            attrs = {a: float(self.vals[s, i]) if self.valid[s, i] else None for s, a in enumerate(slots)}
+            e = Event(int(self.ids[i]), int(self.ts[i]), self.types[i], attrs)
+            bits = int(self.bits[i])
+            for p in range(k):
+                if bits >> p & 1:
+                    buffers[p].append(e)
+        return buffers
 
 
 class CompiledJoin:
@@ -137,6 +184,9 @@ class CompiledJoin:
         self.ret_pos = np.array([var_pos[v] for v in query.return_vars], dtype=np.int64)
         self.display = [v.split("@")[0] for v in query.return_vars]
         self.kleene = np.array([p.kleene for p in shape.positions], dtype=np.bool_)
+        conditions = compile_conditions(shape)
+        self.cond, self.consts, self.slots = conditions.table, conditions.consts, conditions.slots
+        self.first = np.zeros(self.k, dtype=np.int64)
         self.start = np.zeros(self.k, dtype=np.int64)
         self.stop = np.zeros(self.k, dtype=np.int64)
         self.upper = np.zeros(self.k, dtype=np.int64)
@@ -145,6 +195,7 @@ class CompiledJoin:
         self._stack_i = np.zeros(64, dtype=np.int64)
         self._ts = np.zeros(64, dtype=np.int64)
         self._ref = np.zeros(64, dtype=np.int64)
+        self._six = np.zeros(64, dtype=np.int64)
         self.block: MatchBlock | None = None
         self._enumerate = None
         self._gather = None
@@ -165,14 +216,15 @@ class CompiledJoin:
         if self._ts.shape[0] < room:
             self._ts = np.zeros(2 * room, dtype=np.int64)
             self._ref = np.zeros(2 * room, dtype=np.int64)
+            self._six = np.zeros(2 * room, dtype=np.int64)
             self._stack_p = np.zeros(2 * room + 2, dtype=np.int64)
             self._stack_i = np.zeros(2 * room + 2, dtype=np.int64)
         tuples = out is not None
         m = self._gather(store.ts, store.ids, store.bits, store.head, store.n - 1, self.k, cand_lo, not tuples,
-                         self._ts, self._ref, self.start, self.stop)
+                         self._ts, self._ref, self._six, self.start, self.stop)
         if not m:
             return
-        ts, ref = self._ts[:m], self._ref[:m]
+        ts, ref, six = self._ts[:m], self._ref[:m], self._six[:m]
         self.state[0] = 0
         self.state[1] = 0
         while True:
@@ -181,9 +233,9 @@ class CompiledJoin:
                 blk = self.block = MatchBlock.empty(rows, self.display)
             f0 = blk.rows
             fill, state.next_match = self._enumerate(
-                ts, ref, self.start, self.stop, self.kleene, self.upper, self.ret_pos, cand_lo, first_hi,
-                self._stack_p, self._stack_i, self.state, blk.match, blk.var, blk.pos, blk.event,
-                f0, blk.capacity, state.next_match)
+                ts, ref, six, self.start, self.stop, self.kleene, self.upper, self.first, self.ret_pos, cand_lo,
+                first_hi, self.cond, self.consts, store.vals, store.valid, self._stack_p, self._stack_i, self.state,
+                blk.match, blk.var, blk.pos, blk.event, f0, blk.capacity, state.next_match)
             blk.rows = fill
             if tuples:
                 out.extend(_tuples(blk, f0, fill, store, cells, self.display))

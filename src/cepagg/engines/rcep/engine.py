@@ -31,10 +31,11 @@ EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or 
 sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
 match numbers follow the order of discovery (:mod:`.output`).
 
-Two joins: queries that return matches of a condition-free pattern (no condition between
-variables, no NOT/EXISTS, no equivalence on a Kleene variable, no GROUP BY a variable's
-attribute) take the compiled join (:mod:`.compiled`: a numba kernel, matches handed over as
-arrays); every other query takes the Python join (:mod:`.join`). ``cepagg explain`` says which.
+Two joins: queries that return matches and whose conditions between variables compare numbers
+(no NOT/EXISTS, no equivalence on a Kleene variable, no GROUP BY a variable's attribute) take
+the compiled join (:mod:`.compiled`: a numba kernel, comparisons checked as a match grows,
+matches handed over as arrays); every other query takes the Python join (:mod:`.join`).
+``cepagg explain`` says which.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from ..base import Engine
 from ..reference.evaluate import empty_result, partition_key
 from . import output
 from .buffers import Buffer
-from .compiled import CompiledJoin, Store, compiled_refusal
+from .compiled import CompiledJoin, Store, compiled_refusal, numeric
 from .join import Join
 from .plan import choose_order, compile_steps
 from .shape import refusal, shape_of
@@ -138,9 +139,12 @@ class Rcep(Engine):
 
     def process(self, state: RcepState, batch: EventBatch) -> list[tuple]:
         if self._compiled is not None:
-            out = self._process_compiled(state, batch)
-            self._hand_over()
-            return out
+            values = self._slot_values(batch)
+            if values is not None:
+                out = self._process_compiled(state, batch, values)
+                self._hand_over()
+                return out
+            self._leave_compiled(state)
         out: list[tuple] = []
         q = self.query
         k = len(self.shape.positions)
@@ -164,7 +168,45 @@ class Rcep(Engine):
         self._hand_over()
         return out
 
-    def _process_compiled(self, state: RcepState, batch: EventBatch) -> list[tuple]:
+    def _slot_values(self, batch: EventBatch):
+        """The values of the attributes the compiled join compares (``vals``, float64, and
+        ``valid``, False for a null; one row per slot), or None when one of them holds values
+        it does not compare as the reference does (:func:`~.compiled.numeric`)."""
+        slots = self._compiled.slots
+        n = len(batch)
+        vals = np.zeros((len(slots), n), dtype=np.float64)
+        valid = np.zeros((len(slots), n), dtype=np.bool_)
+        names = set(batch.attribute_names)
+        for s, a in enumerate(slots):
+            if a != "ts" and a not in names:
+                continue  # missing: null everywhere
+            col = batch.table.column(a)
+            if pa.types.is_null(col.type):
+                continue
+            if pa.types.is_integer(col.type):
+                lo_hi = pc.min_max(col).as_py()
+                if any(v is not None and not numeric(v) for v in lo_hi.values()):
+                    return None
+            elif not pa.types.is_floating(col.type):
+                return None
+            valid[s] = pc.is_valid(col).to_numpy(zero_copy_only=False)
+            vals[s] = pc.fill_null(col, 0).to_numpy(zero_copy_only=False).astype(np.float64)
+        return vals, valid
+
+    def _leave_compiled(self, state: RcepState) -> None:
+        """Move to the Python join for good (a batch holds values the compiled join does not
+        compare): every partition's store becomes per-position buffers."""
+        slots, k = self._compiled.slots, len(self.shape.positions)
+        self.compiled_refusal = f"an attribute among {', '.join(slots)} holds values other than numbers " \
+                                "within 2^52"
+        self._compiled = None
+        for part in state.partitions.values():
+            if part.store is not None:
+                part.buffers = part.store.to_buffers(k, slots)
+                part.negs = [Buffer() for _ in self.shape.negations]
+                part.store = None
+
+    def _process_compiled(self, state: RcepState, batch: EventBatch, values) -> list[tuple]:
         """``process`` for the compiled path: the same steps over the batch's columns (no
         negation buffers, no pending triggers there). A partition keeps its events in one
         :class:`~.compiled.Store` (id, time, type and the positions each may bind), all the
@@ -212,13 +254,15 @@ class Rcep(Engine):
         w, keep = self.w, self.keep
         last = 1 << (k - 1)
         bits_list = bits.tolist()
+        vals, valid = values
+        slots = vals.shape[0] > 0
         for r in range(n):
             key = keys[r]
             if None in key:
                 continue
             part = parts.get(key)
             if part is None:
-                part = parts[key] = Partition([], [], store=Store())
+                part = parts[key] = Partition([], [], store=Store(len(self._compiled.slots)))
             t = ts[r]
             if t != part.last_ts:
                 if t < part.last_ts:
@@ -229,7 +273,10 @@ class Rcep(Engine):
                     part.expire_at = t + w
             b = bits_list[r]
             if b:
-                part.store.append(ids[r], t, b, types[r])
+                if slots:
+                    part.store.append(ids[r], t, b, types[r], vals[:, r], valid[:, r])
+                else:
+                    part.store.append(ids[r], t, b, types[r])
                 if b & last:
                     self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
         return out
@@ -241,11 +288,15 @@ class Rcep(Engine):
 
     def restore(self, data: bytes) -> RcepState:
         state = super().restore(data)
-        if self._compiled is not None:  # (a snapshot written before the compiled path's stores)
-            for part in state.partitions.values():
-                if getattr(part, "store", None) is None:
-                    part.store = Store.of_buffers(part.buffers)
-                    part.buffers = []
+        if self._compiled is not None:  # (a snapshot of the Python join's buffers)
+            stores = {key: Store.of_buffers(part.buffers, self._compiled.slots)
+                      for key, part in state.partitions.items() if getattr(part, "store", None) is None}
+            if any(s is None for s in stores.values()):
+                self._leave_compiled(state)  # (values it does not compare: the Python join)
+            else:
+                for key, store in stores.items():
+                    state.partitions[key].store = store
+                    state.partitions[key].buffers = []
         return state
 
     def _blocks(self) -> bool:
