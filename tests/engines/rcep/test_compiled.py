@@ -280,14 +280,14 @@ def test_query1_takes_the_compiled_join():
 
 
 def test_values_other_than_numbers_move_to_the_python_join():
-    """Strings, booleans and integers beyond 2^52 are compared as the reference compares them:
+    """Strings, booleans, integers beyond 2^52 and NaN are compared as the reference compares them:
     the engine moves to the Python join (also in the middle of a stream, its stored events
     carried over)."""
     text = "PATTERN SEQ(A a, B b+, C c) WHERE a.x < b.x AND c.x < FIRST(b).x WITHIN 20 RETURN a, b, c"
     q = compile_query(text)
     types = "ABCBBCABC"
     for values in (["b", "c", "a", "d", "e", "a", "b", "c", "a"], [t == "B" for t in types],
-                   [2**60 + i for i in (1, 3, 0, 4, 5, 0, 1, 4, 0)]):
+                   [2**60 + i for i in (1, 3, 0, 4, 5, 0, 1, 4, 0)], [1.0, 5.0, 0.5, float("nan"), 6, 0.2, 1, 7, 0.1]):
         rows = [{"type": t, "ts": i, "x": v} for i, (t, v) in enumerate(zip(types, values))]
         batch = EventBatch.from_rows(rows)
         expected = match_sets(ENGINES["reference"](q).run(batch))

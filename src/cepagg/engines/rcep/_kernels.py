@@ -87,13 +87,13 @@ def _next(ts, stop, p, i, bound, trig_ok):
 
 
 @helper
-def _value(cond, consts, j, s, lv, L, stack_i, first, six, vals, valid, tidx):
+def _value(cond, consts, j, s, lv, L, stack_i, first, six, vals, tidx):
     """Side ``s`` of comparison ``j`` (:mod:`.comparisons`) with the stack at level ``L``
-    (``lv``: the run's level a LOOP side reads): (value, known)."""
+    (``lv``: the run's level a LOOP side reads); NaN for a null."""
     base = 3 + 4 * s
     kind = cond[j, base]
     if kind == CONST:
-        return consts[j, s], True
+        return consts[j, s]
     i = tidx
     if kind != TRIGGER:
         if kind == FIRST:
@@ -109,11 +109,7 @@ def _value(cond, consts, j, s, lv, L, stack_i, first, six, vals, valid, tidx):
         i = stack_i[lvl]
         if i == TRIG:
             i = tidx
-    e = six[i]
-    slot = cond[j, base + 2]
-    if not valid[slot, e]:
-        return 0.0, False
-    v = vals[slot, e]
+    v = vals[cond[j, base + 2], six[i]]
     a = cond[j, base + 3]
     if a == ADD:
         v = v + consts[j, s]
@@ -121,15 +117,15 @@ def _value(cond, consts, j, s, lv, L, stack_i, first, six, vals, valid, tidx):
         v = v - consts[j, s]
     elif a == RSUB:
         v = consts[j, s] - v
-    return v, True
+    return v
 
 
 @helper
-def _compare(cond, consts, j, lv, L, stack_i, first, six, vals, valid, tidx):
-    """Comparison ``j`` on the events at hand (a null side: not true)."""
-    x, kx = _value(cond, consts, j, 0, lv, L, stack_i, first, six, vals, valid, tidx)
-    y, ky = _value(cond, consts, j, 1, lv, L, stack_i, first, six, vals, valid, tidx)
-    if not (kx and ky):
+def _compare(cond, consts, j, lv, L, stack_i, first, six, vals, tidx):
+    """Comparison ``j`` on the events at hand (a null side, NaN: not true)."""
+    x = _value(cond, consts, j, 0, lv, L, stack_i, first, six, vals, tidx)
+    y = _value(cond, consts, j, 1, lv, L, stack_i, first, six, vals, tidx)
+    if x != x or y != y:
         return False
     op = cond[j, 2]
     if op == 0:
@@ -146,27 +142,27 @@ def _compare(cond, consts, j, lv, L, stack_i, first, six, vals, valid, tidx):
 
 
 @helper
-def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, valid, tidx):
+def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
     """Whether the event just bound at level ``L`` (position ``q``; ``fresh``: it starts
-    ``q``'s run) passes the comparisons due there."""
+    ``q``'s run) passes the comparisons due there. (A call of its own, not inlined: the search
+    calls it from three places, and a query without comparisons never calls it.)"""
     for j in range(cond.shape[0]):
         if cond[j, 1] != q:
             continue
         when = cond[j, 0]
         if when == EACH or (when == START and fresh) or (when == PAIR and not fresh):
-            if when == START and (cond[j, 3] == LOOP or cond[j, 7] == LOOP):
+            lv0, lv1 = 0, 1
+            if cond[j, 3] == LOOP or cond[j, 7] == LOOP:  # every event of a run bound before
                 b = cond[j, 4] if cond[j, 3] == LOOP else cond[j, 8]
-                for lv in range(first[b], first[b + 1]):
-                    if not _compare(cond, consts, j, lv, L, stack_i, first, six, vals, valid, tidx):
-                        return False
-            elif not _compare(cond, consts, j, 0, L, stack_i, first, six, vals, valid, tidx):
-                return False
+                lv0, lv1 = first[b], first[b + 1]
+            for lv in range(lv0, lv1):
+                if not _compare(cond, consts, j, lv, L, stack_i, first, six, vals, tidx):
+                    return False
     return True
 
 
-@helper
-def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six, vals,
-          valid):
+@jit
+def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six, vals):
     """Bind level ``L`` to the first candidate from ``c`` (of position ``q``) on that passes the
     comparisons; a level that continues a Kleene run moves on to the next position's candidates
     when the run's own are exhausted. Returns the candidate bound, NONE if none is left."""
@@ -179,7 +175,7 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
             fresh = L == 0 or stack_p[L - 1] != q
             if fresh:
                 first[q] = L
-            if _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, valid, tidx):
+            if cond.shape[0] == 0 or _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
                 return c
             if L == 0:
                 c = _next(ts, stop, q, c, bound0, trig0)
@@ -193,7 +189,7 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
 
 @jit
 def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, lo, first_hi, cond, consts, vals,
-                      valid, stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number):
+                      stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number):
     """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
     ``number``; returns (fill, number). ``state[1]`` is DONE when every match is written;
     otherwise the arrays are full and a call with the same stack, ``first`` and state continues.
@@ -204,7 +200,7 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
     match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch;
     ``first`` (k entries) holds the stack level where each bound position's run starts.
     Comparisons between variables: rows of ``cond``/``consts`` (:mod:`.comparisons`), reading
-    attribute ``slot`` of event ``i`` at ``vals[slot, six[i]]`` (null where ``valid`` is 0).
+    attribute ``slot`` of event ``i`` at ``vals[slot, six[i]]`` (NaN: null).
     """
     k = start.shape[0]
     tidx = ts.shape[0] - 1
@@ -231,7 +227,7 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
     if state[1] == FRESH:
         c = _first(ts, start, stop, 0, lo - 1, bound0, trig0)
         c = _seek(0, 0, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six,
-                  vals, valid)
+                  vals)
         if c == NONE:
             state[1] = DONE
             return fill, number
@@ -273,7 +269,7 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
             if q < k:
                 c = _first(ts, start, stop, q, tau, upper[q], q == k - 1)
                 c = _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts,
-                          six, vals, valid)
+                          six, vals)
             if c != NONE:
                 L += 1
             else:
@@ -288,7 +284,7 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
                 else:
                     c = _next(ts, stop, p, i, upper[p], p == k - 1)
                 c = _seek(top, p, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts,
-                          six, vals, valid)
+                          six, vals)
                 if c != NONE:
                     break
                 L -= 1

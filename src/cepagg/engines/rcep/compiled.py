@@ -9,8 +9,9 @@ attributes, equivalences on singleton variables, GROUP BY a partition attribute,
 with SLIDE and ``start_range`` all stay on the compiled path: they act before the join (which
 positions an event may bind) or are constant for one trigger (group and window cells). Every
 other query, and every aggregate query, takes the Python join (:mod:`.join`); both give the
-reference's matches. The attributes the comparisons read are kept in the store as float64; a
-batch whose values for them are not numbers (strings, booleans, integers beyond 2^52) moves the
+reference's matches. The attributes the comparisons read are kept in the store as float64 (NaN for
+a null); a batch whose values for them are not numbers (strings, booleans, integers beyond 2^52,
+NaN) moves the
 engine to the Python join for good (:meth:`Store.to_buffers`), which compares any values as the
 reference does.
 
@@ -85,18 +86,19 @@ _COMPACT = 512
 
 
 def numeric(v) -> bool:
-    """Whether the compiled join compares ``v`` as the reference does (None, a float, an
-    integer within 2^52)."""
-    if v is None or isinstance(v, float):
+    """Whether the compiled join compares ``v`` as the reference does (None, a float but NaN,
+    an integer within 2^52): NaN stands for a null in the join."""
+    if v is None:
         return True
+    if isinstance(v, float):
+        return v == v
     return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= EXACT
 
 
 class Store:
     """A partition's events on the compiled path, in stream order: time, id and the positions
     each may bind (bit ``p``: position ``p``), in arrays grown by doubling, the values of the
-    attributes the comparisons read (``vals[slot]``, float64; ``valid[slot]`` is False for a
-    null), and the type beside them (for the protocol's tuples). Events before ``head`` have
+    attributes the comparisons read (``vals[slot]``, float64, NaN for a null), and the type beside them (for the protocol's tuples). Events before ``head`` have
     expired; they leave the arrays in chunks (amortised O(1)). The join reads the arrays as
     they are: nothing is copied per event or per trigger in Python."""
 
@@ -105,24 +107,22 @@ class Store:
         self.ids = np.empty(64, dtype=np.int64)
         self.bits = np.empty(64, dtype=np.int64)
         self.vals = np.empty((slots, 64), dtype=np.float64)
-        self.valid = np.zeros((slots, 64), dtype=np.bool_)
         self.types: list = []
         self.head = 0
         self.n = 0
 
-    def append(self, id_: int, ts: int, bits: int, type_, vals=None, valid=None) -> None:
-        """Add an event (``vals``/``valid``: its values of the slots, where there are slots)."""
+    def append(self, id_: int, ts: int, bits: int, type_, vals=None) -> None:
+        """Add an event (``vals``: its values of the slots, where there are slots)."""
         n = self.n
         if n == self.ts.shape[0]:
             self.ts, self.ids, self.bits = (np.concatenate((x, np.empty_like(x)))
                                             for x in (self.ts, self.ids, self.bits))
-            self.vals, self.valid = (np.concatenate((x, np.zeros_like(x)), axis=1) for x in (self.vals, self.valid))
+            self.vals = np.concatenate((self.vals, np.empty_like(self.vals)), axis=1)
         self.ts[n] = ts
         self.ids[n] = id_
         self.bits[n] = bits
         if vals is not None:
             self.vals[:, n] = vals
-            self.valid[:, n] = valid
         self.types.append(type_)
         self.n = n + 1
 
@@ -134,8 +134,7 @@ class Store:
             m = self.n - h
             for x in (self.ts, self.ids, self.bits):
                 x[:m] = x[h:self.n]
-            for x in (self.vals, self.valid):
-                x[:, :m] = x[:, h:self.n]
+            self.vals[:, :m] = self.vals[:, h:self.n]
             del self.types[:h]
             self.n, self.head = m, 0
 
@@ -156,8 +155,7 @@ class Store:
             values = [e.get(a) for a in slots]
             if not all(numeric(v) for v in values):
                 return None
-            store.append(e.id, e.ts, bits, e.type, [0.0 if v is None else float(v) for v in values],
-                         [v is not None for v in values])
+            store.append(e.id, e.ts, bits, e.type, [np.nan if v is None else float(v) for v in values])
         return store
 
     def to_buffers(self, k: int, slots: tuple[str, ...]) -> list[Buffer]:
@@ -165,7 +163,7 @@ class Store:
         which the Python join compares as it would the events' own)."""
         buffers = [Buffer() for _ in range(k)]
         for i in range(self.head, self.n):
-            attrs = {a: float(self.vals[s, i]) if self.valid[s, i] else None for s, a in enumerate(slots)}
+            attrs = {a: None if np.isnan(self.vals[s, i]) else float(self.vals[s, i]) for s, a in enumerate(slots)}
             e = Event(int(self.ids[i]), int(self.ts[i]), self.types[i], attrs)
             bits = int(self.bits[i])
             for p in range(k):
@@ -234,7 +232,7 @@ class CompiledJoin:
             f0 = blk.rows
             fill, state.next_match = self._enumerate(
                 ts, ref, six, self.start, self.stop, self.kleene, self.upper, self.first, self.ret_pos, cand_lo,
-                first_hi, self.cond, self.consts, store.vals, store.valid, self._stack_p, self._stack_i, self.state,
+                first_hi, self.cond, self.consts, store.vals, self._stack_p, self._stack_i, self.state,
                 blk.match, blk.var, blk.pos, blk.event, f0, blk.capacity, state.next_match)
             blk.rows = fill
             if tuples:

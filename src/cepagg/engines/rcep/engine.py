@@ -169,13 +169,12 @@ class Rcep(Engine):
         return out
 
     def _slot_values(self, batch: EventBatch):
-        """The values of the attributes the compiled join compares (``vals``, float64, and
-        ``valid``, False for a null; one row per slot), or None when one of them holds values
-        it does not compare as the reference does (:func:`~.compiled.numeric`)."""
+        """The values of the attributes the compiled join compares (float64, NaN for a null,
+        one row per slot), or None when one of them holds values it does not compare as the
+        reference does (:func:`~.compiled.numeric`)."""
         slots = self._compiled.slots
         n = len(batch)
-        vals = np.zeros((len(slots), n), dtype=np.float64)
-        valid = np.zeros((len(slots), n), dtype=np.bool_)
+        vals = np.full((len(slots), n), np.nan, dtype=np.float64)
         names = set(batch.attribute_names)
         for s, a in enumerate(slots):
             if a != "ts" and a not in names:
@@ -187,11 +186,10 @@ class Rcep(Engine):
                 lo_hi = pc.min_max(col).as_py()
                 if any(v is not None and not numeric(v) for v in lo_hi.values()):
                     return None
-            elif not pa.types.is_floating(col.type):
+            elif not pa.types.is_floating(col.type) or pc.any(pc.is_nan(col)).as_py():
                 return None
-            valid[s] = pc.is_valid(col).to_numpy(zero_copy_only=False)
-            vals[s] = pc.fill_null(col, 0).to_numpy(zero_copy_only=False).astype(np.float64)
-        return vals, valid
+            vals[s] = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        return vals
 
     def _leave_compiled(self, state: RcepState) -> None:
         """Move to the Python join for good (a batch holds values the compiled join does not
@@ -254,7 +252,7 @@ class Rcep(Engine):
         w, keep = self.w, self.keep
         last = 1 << (k - 1)
         bits_list = bits.tolist()
-        vals, valid = values
+        vals = values
         slots = vals.shape[0] > 0
         for r in range(n):
             key = keys[r]
@@ -274,7 +272,7 @@ class Rcep(Engine):
             b = bits_list[r]
             if b:
                 if slots:
-                    part.store.append(ids[r], t, b, types[r], vals[:, r], valid[:, r])
+                    part.store.append(ids[r], t, b, types[r], vals[:, r])
                 else:
                     part.store.append(ids[r], t, b, types[r])
                 if b & last:
