@@ -254,6 +254,9 @@ class Rcep(Engine):
         bits_list = bits.tolist()
         vals = values
         slots = vals.shape[0] > 0
+        direct = self.slide is None and self._blocks()
+        run, lo, hi, rows, spill = self._compiled.run, self.lo, self.hi, self.spill_rows, self.spill
+        group_at = [i for i, _, _ in self._groups]
         for r in range(n):
             key = keys[r]
             if None in key:
@@ -276,7 +279,11 @@ class Rcep(Engine):
                 else:
                     part.store.append(ids[r], t, b, types[r])
                 if b & last:
-                    self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
+                    if direct:  # (WITHIN alone into blocks: _recompute's steps, without its calls)
+                        run(part.store, t, max(t - w + 1, lo), hi, tuple(key[i] for i in group_at), state, rows,
+                            spill)
+                    else:
+                        self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
         return out
 
     def _out_of_order(self, key: tuple, ts: int, last: int) -> None:
