@@ -98,9 +98,10 @@ def numeric(v) -> bool:
 class Store:
     """A partition's events on the compiled path, in stream order: time, id and the positions
     each may bind (bit ``p``: position ``p``), in arrays grown by doubling, the values of the
-    attributes the comparisons read (``vals[slot]``, float64, NaN for a null), and the type beside them (for the protocol's tuples). Events before ``head`` have
-    expired; they leave the arrays in chunks (amortised O(1)). The join reads the arrays as
-    they are: nothing is copied per event or per trigger in Python."""
+    attributes the comparisons read (``vals[slot]``, float64, NaN for a null), and the type
+    beside them (for the protocol's tuples). Events before ``head`` have expired; they leave
+    the arrays in chunks (amortised O(1)). The join reads the arrays as they are: nothing is
+    copied per event or per trigger in Python."""
 
     def __init__(self, slots: int = 0) -> None:
         self.ts = np.empty(64, dtype=np.int64)
@@ -125,6 +126,25 @@ class Store:
             self.vals[:, n] = vals
         self.types.append(type_)
         self.n = n + 1
+
+    def extend(self, ids: np.ndarray, ts: np.ndarray, bits: np.ndarray, types: list, vals=None) -> None:
+        """Add events (arrays of one length; ``vals``: their values of the slots, one row per
+        slot, where there are slots)."""
+        n, m = self.n, ts.shape[0]
+        size = self.ts.shape[0]
+        if n + m > size:
+            while n + m > size:
+                size *= 2
+            self.ts, self.ids, self.bits = (np.concatenate((x, np.empty(size - x.shape[0], dtype=x.dtype)))
+                                            for x in (self.ts, self.ids, self.bits))
+            self.vals = np.concatenate((self.vals, np.empty((self.vals.shape[0], size - self.vals.shape[1]))), axis=1)
+        self.ts[n:n + m] = ts
+        self.ids[n:n + m] = ids
+        self.bits[n:n + m] = bits
+        if vals is not None:
+            self.vals[:, n:n + m] = vals
+        self.types.extend(types)
+        self.n = n + m
 
     def drop_before(self, t: int) -> None:
         """Forget the events with ``ts < t``."""
@@ -198,15 +218,15 @@ class CompiledJoin:
         self._enumerate = None
         self._gather = None
 
-    def run(self, store: Store, trigger_ts: int, cand_lo: int, first_hi: int, cells: tuple, state,
+    def run(self, store: Store, tix: int, cand_lo: int, first_hi: int, cells: tuple, state,
             rows: int, hand_over, out: list | None = None, spill=None) -> None:
-        """Write the matches ending at the trigger, the last event of ``store`` (events from
+        """Write the matches ending at the trigger, the event at ``tix`` in ``store`` (events from
         ``ts >= cand_lo``, first event before ``first_hi``), numbered from
         ``state.next_match``, with group and window ``cells``. ``hand_over(block)`` takes each
         full block of ``rows`` rows. With ``out`` (not None) the matches are appended to it as
         tuples instead, and handed to ``spill(rows)`` (if given) whenever ``out`` holds ``rows``
         of them."""
-        if trigger_ts < cand_lo:
+        if store.ts[tix] < cand_lo:
             return
         if self._enumerate is None:
             self._enumerate, self._gather = _kernel(), _gather()
@@ -218,7 +238,7 @@ class CompiledJoin:
             self._stack_p = np.zeros(2 * room + 2, dtype=np.int64)
             self._stack_i = np.zeros(2 * room + 2, dtype=np.int64)
         tuples = out is not None
-        m = self._gather(store.ts, store.ids, store.bits, store.head, store.n - 1, self.k, cand_lo, not tuples,
+        m = self._gather(store.ts, store.ids, store.bits, store.head, tix, self.k, cand_lo, not tuples,
                          self._ts, self._ref, self._six, self.start, self.stop)
         if not m:
             return

@@ -49,7 +49,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import InputError
-from ...events import ID, Event, EventBatch
+from ...events import ID, EventBatch
 from ...lang.expr import holds
 from ...lang.model import Query
 from ..base import Engine
@@ -208,10 +208,12 @@ class Rcep(Engine):
         """``process`` for the compiled path: the same steps over the batch's columns (no
         negation buffers, no pending triggers there). A partition keeps its events in one
         :class:`~.compiled.Store` (id, time, type and the positions each may bind), all the
-        compiled join reads; events that no future match can use are dropped once per window of
-        time per partition (a store holds at most about two windows). Event objects are made
-        only where a local condition, an equivalence or a stream filter must read an event's
-        attributes."""
+        compiled join reads; a batch's events are added to it partition by partition, then the
+        matches of its triggers are found (so matches come partition by partition within a
+        batch). Events that no future match can use are dropped once per window of time per
+        partition, before a batch's events are added (a store holds at most about two windows
+        and a batch). Event objects are made only where a local condition, an equivalence or a
+        stream filter must read an event's attributes."""
         out: list[tuple] = []
         q = self.query
         n = len(batch)
@@ -219,7 +221,6 @@ class Rcep(Engine):
             return out
         table = batch.table
         names = set(batch.attribute_names)
-        ids = table.column(ID).to_pylist()
         ts = table.column("ts").to_pylist()
         types = table.column("type").to_pylist()
 
@@ -248,43 +249,49 @@ class Rcep(Engine):
                 else:
                     inside = pc.is_in(table.column("type"), value_set=pa.array(sorted(members), pa.string()))
                     bits |= inside.to_numpy(zero_copy_only=False).astype(np.int64) << p.index
-        parts = state.partitions
-        w, keep = self.w, self.keep
+        ts_np = table.column("ts").to_numpy()
+        ids_np = table.column(ID).to_numpy()
         last = 1 << (k - 1)
-        bits_list = bits.tolist()
-        vals = values
-        slots = vals.shape[0] > 0
-        direct = self.slide is None and self._blocks()
-        run, lo, hi, rows, spill = self._compiled.run, self.lo, self.hi, self.spill_rows, self.spill
-        group_at = [i for i, _, _ in self._groups]
-        for r in range(n):
-            key = keys[r]
-            if None in key:
-                continue
-            part = parts.get(key)
+        for key, rows in _partition_rows(keys).items():
+            part = state.partitions.get(key)
             if part is None:
-                part = parts[key] = Partition([], [], store=Store(len(self._compiled.slots)))
-            t = ts[r]
-            if t != part.last_ts:
-                if t < part.last_ts:
-                    self._out_of_order(key, t, part.last_ts)
-                part.last_ts = t
-                if t >= part.expire_at:
-                    part.store.drop_before(t - keep + 1)
-                    part.expire_at = t + w
-            b = bits_list[r]
-            if b:
-                if slots:
-                    part.store.append(ids[r], t, b, types[r], vals[:, r])
-                else:
-                    part.store.append(ids[r], t, b, types[r])
-                if b & last:
-                    if direct:  # (WITHIN alone into blocks: _recompute's steps, without its calls)
-                        run(part.store, t, max(t - w + 1, lo), hi, tuple(key[i] for i in group_at), state, rows,
-                            spill)
-                    else:
-                        self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
+                part = state.partitions[key] = Partition([], [], store=Store(len(self._compiled.slots)))
+            t = ts_np[rows]
+            late = np.flatnonzero(np.diff(t, prepend=part.last_ts) < 0)
+            if late.size:
+                r = late[0]
+                self._out_of_order(key, int(t[r]), int(t[r - 1]) if r else part.last_ts)
+            if t[0] >= part.expire_at:  # (once a window of time, before the batch's events)
+                part.store.drop_before(int(t[0]) - self.keep + 1)
+                part.expire_at = int(t[0]) + self.w
+            part.last_ts = int(t[-1])
+            rows = rows[bits[rows] != 0]
+            if not rows.size:
+                continue
+            store, n0 = part.store, part.store.n
+            store.extend(ids_np[rows], ts_np[rows], bits[rows], [types[r] for r in rows.tolist()],
+                         values[:, rows] if values.shape[0] else None)
+            for j in np.flatnonzero(bits[rows] & last).tolist():
+                self._trigger_compiled(state, key, part, n0 + j, out)
         return out
+
+    def _trigger_compiled(self, state: RcepState, key: tuple, part: Partition, tix: int, out: list) -> None:
+        """The compiled path's :meth:`_trigger` and :meth:`_recompute`: the matches ending at the
+        event stored at ``tix`` in ``part``'s store, once per window containing it (no trailing
+        negation there: none waits)."""
+        store, w = part.store, self.w
+        t = int(store.ts[tix])
+        cells = tuple(key[i] for i, _, _ in self._groups)
+        for wlo in self._windows_of(t):
+            if wlo is None:
+                cand_lo, first_hi, window = max(t - w + 1, self.lo), self.hi, ()
+            else:
+                cand_lo, first_hi, window = wlo, POS_INF, (wlo, wlo + w)
+            if self._blocks():
+                self._compiled.run(store, tix, cand_lo, first_hi, cells + window, state, self.spill_rows, self.spill)
+            else:
+                self._compiled.run(store, tix, cand_lo, first_hi, cells + window, state, self.spill_rows, None,
+                                   out, self.spill)
 
     def _out_of_order(self, key: tuple, ts: int, last: int) -> None:
         raise InputError(f"events of partition {key} out of time order: time {ts} after "
@@ -409,15 +416,6 @@ class Rcep(Engine):
             cand_lo, first_hi = wlo, POS_INF
             window = (wlo, wlo + self.w)
         groups = self._groups
-        if self._compiled is not None:
-            cells = tuple(key[i] for i, _, _ in groups) + window
-            if self._blocks():
-                self._compiled.run(part.store, e.ts, cand_lo, first_hi, cells, state, self.spill_rows,
-                                   self.spill)
-            else:
-                self._compiled.run(part.store, e.ts, cand_lo, first_hi, cells, state, self.spill_rows,
-                                   None, out, self.spill)
-            return
         steps = self._steps_for(part, cand_lo, e.ts)
         if self._group_per_match:
             def cells_of(env):
@@ -443,6 +441,16 @@ class Rcep(Engine):
             def emit(env):
                 output.fold(accs, q, cells_of(env), env)
         self.join.run(part.buffers, part.negs, e, steps, scope, cand_lo, first_hi, emit)
+
+
+def _partition_rows(keys: list) -> dict:
+    """The batch's row numbers (int64 arrays, in stream order) per partition key; rows with a
+    null key attribute belong to none."""
+    found: dict = {}
+    for r, key in enumerate(keys):
+        if None not in key:
+            found.setdefault(key, []).append(r)
+    return {key: np.array(rows, dtype=np.int64) for key, rows in found.items()}
 
 
 def _first_value(env: dict, var: str, attr: str):
