@@ -305,3 +305,18 @@ def test_values_other_than_numbers_move_to_the_python_join():
     whole = EventBatch.from_rows(first.table.to_pylist() + later.table.to_pylist())
     assert len(out) > 0
     assert match_sets(Result(q.output_columns, out)) == match_sets(ENGINES["reference"](q).run(whole))
+
+
+def test_the_twin_of_the_trigger_loop_gives_the_same_blocks(monkeypatch):
+    """Blocks through the writer (a partition's triggers in one kernel call, blocks of 5 rows
+    resumed): the Python twin writes what the compiled kernel writes."""
+    monkeypatch.setattr(runner, "PIECE_ROWS", 5)
+    twin = kernels.twin("cepagg.engines.rcep._kernels")
+    for k in range(cases(30, 300)):
+        text, rows = compiled_case(95_000 + k, max_events=12)
+        batch = EventBatch.from_rows(rows)
+        fast = _long(text, batch, "rcep").rows
+        with monkeypatch.context() as m:
+            m.setattr(compiled, "_kernel_many", lambda: twin.enumerate_triggers)
+            slow = _long(text, batch, "rcep").rows
+        assert fast == slow, text

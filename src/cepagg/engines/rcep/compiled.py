@@ -82,6 +82,12 @@ def _gather():
     return _kernels.gather
 
 
+def _kernel_many():
+    from . import _kernels
+
+    return _kernels.enumerate_triggers
+
+
 _COMPACT = 512
 
 
@@ -209,6 +215,7 @@ class CompiledJoin:
         self.stop = np.zeros(self.k, dtype=np.int64)
         self.upper = np.zeros(self.k, dtype=np.int64)
         self.state = np.zeros(2, dtype=np.int64)
+        self.tstate = np.zeros(2, dtype=np.int64)
         self._stack_p = np.zeros(64, dtype=np.int64)
         self._stack_i = np.zeros(64, dtype=np.int64)
         self._ts = np.zeros(64, dtype=np.int64)
@@ -217,6 +224,7 @@ class CompiledJoin:
         self.block: MatchBlock | None = None
         self._enumerate = None
         self._gather = None
+        self._many = None
 
     def run(self, store: Store, tix: int, cand_lo: int, first_hi: int, cells: tuple, state,
             rows: int, hand_over, out: list | None = None, spill=None) -> None:
@@ -230,13 +238,7 @@ class CompiledJoin:
             return
         if self._enumerate is None:
             self._enumerate, self._gather = _kernel(), _gather()
-        room = self.k * len(store) + 1
-        if self._ts.shape[0] < room:
-            self._ts = np.zeros(2 * room, dtype=np.int64)
-            self._ref = np.zeros(2 * room, dtype=np.int64)
-            self._six = np.zeros(2 * room, dtype=np.int64)
-            self._stack_p = np.zeros(2 * room + 2, dtype=np.int64)
-            self._stack_i = np.zeros(2 * room + 2, dtype=np.int64)
+        self._room(store)
         tuples = out is not None
         m = self._gather(store.ts, store.ids, store.bits, store.head, tix, self.k, cand_lo, not tuples,
                          self._ts, self._ref, self._six, self.start, self.stop)
@@ -271,6 +273,47 @@ class CompiledJoin:
                 self.block = None
             elif fill == f0:
                 self.block = MatchBlock.empty(m, self.display)  # (a match has at most m rows)
+
+    def run_many(self, store: Store, tixs: np.ndarray, lo: int, first_hi: int, w: int, cells: tuple, state,
+                 rows: int, hand_over) -> None:
+        """:meth:`run` for the triggers at ``tixs`` (in order) under WITHIN ``w`` alone, events
+        from ``lo`` on, into blocks: one kernel call for all of them (and one more per block
+        handed over)."""
+        if self._many is None:
+            self._many = _kernel_many()
+        self._room(store)
+        self.tstate[0] = self.tstate[1] = 0
+        while True:
+            blk = self.block
+            if blk is None:
+                blk = self.block = MatchBlock.empty(rows, self.display)
+            f0 = blk.rows
+            fill, state.next_match = self._many(
+                store.ts, store.ids, store.bits, store.head, tixs, lo, first_hi, w, self.tstate, self._ts, self._ref,
+                self._six, self.start, self.stop, self.kleene, self.upper, self.first, self.ret_pos, self.cond,
+                self.consts, store.vals, self._stack_p, self._stack_i, self.state, blk.match, blk.var, blk.pos,
+                blk.event, f0, blk.capacity, state.next_match)
+            blk.rows = fill
+            if fill > f0:
+                blk.cell[f0:fill] = blk.cell_index(cells)
+            if self.tstate[0] == tixs.shape[0]:
+                return
+            # the next match does not fit: hand the block over, or (empty) make one it fits in
+            if blk.rows:
+                hand_over(blk)
+                self.block = None
+            elif fill == f0:
+                self.block = MatchBlock.empty(int(self.tstate[1]), self.display)  # (a match has at most m rows)
+
+    def _room(self, store: Store) -> None:
+        """Make the gather's arrays and the stack large enough for ``store``."""
+        room = self.k * len(store) + 1
+        if self._ts.shape[0] < room:
+            self._ts = np.zeros(2 * room, dtype=np.int64)
+            self._ref = np.zeros(2 * room, dtype=np.int64)
+            self._six = np.zeros(2 * room, dtype=np.int64)
+            self._stack_p = np.zeros(2 * room + 2, dtype=np.int64)
+            self._stack_i = np.zeros(2 * room + 2, dtype=np.int64)
 
     def take_block(self) -> MatchBlock | None:
         """The block being filled, if it holds rows (it is then handed over and not filled

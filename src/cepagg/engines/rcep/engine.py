@@ -252,6 +252,8 @@ class Rcep(Engine):
         ts_np = table.column("ts").to_numpy()
         ids_np = table.column(ID).to_numpy()
         last = 1 << (k - 1)
+        direct = self.slide is None and self._blocks()  # (all of a partition's triggers in one call)
+        group_at = [i for i, _, _ in self._groups]
         for key, rows in _partition_rows(keys).items():
             part = state.partitions.get(key)
             if part is None:
@@ -271,8 +273,13 @@ class Rcep(Engine):
             store, n0 = part.store, part.store.n
             store.extend(ids_np[rows], ts_np[rows], bits[rows], [types[r] for r in rows.tolist()],
                          values[:, rows] if values.shape[0] else None)
-            for j in np.flatnonzero(bits[rows] & last).tolist():
-                self._trigger_compiled(state, key, part, n0 + j, out)
+            tixs = n0 + np.flatnonzero(bits[rows] & last)
+            if direct:
+                self._compiled.run_many(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at),
+                                        state, self.spill_rows, self.spill)
+            else:
+                for tix in tixs.tolist():
+                    self._trigger_compiled(state, key, part, tix, out)
         return out
 
     def _trigger_compiled(self, state: RcepState, key: tuple, part: Partition, tix: int, out: list) -> None:
