@@ -121,7 +121,7 @@ def test_the_twin_gives_the_same_matches(monkeypatch):
         q = compile_query(text)
         batch = EventBatch.from_rows(rows)
         fast = ENGINES["rcep"](q).run(batch).rows
-        monkeypatch.setattr(compiled, "_kernel", lambda: twin.enumerate_matches)
+        monkeypatch.setattr(compiled, "_kernel", lambda: twin.enumerate_triggers)
         slow = ENGINES["rcep"](q).run(batch).rows
         monkeypatch.undo()
         assert fast == slow, text
@@ -317,6 +317,6 @@ def test_the_twin_of_the_trigger_loop_gives_the_same_blocks(monkeypatch):
         batch = EventBatch.from_rows(rows)
         fast = _long(text, batch, "rcep").rows
         with monkeypatch.context() as m:
-            m.setattr(compiled, "_kernel_many", lambda: twin.enumerate_triggers)
+            m.setattr(compiled, "_kernel", lambda: twin.enumerate_triggers)
             slow = _long(text, batch, "rcep").rows
         assert fast == slow, text

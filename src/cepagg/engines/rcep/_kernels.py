@@ -34,6 +34,7 @@ from .. import kernels
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 helper = kernels.jit(_TWIN, inline=True)  # (small helpers: inlined by LLVM)
+step = kernels.jit(_TWIN, inline="step")  # (called once, from enumerate_triggers: spliced in by numba)
 
 NONE = -2  # no candidate
 TRIG = -1  # the trigger
@@ -87,81 +88,76 @@ def _next(ts, stop, p, i, bound, trig_ok):
 
 
 @helper
-def _value(cond, consts, j, s, lv, L, stack_i, first, six, vals, tidx):
-    """Side ``s`` of comparison ``j`` (:mod:`.comparisons`) with the stack at level ``L``
-    (``lv``: the run's level a LOOP side reads); NaN for a null."""
-    base = 3 + 4 * s
-    kind = cond[j, base]
-    if kind == CONST:
-        return consts[j, s]
-    i = tidx
-    if kind != TRIGGER:
-        if kind == FIRST:
-            lvl = first[cond[j, base + 1]]
-        elif kind == LAST:
-            lvl = first[cond[j, base + 1] + 1] - 1
-        elif kind == CUR:
-            lvl = L
-        elif kind == PREV:
-            lvl = L - 1
-        else:
-            lvl = lv
-        i = stack_i[lvl]
-        if i == TRIG:
-            i = tidx
-    v = vals[cond[j, base + 2], six[i]]
-    a = cond[j, base + 3]
-    if a == ADD:
-        v = v + consts[j, s]
-    elif a == SUB:
-        v = v - consts[j, s]
-    elif a == RSUB:
-        v = consts[j, s] - v
-    return v
-
-
-@helper
-def _compare(cond, consts, j, lv, L, stack_i, first, six, vals, tidx):
-    """Comparison ``j`` on the events at hand (a null side, NaN: not true)."""
-    x = _value(cond, consts, j, 0, lv, L, stack_i, first, six, vals, tidx)
-    y = _value(cond, consts, j, 1, lv, L, stack_i, first, six, vals, tidx)
-    if x != x or y != y:
-        return False
-    op = cond[j, 2]
-    if op == 0:
-        return x == y
-    if op == 1:
-        return x != y
-    if op == 2:
-        return x < y
-    if op == 3:
-        return x <= y
-    if op == 4:
-        return x > y
-    return x >= y
-
-
-@helper
 def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
     """Whether the event just bound at level ``L`` (position ``q``; ``fresh``: it starts
-    ``q``'s run) passes the comparisons due there. (A call of its own, not inlined: the search
-    calls it from three places, and a query without comparisons never calls it.)"""
+    ``q``'s run) passes the comparisons due there (:mod:`.comparisons`); a null (NaN) side
+    makes a comparison untrue. (One function, not one per side and comparison: numba compiles
+    each function on its own, and the compile time counts.)"""
     for j in range(cond.shape[0]):
         if cond[j, 1] != q:
             continue
         when = cond[j, 0]
-        if when == EACH or (when == START and fresh) or (when == PAIR and not fresh):
-            lv0, lv1 = 0, 1
-            if cond[j, 3] == LOOP or cond[j, 7] == LOOP:  # every event of a run bound before
-                b = cond[j, 4] if cond[j, 3] == LOOP else cond[j, 8]
-                lv0, lv1 = first[b], first[b + 1]
-            for lv in range(lv0, lv1):
-                if not _compare(cond, consts, j, lv, L, stack_i, first, six, vals, tidx):
+        if not (when == EACH or (when == START and fresh) or (when == PAIR and not fresh)):
+            continue
+        lv0, lv1 = 0, 1
+        if cond[j, 3] == LOOP or cond[j, 7] == LOOP:  # every event of a run bound before
+            b = cond[j, 4] if cond[j, 3] == LOOP else cond[j, 8]
+            lv0, lv1 = first[b], first[b + 1]
+        for lv in range(lv0, lv1):
+            x = 0.0
+            v = 0.0
+            for s in range(2):
+                base = 3 + 4 * s
+                kind = cond[j, base]
+                if kind == CONST:
+                    v = consts[j, s]
+                else:
+                    i = tidx
+                    if kind != TRIGGER:
+                        if kind == FIRST:
+                            lvl = first[cond[j, base + 1]]
+                        elif kind == LAST:
+                            lvl = first[cond[j, base + 1] + 1] - 1
+                        elif kind == CUR:
+                            lvl = L
+                        elif kind == PREV:
+                            lvl = L - 1
+                        else:
+                            lvl = lv
+                        i = stack_i[lvl]
+                        if i == TRIG:
+                            i = tidx
+                    v = vals[cond[j, base + 2], six[i]]
+                    a = cond[j, base + 3]
+                    if a == ADD:
+                        v = v + consts[j, s]
+                    elif a == SUB:
+                        v = v - consts[j, s]
+                    elif a == RSUB:
+                        v = consts[j, s] - v
+                if v != v:
                     return False
+                if s == 0:
+                    x = v
+            op = cond[j, 2]
+            if op == 0:
+                ok = x == v
+            elif op == 1:
+                ok = x != v
+            elif op == 2:
+                ok = x < v
+            elif op == 3:
+                ok = x <= v
+            elif op == 4:
+                ok = x > v
+            else:
+                ok = x >= v
+            if not ok:
+                return False
     return True
 
 
-@jit
+@helper
 def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six, vals):
     """Bind level ``L`` to the first candidate from ``c`` (of position ``q``) on that passes the
     comparisons; a level that continues a Kleene run moves on to the next position's candidates
@@ -187,7 +183,7 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
         c = _first(ts, start, stop, q, ts[stack_i[L - 1]], upper[q], q == k - 1)
 
 
-@jit
+@step
 def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, lo, first_hi, cond, consts, vals,
                       stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number):
     """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
@@ -224,77 +220,72 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
     bound0 = min(upper[0], first_hi)
     trig0 = k == 1 and trig_ts < first_hi
     L = state[0]
+    back = False  # False: bind one more level; True: move the top level on to its next candidate
     if state[1] == FRESH:
-        c = _first(ts, start, stop, 0, lo - 1, bound0, trig0)
-        c = _seek(0, 0, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six,
-                  vals)
-        if c == NONE:
-            state[1] = DONE
-            return fill, number
-        L = 1
+        L = 0
         state[1] = RUNNING
     while True:
-        top = L - 1
-        i = stack_i[top]
-        advance = False
-        if i == TRIG:
-            rows = 0
-            for r in range(n_ret):
-                rp = ret_pos[r]
-                for lv in range(L):
-                    if stack_p[lv] == rp:
-                        rows += 1
-            if fill + rows > cap:
-                state[0] = L
-                return fill, number
-            for r in range(n_ret):
-                rp = ret_pos[r]
-                pos = 0
-                for lv in range(L):
-                    if stack_p[lv] == rp:
-                        out_match[fill] = number
-                        out_var[fill] = r
-                        out_pos[fill] = pos
-                        x = stack_i[lv]
-                        out_idx[fill] = ref[tidx] if x == TRIG else ref[x]
-                        fill += 1
-                        pos += 1
-            number += 1
-            advance = True
+        # the level to bind (lvl), its position and first candidate; then one _seek for all cases
+        if back:
+            lvl = L - 1
+            q = stack_p[lvl]
+            if lvl == 0:
+                c = _next(ts, stop, q, stack_i[lvl], bound0, trig0)
+            else:
+                c = _next(ts, stop, q, stack_i[lvl], upper[q], q == k - 1)
+        elif L == 0:
+            lvl, q = 0, 0
+            c = _first(ts, start, stop, 0, lo - 1, bound0, trig0)
         else:
+            top = L - 1
+            i = stack_i[top]
+            if i == TRIG:  # a match: write it, then move the top on
+                rows = 0
+                for r in range(n_ret):
+                    rp = ret_pos[r]
+                    for lv in range(L):
+                        if stack_p[lv] == rp:
+                            rows += 1
+                if fill + rows > cap:
+                    state[0] = L
+                    return fill, number
+                for r in range(n_ret):
+                    rp = ret_pos[r]
+                    pos = 0
+                    for lv in range(L):
+                        if stack_p[lv] == rp:
+                            out_match[fill] = number
+                            out_var[fill] = r
+                            out_pos[fill] = pos
+                            x = stack_i[lv]
+                            out_idx[fill] = ref[tidx] if x == TRIG else ref[x]
+                            fill += 1
+                            pos += 1
+                number += 1
+                back = True
+                continue
             p = stack_p[top]
-            tau = ts[i]
+            lvl = L
             q = p if kleene[p] else p + 1
             c = NONE
             if q < k:
-                c = _first(ts, start, stop, q, tau, upper[q], q == k - 1)
-                c = _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts,
-                          six, vals)
-            if c != NONE:
-                L += 1
-            else:
-                advance = True
-        if advance:
-            while True:
-                top = L - 1
-                p = stack_p[top]
-                i = stack_i[top]
-                if top == 0:
-                    c = _next(ts, stop, p, i, bound0, trig0)
-                else:
-                    c = _next(ts, stop, p, i, upper[p], p == k - 1)
-                c = _seek(top, p, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts,
-                          six, vals)
-                if c != NONE:
-                    break
-                L -= 1
-                if L == 0:
-                    state[0] = 0
-                    state[1] = DONE
-                    return fill, number
+                c = _first(ts, start, stop, q, ts[i], upper[q], q == k - 1)
+        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six,
+                  vals)
+        if c != NONE:
+            L = lvl + 1
+            back = False
+        else:
+            if back:
+                L = lvl  # (the top level is exhausted: the one below moves on)
+            back = True
+            if L == 0:
+                state[0] = 0
+                state[1] = DONE
+                return fill, number
 
 
-@jit
+@step
 def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, six, start, stop):
     """The input of :func:`enumerate_matches` for the trigger stored at ``tix``, from a
     partition's stored events ``[head, tix]`` (time-ordered; bit ``p`` of ``s_bits``: the event
@@ -325,12 +316,12 @@ def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, six, start, 
 
 
 @jit
-def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, tstate, ts, ref, six, start, stop, kleene,
-                       upper, first, ret_pos, cond, consts, vals, stack_p, stack_i, state, out_match, out_var,
+def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids, tstate, ts, ref, six, start, stop,
+                       kleene, upper, first, ret_pos, cond, consts, vals, stack_p, stack_i, state, out_match, out_var,
                        out_pos, out_idx, fill, cap, number):
     """:func:`gather` and :func:`enumerate_matches` for the triggers stored at ``tixs`` (store
-    indexes, in order) under WITHIN ``w`` alone, events from ``lo`` on, ids written: one call
-    for a partition's triggers of a batch instead of two per trigger. ``tstate``: the next
+    indexes, in order), each taking the events from ``max(its time - w + 1, lo)`` on (``ref``:
+    ids where ``use_ids``, else store indexes): one call for a partition's triggers of a batch. ``tstate``: the next
     trigger (``tstate[0]``) and the size of its gathered input (``tstate[1]``, 0 before the
     gather). Returns (fill, number) when every trigger is done (``tstate[0]`` is
     ``len(tixs)``) or when the arrays are full (a call with the same state continues)."""
@@ -341,7 +332,7 @@ def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, tstate,
         if tstate[1] == 0:
             m = 0
             if s_ts[tix] >= cand_lo:
-                m = gather(s_ts, s_ids, s_bits, head, tix, k, cand_lo, True, ts, ref, six, start, stop)
+                m = gather(s_ts, s_ids, s_bits, head, tix, k, cand_lo, use_ids, ts, ref, six, start, stop)
             if m == 0:
                 tstate[0] += 1
                 continue

@@ -73,18 +73,6 @@ def explain_lines(query: Query) -> list[str]:
 def _kernel():
     from . import _kernels
 
-    return _kernels.enumerate_matches
-
-
-def _gather():
-    from . import _kernels
-
-    return _kernels.gather
-
-
-def _kernel_many():
-    from . import _kernels
-
     return _kernels.enumerate_triggers
 
 
@@ -223,38 +211,30 @@ class CompiledJoin:
         self._six = np.zeros(64, dtype=np.int64)
         self.block: MatchBlock | None = None
         self._enumerate = None
-        self._gather = None
-        self._many = None
 
-    def run(self, store: Store, tix: int, cand_lo: int, first_hi: int, cells: tuple, state,
+    def run(self, store: Store, tixs: np.ndarray, lo: int, first_hi: int, w: int, cells: tuple, state,
             rows: int, hand_over, out: list | None = None, spill=None) -> None:
-        """Write the matches ending at the trigger, the event at ``tix`` in ``store`` (events from
-        ``ts >= cand_lo``, first event before ``first_hi``), numbered from
-        ``state.next_match``, with group and window ``cells``. ``hand_over(block)`` takes each
-        full block of ``rows`` rows. With ``out`` (not None) the matches are appended to it as
-        tuples instead, and handed to ``spill(rows)`` (if given) whenever ``out`` holds ``rows``
-        of them."""
-        if store.ts[tix] < cand_lo:
-            return
+        """Write the matches ending at each trigger, the events at ``tixs`` in ``store`` (in
+        order; a trigger at ``t`` takes events from ``max(t - w + 1, lo)`` on, and the match's
+        first event is before ``first_hi``), numbered from ``state.next_match``, with group and
+        window ``cells``: one kernel call for all of them, and one more per block handed over.
+        ``hand_over(block)`` takes each full block of ``rows`` rows. With ``out`` (not None) the
+        matches are appended to it as tuples instead, and handed to ``spill(rows)`` (if given)
+        whenever ``out`` holds ``rows`` of them."""
         if self._enumerate is None:
-            self._enumerate, self._gather = _kernel(), _gather()
+            self._enumerate = _kernel()
         self._room(store)
         tuples = out is not None
-        m = self._gather(store.ts, store.ids, store.bits, store.head, tix, self.k, cand_lo, not tuples,
-                         self._ts, self._ref, self._six, self.start, self.stop)
-        if not m:
-            return
-        ts, ref, six = self._ts[:m], self._ref[:m], self._six[:m]
-        self.state[0] = 0
-        self.state[1] = 0
+        self.tstate[0] = self.tstate[1] = 0
         while True:
             blk = self.block
             if blk is None:
                 blk = self.block = MatchBlock.empty(rows, self.display)
             f0 = blk.rows
             fill, state.next_match = self._enumerate(
-                ts, ref, six, self.start, self.stop, self.kleene, self.upper, self.first, self.ret_pos, cand_lo,
-                first_hi, self.cond, self.consts, store.vals, self._stack_p, self._stack_i, self.state,
+                store.ts, store.ids, store.bits, store.head, tixs, lo, first_hi, w, not tuples, self.tstate,
+                self._ts, self._ref, self._six, self.start, self.stop, self.kleene, self.upper, self.first,
+                self.ret_pos, self.cond, self.consts, store.vals, self._stack_p, self._stack_i, self.state,
                 blk.match, blk.var, blk.pos, blk.event, f0, blk.capacity, state.next_match)
             blk.rows = fill
             if tuples:
@@ -264,37 +244,6 @@ class CompiledJoin:
                     spill(out[:])
                     out.clear()
             elif fill > f0:
-                blk.cell[f0:fill] = blk.cell_index(cells)
-            if self.state[1] == 2:
-                return
-            # the next match does not fit: hand the block over, or (empty) make one it fits in
-            if blk.rows:
-                hand_over(blk)
-                self.block = None
-            elif fill == f0:
-                self.block = MatchBlock.empty(m, self.display)  # (a match has at most m rows)
-
-    def run_many(self, store: Store, tixs: np.ndarray, lo: int, first_hi: int, w: int, cells: tuple, state,
-                 rows: int, hand_over) -> None:
-        """:meth:`run` for the triggers at ``tixs`` (in order) under WITHIN ``w`` alone, events
-        from ``lo`` on, into blocks: one kernel call for all of them (and one more per block
-        handed over)."""
-        if self._many is None:
-            self._many = _kernel_many()
-        self._room(store)
-        self.tstate[0] = self.tstate[1] = 0
-        while True:
-            blk = self.block
-            if blk is None:
-                blk = self.block = MatchBlock.empty(rows, self.display)
-            f0 = blk.rows
-            fill, state.next_match = self._many(
-                store.ts, store.ids, store.bits, store.head, tixs, lo, first_hi, w, self.tstate, self._ts, self._ref,
-                self._six, self.start, self.stop, self.kleene, self.upper, self.first, self.ret_pos, self.cond,
-                self.consts, store.vals, self._stack_p, self._stack_i, self.state, blk.match, blk.var, blk.pos,
-                blk.event, f0, blk.capacity, state.next_match)
-            blk.rows = fill
-            if fill > f0:
                 blk.cell[f0:fill] = blk.cell_index(cells)
             if self.tstate[0] == tixs.shape[0]:
                 return

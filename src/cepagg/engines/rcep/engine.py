@@ -275,8 +275,8 @@ class Rcep(Engine):
                          values[:, rows] if values.shape[0] else None)
             tixs = n0 + np.flatnonzero(bits[rows] & last)
             if direct:
-                self._compiled.run_many(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at),
-                                        state, self.spill_rows, self.spill)
+                self._compiled.run(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at), state,
+                                   self.spill_rows, self.spill)
             else:
                 for tix in tixs.tolist():
                     self._trigger_compiled(state, key, part, tix, out)
@@ -289,16 +289,17 @@ class Rcep(Engine):
         store, w = part.store, self.w
         t = int(store.ts[tix])
         cells = tuple(key[i] for i, _, _ in self._groups)
+        tixs = np.array([tix], dtype=np.int64)
         for wlo in self._windows_of(t):
             if wlo is None:
-                cand_lo, first_hi, window = max(t - w + 1, self.lo), self.hi, ()
-            else:
-                cand_lo, first_hi, window = wlo, POS_INF, (wlo, wlo + w)
+                lo, first_hi, window = self.lo, self.hi, ()
+            else:  # (the window's events: from its start, whatever w)
+                lo, first_hi, window, w = wlo, POS_INF, (wlo, wlo + self.w), POS_INF
             if self._blocks():
-                self._compiled.run(store, tix, cand_lo, first_hi, cells + window, state, self.spill_rows, self.spill)
+                self._compiled.run(store, tixs, lo, first_hi, w, cells + window, state, self.spill_rows, self.spill)
             else:
-                self._compiled.run(store, tix, cand_lo, first_hi, cells + window, state, self.spill_rows, None,
-                                   out, self.spill)
+                self._compiled.run(store, tixs, lo, first_hi, w, cells + window, state, self.spill_rows, None, out,
+                                   self.spill)
 
     def _out_of_order(self, key: tuple, ts: int, last: int) -> None:
         raise InputError(f"events of partition {key} out of time order: time {ts} after "
