@@ -86,7 +86,7 @@ class RcepState:
 
 class Rcep(Engine):
     name = "rcep"
-    #: matches of condition-free patterns are enumerated by the compiled kernel (:mod:`.compiled`)
+    #: matches are enumerated by the compiled kernel where it applies (:mod:`.compiled`)
     compiles: ClassVar[bool] = True
     #: set by a driver that takes matches as :class:`cepagg.matches.MatchBlock` through ``spill``
     #: (:func:`cepagg.runner.match_feed`); otherwise the compiled path returns tuples
