@@ -320,3 +320,25 @@ def test_the_twin_of_the_trigger_loop_gives_the_same_blocks(monkeypatch):
             m.setattr(compiled, "_kernel", lambda: twin.enumerate_triggers)
             slow = _long(text, batch, "rcep").rows
         assert fast == slow, text
+
+
+def test_a_snapshot_of_a_store_without_values_is_restored():
+    """A state whose stores were written before stores kept the compared attributes (a
+    condition-free query: none to keep) restores and goes on."""
+    import pickle
+
+    from cepagg.engines.base import STATE_FORMAT
+
+    text = "PATTERN SEQ(A a, B b+, c) WHERE [g] WITHIN 10 RETURN a, b, c"
+    q = compile_query(text)
+    rows = [{"type": t, "ts": i, "x": i % 3, "g": "uv"[i % 2]} for i, t in enumerate("ABCABBCAAC")]
+    batch = EventBatch.from_rows(rows).sorted()
+    eng = ENGINES["rcep"](q)
+    state = eng.new_state()
+    out = eng.process(state, batch.slice(0, 5))
+    for part in state.partitions.values():
+        del part.store.vals
+    later = ENGINES["rcep"](q)
+    restored = later.restore(pickle.dumps((STATE_FORMAT, "rcep", state), protocol=5))
+    out += later.process(restored, batch.slice(5)) + later.finish(restored)
+    assert match_sets(Result(q.output_columns, out)) == match_sets(ENGINES["reference"](q).run(batch))

@@ -317,6 +317,9 @@ class Rcep(Engine):
                 for key, store in stores.items():
                     state.partitions[key].store = store
                     state.partitions[key].buffers = []
+                for part in state.partitions.values():
+                    if not hasattr(part.store, "vals"):  # (a store written before stores kept values)
+                        part.store.vals = np.empty((0, part.store.ts.shape[0]), dtype=np.float64)
         return state
 
     def _blocks(self) -> bool:
