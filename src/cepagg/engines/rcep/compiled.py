@@ -62,10 +62,14 @@ def explain_lines(query: Query) -> list[str]:
     """What ``cepagg explain`` says of rcep's join for ``query``."""
     from .shape import shape_of
 
-    reason = compiled_refusal(query, shape_of(query))
+    shape = shape_of(query)
+    reason = compiled_refusal(query, shape)
     if reason is None:
-        return ["join: compiled (numba; comparisons checked as a match grows, the matches go to the output "
-                "as arrays, not row objects)"]
+        slots = compile_conditions(shape).slots
+        numbers = (f", while the compared attributes ({', '.join(slots)}) hold numbers, else the Python join from "
+                   "then on") if slots else ""
+        return [f"join: compiled (numba; comparisons checked as a match grows{numbers}; the matches go to the "
+                "output as arrays, not row objects)"]
     return [f"join: Python ({reason}; the compiled join takes patterns returning matches whose conditions "
             "between variables compare numbers)"]
 
