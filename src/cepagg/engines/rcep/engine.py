@@ -231,7 +231,6 @@ class Rcep(Engine):
                 return types
             return table.column(a).to_pylist() if a in names else [None] * n
 
-        keys = list(zip(*(column(a) for a in q.partition_by))) if q.partition_by else [()] * n
         k = len(self.shape.positions)
         slow = bool(self._filters) or any(self.shape.local.get(p.var) or self.shape.same.get(p.var)
                                           for p in self.shape.positions)
@@ -254,7 +253,10 @@ class Rcep(Engine):
         last = 1 << (k - 1)
         direct = self.slide is None and self._blocks()  # (all of a partition's triggers in one call)
         group_at = [i for i, _, _ in self._groups]
-        for key, rows in _partition_rows(keys).items():
+        groups = _rows_by_arrow(table, q.partition_by, n)
+        if groups is None:
+            groups = _partition_rows(list(zip(*(column(a) for a in q.partition_by))))
+        for key, rows in groups.items():
             part = state.partitions.get(key)
             if part is None:
                 part = state.partitions[key] = Partition([], [], store=Store(len(self._compiled.slots)))
@@ -452,6 +454,41 @@ class Rcep(Engine):
             def emit(env):
                 output.fold(accs, q, cells_of(env), env)
         self.join.run(part.buffers, part.negs, e, steps, scope, cand_lo, first_hi, emit)
+
+
+def _rows_by_arrow(table: pa.Table, attrs: tuple, n: int) -> dict | None:
+    """:func:`_partition_rows` of a batch whose key attributes are integer or string columns
+    (or absent: a null key, no partition), grouped by Arrow and numpy rather than row by row
+    (the same groups: those values compare in Arrow as in Python); None for other columns."""
+    if not attrs:
+        return {(): np.arange(n, dtype=np.int64)} if n else {}
+    code = np.zeros(n, dtype=np.int64)
+    ok = np.ones(n, dtype=np.bool_)
+    size = 1
+    indexes, values = [], []
+    for a in attrs:
+        if a not in table.column_names:
+            return {}
+        col = table.column(a)
+        if not (pa.types.is_integer(col.type) or pa.types.is_string(col.type)):
+            return None
+        enc = pc.dictionary_encode(col.combine_chunks())
+        ok &= pc.is_valid(enc.indices).to_numpy(zero_copy_only=False)
+        idx = pc.fill_null(enc.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        d = enc.dictionary.to_pylist()
+        size *= max(len(d), 1)
+        if size >= 2**62:
+            return None
+        code = code * max(len(d), 1) + idx
+        indexes.append(idx)
+        values.append(d)
+    rows = np.flatnonzero(ok)
+    rows = rows[np.argsort(code[rows], kind="stable")]
+    found: dict = {}
+    for g in np.split(rows, np.flatnonzero(np.diff(code[rows])) + 1) if rows.size else ():
+        r = g[0]
+        found[tuple(v[i[r]] for v, i in zip(values, indexes))] = g
+    return found
 
 
 def _partition_rows(keys: list) -> dict:
