@@ -9,23 +9,24 @@ attributes, equivalences on singleton variables, GROUP BY a partition attribute,
 with SLIDE and ``start_range`` all stay on the compiled path: they act before the join (which
 positions an event may bind) or are constant for one trigger (group and window cells). Every
 other query, and every aggregate query, takes the Python join (:mod:`.join`); both give the
-reference's matches. The attributes the comparisons read are kept in the store as float64 (NaN for
-a null); a batch whose values for them are not numbers (strings, booleans, integers beyond 2^52,
-NaN) moves the
-engine to the Python join for good (:meth:`Store.to_buffers`), which compares any values as the
-reference does.
+reference's matches. The attributes the comparisons read are kept in the store as float64
+(NaN for a null); a batch whose values for them are not numbers (strings, booleans, integers
+beyond 2^52, NaN) moves the engine to the Python join for good (:meth:`Store.to_buffers`),
+which compares any values as the reference does.
 
-A partition's events live in one :class:`Store` (arrays of times, ids and the positions each
-event may bind); per trigger, :func:`._kernels.gather` picks each position's events inside the
-scope and :func:`._kernels.enumerate_matches` writes the matches into a
+A partition's events live in one :class:`Store` (arrays of times, ids, the positions each event
+may bind and the compared values); one call of :func:`._kernels.enumerate_triggers` takes a
+list of triggers (a partition's triggers of one input batch where the matches go out as blocks
+under WITHIN alone; otherwise one trigger, once per window): for each it gathers each
+position's events inside the scope and writes the matches into a
 :class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver that takes blocks
 (``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives each full block
 through ``engine.spill`` and the last one at the end of every protocol call; other callers get
 the protocol's tuples, built from the arrays.
 
-The kernels compile on the first query that takes this path (under a second of CPU, then
+The kernel compiles on the first query that takes this path (about two seconds of CPU, then
 cached on disk beside the source; ``cepagg bench matches --compile`` times it); ``cepagg
-warmup`` does not compile them.
+warmup`` does not compile it.
 """
 
 from __future__ import annotations
