@@ -1,4 +1,5 @@
-"""The compiled enumeration of the matches ending at one trigger (no conditions between variables).
+"""The compiled enumeration of the matches ending at one trigger, comparisons between variables checked
+as the match grows.
 
 The kernel module of :mod:`.compiled`: plain functions over arrays, compiled by numba on the
 first match query that takes the compiled path and cached on disk beside this file (it calls
@@ -11,11 +12,13 @@ position inside the scope, concatenated in position order (``ts``; position ``p`
 binds position 0, 1, ..., k-1 in time order (strictly increasing timestamps between neighbours
 and inside a Kleene run), the trigger and only the trigger at the last position (a Kleene last
 position: runs whose last event is the trigger). The search is depth first over a stack of
-(position, event) levels, one level per matched event in time order; it never enters a dead
-end, because a position's events are taken only below ``upper[p]``, the latest timestamp from
-which the remaining positions can still be completed (computed once per trigger, right to
-left). The enumeration's work is therefore proportional to the matches it writes (the
-gather's to the events of the window, once per position).
+(position, event) levels, one level per matched event in time order. A position's events are
+taken only below ``upper[p]``, the latest timestamp from which the remaining positions can
+still be completed in time (computed once per trigger, right to left), and an event is bound
+only if it passes the comparisons due at its level (:mod:`.comparisons`: a Kleene run is
+pruned as it grows). Without comparisons the search never enters a dead end: its work is
+proportional to the matches it writes (the gather's to the events of the window, once per
+position).
 
 Output: rows of the long form, column-wise -- match number, index of the returned variable,
 position in its run, the event (``ref`` of its index in ``ts``: its id or where it is stored) --
@@ -31,6 +34,7 @@ from .. import kernels
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 helper = kernels.jit(_TWIN, inline=True)  # (small helpers: inlined by LLVM)
+step = kernels.jit(_TWIN, inline="step")  # (called once, from enumerate_triggers: spliced in by numba)
 
 NONE = -2  # no candidate
 TRIG = -1  # the trigger
@@ -38,6 +42,11 @@ MIN_TS = -(2**62)
 
 # state[1]
 FRESH, RUNNING, DONE = 0, 1, 2
+
+# the condition table (:mod:`.comparisons`, repeated here: the kernels read no other module)
+START, EACH, PAIR = 0, 1, 2
+CONST, TRIGGER, FIRST, LAST, CUR, PREV, LOOP = 0, 1, 2, 3, 4, 5, 6
+ADD, SUB, RSUB = 1, 2, 3
 
 
 @helper
@@ -78,17 +87,116 @@ def _next(ts, stop, p, i, bound, trig_ok):
     return NONE
 
 
-@jit
-def enumerate_matches(ts, ref, start, stop, kleene, upper, ret_pos, lo, first_hi, stack_p, stack_i, state,
-                      out_match, out_var, out_pos, out_idx, fill, cap, number):
+@helper
+def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
+    """Whether the event just bound at level ``L`` (position ``q``; ``fresh``: it starts
+    ``q``'s run) passes the comparisons due there (:mod:`.comparisons`); a null (NaN) side
+    makes a comparison untrue. (One function, not one per side and comparison: numba compiles
+    each function on its own, and the compile time counts.)"""
+    for j in range(cond.shape[0]):
+        if cond[j, 1] != q:
+            continue
+        when = cond[j, 0]
+        if not (when == EACH or (when == START and fresh) or (when == PAIR and not fresh)):
+            continue
+        lv0, lv1 = 0, 1
+        if cond[j, 3] == LOOP or cond[j, 7] == LOOP:  # every event of a run bound before
+            b = cond[j, 4] if cond[j, 3] == LOOP else cond[j, 8]
+            lv0, lv1 = first[b], first[b + 1]
+        for lv in range(lv0, lv1):
+            x = 0.0
+            v = 0.0
+            for s in range(2):
+                base = 3 + 4 * s
+                kind = cond[j, base]
+                if kind == CONST:
+                    v = consts[j, s]
+                else:
+                    i = tidx
+                    if kind != TRIGGER:
+                        if kind == FIRST:
+                            lvl = first[cond[j, base + 1]]
+                        elif kind == LAST:
+                            lvl = first[cond[j, base + 1] + 1] - 1
+                        elif kind == CUR:
+                            lvl = L
+                        elif kind == PREV:
+                            lvl = L - 1
+                        else:
+                            lvl = lv
+                        i = stack_i[lvl]
+                        if i == TRIG:
+                            i = tidx
+                    v = vals[cond[j, base + 2], six[i]]
+                    a = cond[j, base + 3]
+                    if a == ADD:
+                        v = v + consts[j, s]
+                    elif a == SUB:
+                        v = v - consts[j, s]
+                    elif a == RSUB:
+                        v = consts[j, s] - v
+                if v != v:
+                    return False
+                if s == 0:
+                    x = v
+            op = cond[j, 2]
+            if op == 0:
+                ok = x == v
+            elif op == 1:
+                ok = x != v
+            elif op == 2:
+                ok = x < v
+            elif op == 3:
+                ok = x <= v
+            elif op == 4:
+                ok = x > v
+            else:
+                ok = x >= v
+            if not ok:
+                return False
+    return True
+
+
+@helper
+def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six, vals):
+    """Bind level ``L`` to the first candidate from ``c`` (of position ``q``) on that passes the
+    comparisons; a level that continues a Kleene run moves on to the next position's candidates
+    when the run's own are exhausted. Returns the candidate bound, NONE if none is left."""
+    k = start.shape[0]
+    tidx = ts.shape[0] - 1
+    while True:
+        while c != NONE:
+            stack_p[L] = q
+            stack_i[L] = c
+            fresh = L == 0 or stack_p[L - 1] != q
+            if fresh:
+                first[q] = L
+            if cond.shape[0] == 0 or _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
+                return c
+            if L == 0:
+                c = _next(ts, stop, q, c, bound0, trig0)
+            else:
+                c = _next(ts, stop, q, c, upper[q], q == k - 1)
+        if L == 0 or q != stack_p[L - 1] or q == k - 1:
+            return NONE
+        q += 1
+        c = _first(ts, start, stop, q, ts[stack_i[L - 1]], upper[q], q == k - 1)
+
+
+@step
+def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, lo, first_hi, cond, consts, vals,
+                      stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number):
     """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
     ``number``; returns (fill, number). ``state[1]`` is DONE when every match is written;
-    otherwise the arrays are full and a call with the same stack and state continues.
+    otherwise the arrays are full and a call with the same stack, ``first`` and state continues.
 
     ``out_idx`` gets ``ref[i]`` for event ``i`` (an event id, or where the event is stored).
     ``kleene[p]``: position ``p`` is Kleene plus. ``ret_pos``: the positions returned, in
     RETURN order (``out_var`` is an index into it). Every event has ``ts >= lo`` already; the
-    match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch.
+    match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch;
+    ``first`` (k entries) holds the stack level where each bound position's run starts.
+    Comparisons between variables: rows of ``cond``/``consts`` (:mod:`.comparisons`), reading
+    attribute ``slot`` of event ``i`` at ``vals[slot, six[i]]`` (NaN: null).
     """
     k = start.shape[0]
     tidx = ts.shape[0] - 1
@@ -112,89 +220,78 @@ def enumerate_matches(ts, ref, start, stop, kleene, upper, ret_pos, lo, first_hi
     bound0 = min(upper[0], first_hi)
     trig0 = k == 1 and trig_ts < first_hi
     L = state[0]
+    back = False  # False: bind one more level; True: move the top level on to its next candidate
     if state[1] == FRESH:
-        c = _first(ts, start, stop, 0, lo - 1, bound0, trig0)
-        if c == NONE:
-            state[1] = DONE
-            return fill, number
-        stack_p[0] = 0
-        stack_i[0] = c
-        L = 1
+        L = 0
         state[1] = RUNNING
     while True:
-        top = L - 1
-        i = stack_i[top]
-        advance = False
-        if i == TRIG:
-            rows = 0
-            for r in range(n_ret):
-                rp = ret_pos[r]
-                for lv in range(L):
-                    if stack_p[lv] == rp:
-                        rows += 1
-            if fill + rows > cap:
-                state[0] = L
-                return fill, number
-            for r in range(n_ret):
-                rp = ret_pos[r]
-                pos = 0
-                for lv in range(L):
-                    if stack_p[lv] == rp:
-                        out_match[fill] = number
-                        out_var[fill] = r
-                        out_pos[fill] = pos
-                        x = stack_i[lv]
-                        out_idx[fill] = ref[tidx] if x == TRIG else ref[x]
-                        fill += 1
-                        pos += 1
-            number += 1
-            advance = True
-        else:
-            p = stack_p[top]
-            tau = ts[i]
-            c = NONE
-            q = p
-            if kleene[p]:
-                c = _first(ts, start, stop, p, tau, upper[p], p == k - 1)
-            if c == NONE and p < k - 1:
-                q = p + 1
-                c = _first(ts, start, stop, q, tau, upper[q], q == k - 1)
-            if c != NONE:
-                stack_p[L] = q
-                stack_i[L] = c
-                L += 1
+        # the level to bind (lvl), its position and first candidate; then one _seek for all cases
+        if back:
+            lvl = L - 1
+            q = stack_p[lvl]
+            if lvl == 0:
+                c = _next(ts, stop, q, stack_i[lvl], bound0, trig0)
             else:
-                advance = True
-        if advance:
-            while True:
-                top = L - 1
-                p = stack_p[top]
-                i = stack_i[top]
-                if top == 0:
-                    c = _next(ts, stop, p, i, bound0, trig0)
-                else:
-                    pp = stack_p[top - 1]
-                    c = _next(ts, stop, p, i, upper[p], p == k - 1)
-                    if c == NONE and p == pp and p < k - 1:
-                        c = _first(ts, start, stop, p + 1, ts[stack_i[top - 1]], upper[p + 1], p + 1 == k - 1)
-                        if c != NONE:
-                            stack_p[top] = p + 1
-                if c != NONE:
-                    stack_i[top] = c
-                    break
-                L -= 1
-                if L == 0:
-                    state[0] = 0
-                    state[1] = DONE
+                c = _next(ts, stop, q, stack_i[lvl], upper[q], q == k - 1)
+        elif L == 0:
+            lvl, q = 0, 0
+            c = _first(ts, start, stop, 0, lo - 1, bound0, trig0)
+        else:
+            top = L - 1
+            i = stack_i[top]
+            if i == TRIG:  # a match: write it, then move the top on
+                rows = 0
+                for r in range(n_ret):
+                    rp = ret_pos[r]
+                    for lv in range(L):
+                        if stack_p[lv] == rp:
+                            rows += 1
+                if fill + rows > cap:
+                    state[0] = L
                     return fill, number
+                for r in range(n_ret):
+                    rp = ret_pos[r]
+                    pos = 0
+                    for lv in range(L):
+                        if stack_p[lv] == rp:
+                            out_match[fill] = number
+                            out_var[fill] = r
+                            out_pos[fill] = pos
+                            x = stack_i[lv]
+                            out_idx[fill] = ref[tidx] if x == TRIG else ref[x]
+                            fill += 1
+                            pos += 1
+                number += 1
+                back = True
+                continue
+            p = stack_p[top]
+            lvl = L
+            q = p if kleene[p] else p + 1
+            c = NONE
+            if q < k:
+                c = _first(ts, start, stop, q, ts[i], upper[q], q == k - 1)
+        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six,
+                  vals)
+        if c != NONE:
+            L = lvl + 1
+            back = False
+        else:
+            if back:
+                L = lvl  # (the top level is exhausted: the one below moves on)
+            back = True
+            if L == 0:
+                state[0] = 0
+                state[1] = DONE
+                return fill, number
 
 
-@jit
-def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, start, stop):
+@step
+def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, six, start, stop):
     """The input of :func:`enumerate_matches` for the trigger stored at ``tix``, from a
     partition's stored events ``[head, tix]`` (time-ordered; bit ``p`` of ``s_bits``: the event
     may bind position ``p``): per position the events with ``lo <= ts < `` the trigger's time,
-    then the trigger, into ``ts``; ``ref`` gets their ids (``use_ids``) or their store indexes.
+    then the trigger, into ``ts``; ``ref`` gets their ids (``use_ids``) or their store indexes,
+    ``six`` their store indexes.
     Returns how many entries it wrote, 0 when a position before the last has no event (no
     match ends here)."""
     trig_ts = s_ts[tix]
@@ -207,10 +304,47 @@ def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, start, stop)
             if (s_bits[e] >> p) & 1:
                 ts[at] = s_ts[e]
                 ref[at] = s_ids[e] if use_ids else e
+                six[at] = e
                 at += 1
         stop[p] = at
         if p < k - 1 and stop[p] == start[p]:
             return 0
     ts[at] = trig_ts
     ref[at] = s_ids[tix] if use_ids else tix
+    six[at] = tix
     return at + 1
+
+
+@jit
+def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids, tstate, ts, ref, six, start, stop,
+                       kleene, upper, first, ret_pos, cond, consts, vals, stack_p, stack_i, state, out_match, out_var,
+                       out_pos, out_idx, fill, cap, number):
+    """:func:`gather` and :func:`enumerate_matches` for the triggers stored at ``tixs`` (store
+    indexes, in order), each taking the events from ``max(its time - w + 1, lo)`` on (``ref``:
+    ids where ``use_ids``, else store indexes): one call for a partition's triggers of a batch. ``tstate``: the next
+    trigger (``tstate[0]``) and the size of its gathered input (``tstate[1]``, 0 before the
+    gather). Returns (fill, number) when every trigger is done (``tstate[0]`` is
+    ``len(tixs)``) or when the arrays are full (a call with the same state continues)."""
+    k = start.shape[0]
+    while tstate[0] < tixs.shape[0]:
+        tix = tixs[tstate[0]]
+        cand_lo = max(s_ts[tix] - w + 1, lo)
+        if tstate[1] == 0:
+            m = 0
+            if s_ts[tix] >= cand_lo:
+                m = gather(s_ts, s_ids, s_bits, head, tix, k, cand_lo, use_ids, ts, ref, six, start, stop)
+            if m == 0:
+                tstate[0] += 1
+                continue
+            tstate[1] = m
+            state[0] = 0
+            state[1] = FRESH
+        m = tstate[1]
+        fill, number = enumerate_matches(ts[:m], ref[:m], six[:m], start, stop, kleene, upper, first, ret_pos,
+                                         cand_lo, first_hi, cond, consts, vals, stack_p, stack_i, state, out_match,
+                                         out_var, out_pos, out_idx, fill, cap, number)
+        if state[1] != DONE:
+            return fill, number
+        tstate[0] += 1
+        tstate[1] = 0
+    return fill, number

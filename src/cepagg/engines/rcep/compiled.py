@@ -1,34 +1,43 @@
-"""The compiled path of rcep: matches of condition-free patterns enumerated by a numba kernel
-and handed over column-wise.
+"""The compiled path of rcep: matches enumerated by a numba kernel and handed over column-wise.
 
-Taken when the query returns its matches and the join has nothing to check but time order and
-the window: no condition between variables (NEXT/FIRST/LAST included), no NOT or EXISTS, no
-equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a variable's
-attribute. Local conditions, stream filters, types and untyped variables, partition attributes,
-equivalences on singleton variables, GROUP BY a partition attribute, WITHIN alone or with SLIDE
-and ``start_range`` all stay on the compiled path: they act before the join (which positions an
-event may bind) or are constant for one trigger (group and window cells). Every other query, and
-every aggregate query, takes the Python join (:mod:`.join`); both give the reference's matches.
+Taken when the query returns its matches and the join has nothing to check but time order, the
+window and comparisons of numbers between variables (:mod:`.comparisons`: an attribute, plain
+or FIRST/LAST/NEXT, plus or minus a number, against another or a constant): no NOT or EXISTS,
+no equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a
+variable's attribute. Local conditions, stream filters, types and untyped variables, partition
+attributes, equivalences on singleton variables, GROUP BY a partition attribute, WITHIN alone or
+with SLIDE and ``start_range`` all stay on the compiled path: they act before the join (which
+positions an event may bind) or are constant for one trigger (group and window cells). Every
+other query, and every aggregate query, takes the Python join (:mod:`.join`); both give the
+reference's matches. The attributes the comparisons read are kept in the store as float64
+(NaN for a null); a batch whose values for them are not numbers (strings, booleans, integers
+beyond 2^52, NaN) moves the engine to the Python join for good (:meth:`Store.to_buffers`),
+which compares any values as the reference does.
 
-A partition's events live in one :class:`Store` (arrays of times, ids and the positions each
-event may bind); per trigger, :func:`._kernels.gather` picks each position's events inside the
-scope and :func:`._kernels.enumerate_matches` writes the matches into a
+A partition's events live in one :class:`Store` (arrays of times, ids, the positions each event
+may bind and the compared values); one call of :func:`._kernels.enumerate_triggers` takes a
+list of triggers (a partition's triggers of one input batch where the matches go out as blocks
+under WITHIN alone; otherwise one trigger, once per window): for each it gathers each
+position's events inside the scope and writes the matches into a
 :class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver that takes blocks
 (``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives each full block
 through ``engine.spill`` and the last one at the end of every protocol call; other callers get
 the protocol's tuples, built from the arrays.
 
-The kernels compile on the first query that takes this path (under a second of CPU, then
+The kernel compiles on the first query that takes this path (about two seconds of CPU, then
 cached on disk beside the source; ``cepagg bench matches --compile`` times it); ``cepagg
-warmup`` does not compile them.
+warmup`` does not compile it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...events import Event
 from ...lang.model import Query
 from ...matches import MatchBlock
+from .buffers import Buffer
+from .comparisons import EXACT, NotCompiled, compile_conditions
 from .shape import Shape
 
 
@@ -36,8 +45,10 @@ def compiled_refusal(query: Query, shape: Shape) -> str | None:
     """Why the compiled enumeration does not apply to ``query`` (None: it does)."""
     if not query.returns_matches:
         return "aggregates are folded match by match in Python"
-    if shape.cross:
-        return "a condition between variables is checked by the Python join"
+    try:
+        compile_conditions(shape)
+    except NotCompiled as e:
+        return f"{e}: the Python join checks it"
     if shape.negations:
         return "NOT and EXISTS are checked by the Python join"
     kleene = {p.var for p in shape.positions if p.kleene}
@@ -52,52 +63,87 @@ def explain_lines(query: Query) -> list[str]:
     """What ``cepagg explain`` says of rcep's join for ``query``."""
     from .shape import shape_of
 
-    reason = compiled_refusal(query, shape_of(query))
+    shape = shape_of(query)
+    reason = compiled_refusal(query, shape)
     if reason is None:
-        return ["join: compiled (numba; the matches go to the output as arrays, not row objects)"]
-    return [f"join: Python ({reason}; the compiled join takes condition-free patterns returning matches)"]
+        slots = compile_conditions(shape).slots
+        numbers = (f", while the compared attributes ({', '.join(slots)}) hold numbers, else the Python join from "
+                   "then on") if slots else ""
+        return [f"join: compiled (numba; comparisons checked as a match grows{numbers}; the matches go to the "
+                "output as arrays, not row objects)"]
+    return [f"join: Python ({reason}; the compiled join takes patterns returning matches whose conditions "
+            "between variables compare numbers)"]
 
 
 def _kernel():
     from . import _kernels
 
-    return _kernels.enumerate_matches
-
-
-def _gather():
-    from . import _kernels
-
-    return _kernels.gather
+    return _kernels.enumerate_triggers
 
 
 _COMPACT = 512
 
 
+def numeric(v) -> bool:
+    """Whether the compiled join compares ``v`` as the reference does (None, a float but NaN,
+    an integer within 2^52): NaN stands for a null in the join."""
+    if v is None:
+        return True
+    if isinstance(v, float):
+        return v == v
+    return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= EXACT
+
+
 class Store:
     """A partition's events on the compiled path, in stream order: time, id and the positions
-    each may bind (bit ``p``: position ``p``), in arrays grown by doubling, and the type beside
-    them (for the protocol's tuples). Events before ``head`` have expired; they leave the arrays
-    in chunks (amortised O(1)). The join reads the arrays as they are: nothing is copied per
-    event or per trigger in Python."""
+    each may bind (bit ``p``: position ``p``), in arrays grown by doubling, the values of the
+    attributes the comparisons read (``vals[slot]``, float64, NaN for a null), and the type
+    beside them (for the protocol's tuples). Events before ``head`` have expired; they leave
+    the arrays in chunks (amortised O(1)). The join reads the arrays as they are: nothing is
+    copied per event or per trigger in Python."""
 
-    def __init__(self) -> None:
+    def __init__(self, slots: int = 0) -> None:
         self.ts = np.empty(64, dtype=np.int64)
         self.ids = np.empty(64, dtype=np.int64)
         self.bits = np.empty(64, dtype=np.int64)
+        self.vals = np.empty((slots, 64), dtype=np.float64)
         self.types: list = []
         self.head = 0
         self.n = 0
 
-    def append(self, id_: int, ts: int, bits: int, type_) -> None:
+    def append(self, id_: int, ts: int, bits: int, type_, vals=None) -> None:
+        """Add an event (``vals``: its values of the slots, where there are slots)."""
         n = self.n
         if n == self.ts.shape[0]:
             self.ts, self.ids, self.bits = (np.concatenate((x, np.empty_like(x)))
                                             for x in (self.ts, self.ids, self.bits))
+            self.vals = np.concatenate((self.vals, np.empty_like(self.vals)), axis=1)
         self.ts[n] = ts
         self.ids[n] = id_
         self.bits[n] = bits
+        if vals is not None:
+            self.vals[:, n] = vals
         self.types.append(type_)
         self.n = n + 1
+
+    def extend(self, ids: np.ndarray, ts: np.ndarray, bits: np.ndarray, types: list, vals=None) -> None:
+        """Add events (arrays of one length; ``vals``: their values of the slots, one row per
+        slot, where there are slots)."""
+        n, m = self.n, ts.shape[0]
+        size = self.ts.shape[0]
+        if n + m > size:
+            while n + m > size:
+                size *= 2
+            self.ts, self.ids, self.bits = (np.concatenate((x, np.empty(size - x.shape[0], dtype=x.dtype)))
+                                            for x in (self.ts, self.ids, self.bits))
+            self.vals = np.concatenate((self.vals, np.empty((self.vals.shape[0], size - self.vals.shape[1]))), axis=1)
+        self.ts[n:n + m] = ts
+        self.ids[n:n + m] = ids
+        self.bits[n:n + m] = bits
+        if vals is not None:
+            self.vals[:, n:n + m] = vals
+        self.types.extend(types)
+        self.n = n + m
 
     def drop_before(self, t: int) -> None:
         """Forget the events with ``ts < t``."""
@@ -107,6 +153,7 @@ class Store:
             m = self.n - h
             for x in (self.ts, self.ids, self.bits):
                 x[:m] = x[h:self.n]
+            self.vals[:, :m] = self.vals[:, h:self.n]
             del self.types[:h]
             self.n, self.head = m, 0
 
@@ -114,17 +161,34 @@ class Store:
         return self.n - self.head
 
     @classmethod
-    def of_buffers(cls, buffers: list) -> "Store":
+    def of_buffers(cls, buffers: list, slots: tuple[str, ...] = ()) -> "Store | None":
         """The store of per-position buffers of events (the Python join's state, as a snapshot
-        written before the compiled path kept stores holds it)."""
+        written before the compiled path kept stores holds it, or by an engine that moved to
+        the Python join); None when a value of a slot is not :func:`numeric`."""
         found: dict = {}
         for p, b in enumerate(buffers):
             for e in b.events[b.head:]:
-                found.setdefault(e.id, [e.ts, 0, e.type])[1] |= 1 << p
-        store = cls()
-        for id_, (ts, bits, type_) in sorted(found.items(), key=lambda x: (x[1][0], x[0])):
-            store.append(id_, ts, bits, type_)
+                found.setdefault(e.id, [e, 0])[1] |= 1 << p
+        store = cls(len(slots))
+        for e, bits in sorted(found.values(), key=lambda x: (x[0].ts, x[0].id)):
+            values = [e.get(a) for a in slots]
+            if not all(numeric(v) for v in values):
+                return None
+            store.append(e.id, e.ts, bits, e.type, [np.nan if v is None else float(v) for v in values])
         return store
+
+    def to_buffers(self, k: int, slots: tuple[str, ...]) -> list[Buffer]:
+        """The Python join's per-position buffers of these events (attributes: the slots' values,
+        which the Python join compares as it would the events' own)."""
+        buffers = [Buffer() for _ in range(k)]
+        for i in range(self.head, self.n):
+            attrs = {a: None if np.isnan(self.vals[s, i]) else float(self.vals[s, i]) for s, a in enumerate(slots)}
+            e = Event(int(self.ids[i]), int(self.ts[i]), self.types[i], attrs)
+            bits = int(self.bits[i])
+            for p in range(k):
+                if bits >> p & 1:
+                    buffers[p].append(e)
+        return buffers
 
 
 class CompiledJoin:
@@ -137,53 +201,46 @@ class CompiledJoin:
         self.ret_pos = np.array([var_pos[v] for v in query.return_vars], dtype=np.int64)
         self.display = [v.split("@")[0] for v in query.return_vars]
         self.kleene = np.array([p.kleene for p in shape.positions], dtype=np.bool_)
+        conditions = compile_conditions(shape)
+        self.cond, self.consts, self.slots = conditions.table, conditions.consts, conditions.slots
+        self.first = np.zeros(self.k, dtype=np.int64)
         self.start = np.zeros(self.k, dtype=np.int64)
         self.stop = np.zeros(self.k, dtype=np.int64)
         self.upper = np.zeros(self.k, dtype=np.int64)
         self.state = np.zeros(2, dtype=np.int64)
+        self.tstate = np.zeros(2, dtype=np.int64)
         self._stack_p = np.zeros(64, dtype=np.int64)
         self._stack_i = np.zeros(64, dtype=np.int64)
         self._ts = np.zeros(64, dtype=np.int64)
         self._ref = np.zeros(64, dtype=np.int64)
+        self._six = np.zeros(64, dtype=np.int64)
         self.block: MatchBlock | None = None
         self._enumerate = None
-        self._gather = None
 
-    def run(self, store: Store, trigger_ts: int, cand_lo: int, first_hi: int, cells: tuple, state,
+    def run(self, store: Store, tixs: np.ndarray, lo: int, first_hi: int, w: int, cells: tuple, state,
             rows: int, hand_over, out: list | None = None, spill=None) -> None:
-        """Write the matches ending at the trigger, the last event of ``store`` (events from
-        ``ts >= cand_lo``, first event before ``first_hi``), numbered from
-        ``state.next_match``, with group and window ``cells``. ``hand_over(block)`` takes each
-        full block of ``rows`` rows. With ``out`` (not None) the matches are appended to it as
-        tuples instead, and handed to ``spill(rows)`` (if given) whenever ``out`` holds ``rows``
-        of them."""
-        if trigger_ts < cand_lo:
-            return
+        """Write the matches ending at each trigger, the events at ``tixs`` in ``store`` (in
+        order; a trigger at ``t`` takes events from ``max(t - w + 1, lo)`` on, and the match's
+        first event is before ``first_hi``), numbered from ``state.next_match``, with group and
+        window ``cells``: one kernel call for all of them, and one more per block handed over.
+        ``hand_over(block)`` takes each full block of ``rows`` rows. With ``out`` (not None) the
+        matches are appended to it as tuples instead, and handed to ``spill(rows)`` (if given)
+        whenever ``out`` holds ``rows`` of them."""
         if self._enumerate is None:
-            self._enumerate, self._gather = _kernel(), _gather()
-        room = self.k * len(store) + 1
-        if self._ts.shape[0] < room:
-            self._ts = np.zeros(2 * room, dtype=np.int64)
-            self._ref = np.zeros(2 * room, dtype=np.int64)
-            self._stack_p = np.zeros(2 * room + 2, dtype=np.int64)
-            self._stack_i = np.zeros(2 * room + 2, dtype=np.int64)
+            self._enumerate = _kernel()
+        self._room(store)
         tuples = out is not None
-        m = self._gather(store.ts, store.ids, store.bits, store.head, store.n - 1, self.k, cand_lo, not tuples,
-                         self._ts, self._ref, self.start, self.stop)
-        if not m:
-            return
-        ts, ref = self._ts[:m], self._ref[:m]
-        self.state[0] = 0
-        self.state[1] = 0
+        self.tstate[0] = self.tstate[1] = 0
         while True:
             blk = self.block
             if blk is None:
                 blk = self.block = MatchBlock.empty(rows, self.display)
             f0 = blk.rows
             fill, state.next_match = self._enumerate(
-                ts, ref, self.start, self.stop, self.kleene, self.upper, self.ret_pos, cand_lo, first_hi,
-                self._stack_p, self._stack_i, self.state, blk.match, blk.var, blk.pos, blk.event,
-                f0, blk.capacity, state.next_match)
+                store.ts, store.ids, store.bits, store.head, tixs, lo, first_hi, w, not tuples, self.tstate,
+                self._ts, self._ref, self._six, self.start, self.stop, self.kleene, self.upper, self.first,
+                self.ret_pos, self.cond, self.consts, store.vals, self._stack_p, self._stack_i, self.state,
+                blk.match, blk.var, blk.pos, blk.event, f0, blk.capacity, state.next_match)
             blk.rows = fill
             if tuples:
                 out.extend(_tuples(blk, f0, fill, store, cells, self.display))
@@ -193,14 +250,24 @@ class CompiledJoin:
                     out.clear()
             elif fill > f0:
                 blk.cell[f0:fill] = blk.cell_index(cells)
-            if self.state[1] == 2:
+            if self.tstate[0] == tixs.shape[0]:
                 return
             # the next match does not fit: hand the block over, or (empty) make one it fits in
             if blk.rows:
                 hand_over(blk)
                 self.block = None
             elif fill == f0:
-                self.block = MatchBlock.empty(m, self.display)  # (a match has at most m rows)
+                self.block = MatchBlock.empty(int(self.tstate[1]), self.display)  # (a match has at most m rows)
+
+    def _room(self, store: Store) -> None:
+        """Make the gather's arrays and the stack large enough for ``store``."""
+        room = self.k * len(store) + 1
+        if self._ts.shape[0] < room:
+            self._ts = np.zeros(2 * room, dtype=np.int64)
+            self._ref = np.zeros(2 * room, dtype=np.int64)
+            self._six = np.zeros(2 * room, dtype=np.int64)
+            self._stack_p = np.zeros(2 * room + 2, dtype=np.int64)
+            self._stack_i = np.zeros(2 * room + 2, dtype=np.int64)
 
     def take_block(self) -> MatchBlock | None:
         """The block being filled, if it holds rows (it is then handed over and not filled

@@ -31,10 +31,11 @@ EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or 
 sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
 match numbers follow the order of discovery (:mod:`.output`).
 
-Two joins: queries that return matches of a condition-free pattern (no condition between
-variables, no NOT/EXISTS, no equivalence on a Kleene variable, no GROUP BY a variable's
-attribute) take the compiled join (:mod:`.compiled`: a numba kernel, matches handed over as
-arrays); every other query takes the Python join (:mod:`.join`). ``cepagg explain`` says which.
+Two joins: queries that return matches and whose conditions between variables compare numbers
+(no NOT/EXISTS, no equivalence on a Kleene variable, no GROUP BY a variable's attribute) take
+the compiled join (:mod:`.compiled`: a numba kernel, comparisons checked as a match grows,
+matches handed over as arrays); every other query takes the Python join (:mod:`.join`).
+``cepagg explain`` says which.
 """
 
 from __future__ import annotations
@@ -48,14 +49,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import InputError
-from ...events import ID, Event, EventBatch
+from ...events import ID, EventBatch
 from ...lang.expr import holds
 from ...lang.model import Query
 from ..base import Engine
 from ..reference.evaluate import empty_result, partition_key
 from . import output
 from .buffers import Buffer
-from .compiled import CompiledJoin, Store, compiled_refusal
+from .compiled import CompiledJoin, Store, compiled_refusal, numeric
 from .join import Join
 from .plan import choose_order, compile_steps
 from .shape import refusal, shape_of
@@ -85,7 +86,7 @@ class RcepState:
 
 class Rcep(Engine):
     name = "rcep"
-    #: matches of condition-free patterns are enumerated by the compiled kernel (:mod:`.compiled`)
+    #: matches are enumerated by the compiled kernel where it applies (:mod:`.compiled`)
     compiles: ClassVar[bool] = True
     #: set by a driver that takes matches as :class:`cepagg.matches.MatchBlock` through ``spill``
     #: (:func:`cepagg.runner.match_feed`); otherwise the compiled path returns tuples
@@ -138,9 +139,12 @@ class Rcep(Engine):
 
     def process(self, state: RcepState, batch: EventBatch) -> list[tuple]:
         if self._compiled is not None:
-            out = self._process_compiled(state, batch)
-            self._hand_over()
-            return out
+            values = self._slot_values(batch)
+            if values is not None:
+                out = self._process_compiled(state, batch, values)
+                self._hand_over()
+                return out
+            self._leave_compiled(state)
         out: list[tuple] = []
         q = self.query
         k = len(self.shape.positions)
@@ -164,14 +168,52 @@ class Rcep(Engine):
         self._hand_over()
         return out
 
-    def _process_compiled(self, state: RcepState, batch: EventBatch) -> list[tuple]:
+    def _slot_values(self, batch: EventBatch):
+        """The values of the attributes the compiled join compares (float64, NaN for a null,
+        one row per slot), or None when one of them holds values it does not compare as the
+        reference does (:func:`~.compiled.numeric`)."""
+        slots = self._compiled.slots
+        n = len(batch)
+        vals = np.full((len(slots), n), np.nan, dtype=np.float64)
+        names = set(batch.attribute_names)
+        for s, a in enumerate(slots):
+            if a != "ts" and a not in names:
+                continue  # missing: null everywhere
+            col = batch.table.column(a)
+            if pa.types.is_null(col.type):
+                continue
+            if pa.types.is_integer(col.type):
+                lo_hi = pc.min_max(col).as_py()
+                if any(v is not None and not numeric(v) for v in lo_hi.values()):
+                    return None
+            elif not pa.types.is_floating(col.type) or pc.any(pc.is_nan(col)).as_py():
+                return None
+            vals[s] = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        return vals
+
+    def _leave_compiled(self, state: RcepState) -> None:
+        """Move to the Python join for good (a batch holds values the compiled join does not
+        compare): every partition's store becomes per-position buffers."""
+        slots, k = self._compiled.slots, len(self.shape.positions)
+        self.compiled_refusal = f"an attribute among {', '.join(slots)} holds values other than numbers " \
+                                "within 2^52"
+        self._compiled = None
+        for part in state.partitions.values():
+            if part.store is not None:
+                part.buffers = part.store.to_buffers(k, slots)
+                part.negs = [Buffer() for _ in self.shape.negations]
+                part.store = None
+
+    def _process_compiled(self, state: RcepState, batch: EventBatch, values) -> list[tuple]:
         """``process`` for the compiled path: the same steps over the batch's columns (no
         negation buffers, no pending triggers there). A partition keeps its events in one
         :class:`~.compiled.Store` (id, time, type and the positions each may bind), all the
-        compiled join reads; events that no future match can use are dropped once per window of
-        time per partition (a store holds at most about two windows). Event objects are made
-        only where a local condition, an equivalence or a stream filter must read an event's
-        attributes."""
+        compiled join reads; a batch's events are added to it partition by partition, then the
+        matches of its triggers are found (so matches come partition by partition within a
+        batch). Events that no future match can use are dropped once per window of time per
+        partition, before a batch's events are added (a store holds at most about two windows
+        and a batch). Event objects are made only where a local condition, an equivalence or a
+        stream filter must read an event's attributes."""
         out: list[tuple] = []
         q = self.query
         n = len(batch)
@@ -179,7 +221,6 @@ class Rcep(Engine):
             return out
         table = batch.table
         names = set(batch.attribute_names)
-        ids = table.column(ID).to_pylist()
         ts = table.column("ts").to_pylist()
         types = table.column("type").to_pylist()
 
@@ -190,7 +231,6 @@ class Rcep(Engine):
                 return types
             return table.column(a).to_pylist() if a in names else [None] * n
 
-        keys = list(zip(*(column(a) for a in q.partition_by))) if q.partition_by else [()] * n
         k = len(self.shape.positions)
         slow = bool(self._filters) or any(self.shape.local.get(p.var) or self.shape.same.get(p.var)
                                           for p in self.shape.positions)
@@ -208,31 +248,60 @@ class Rcep(Engine):
                 else:
                     inside = pc.is_in(table.column("type"), value_set=pa.array(sorted(members), pa.string()))
                     bits |= inside.to_numpy(zero_copy_only=False).astype(np.int64) << p.index
-        parts = state.partitions
-        w, keep = self.w, self.keep
+        ts_np = table.column("ts").to_numpy()
+        ids_np = table.column(ID).to_numpy()
         last = 1 << (k - 1)
-        bits_list = bits.tolist()
-        for r in range(n):
-            key = keys[r]
-            if None in key:
-                continue
-            part = parts.get(key)
+        direct = self.slide is None and self._blocks()  # (all of a partition's triggers in one call)
+        group_at = [i for i, _, _ in self._groups]
+        groups = _rows_by_arrow(table, q.partition_by, n)
+        if groups is None:
+            groups = _partition_rows(list(zip(*(column(a) for a in q.partition_by))))
+        for key, rows in groups.items():
+            part = state.partitions.get(key)
             if part is None:
-                part = parts[key] = Partition([], [], store=Store())
-            t = ts[r]
-            if t != part.last_ts:
-                if t < part.last_ts:
-                    self._out_of_order(key, t, part.last_ts)
-                part.last_ts = t
-                if t >= part.expire_at:
-                    part.store.drop_before(t - keep + 1)
-                    part.expire_at = t + w
-            b = bits_list[r]
-            if b:
-                part.store.append(ids[r], t, b, types[r])
-                if b & last:
-                    self._trigger(state, key, part, Event(ids[r], t, types[r], {}), out)
+                part = state.partitions[key] = Partition([], [], store=Store(len(self._compiled.slots)))
+            t = ts_np[rows]
+            late = np.flatnonzero(np.diff(t, prepend=part.last_ts) < 0)
+            if late.size:
+                r = late[0]
+                self._out_of_order(key, int(t[r]), int(t[r - 1]) if r else part.last_ts)
+            if t[0] >= part.expire_at:  # (once a window of time, before the batch's events)
+                part.store.drop_before(int(t[0]) - self.keep + 1)
+                part.expire_at = int(t[0]) + self.w
+            part.last_ts = int(t[-1])
+            rows = rows[bits[rows] != 0]
+            if not rows.size:
+                continue
+            store, n0 = part.store, part.store.n
+            store.extend(ids_np[rows], ts_np[rows], bits[rows], [types[r] for r in rows.tolist()],
+                         values[:, rows] if values.shape[0] else None)
+            tixs = n0 + np.flatnonzero(bits[rows] & last)
+            if direct:
+                self._compiled.run(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at), state,
+                                   self.spill_rows, self.spill)
+            else:
+                for tix in tixs.tolist():
+                    self._trigger_compiled(state, key, part, tix, out)
         return out
+
+    def _trigger_compiled(self, state: RcepState, key: tuple, part: Partition, tix: int, out: list) -> None:
+        """The compiled path's :meth:`_trigger` and :meth:`_recompute`: the matches ending at the
+        event stored at ``tix`` in ``part``'s store, once per window containing it (no trailing
+        negation there: none waits)."""
+        store, w = part.store, self.w
+        t = int(store.ts[tix])
+        cells = tuple(key[i] for i, _, _ in self._groups)
+        tixs = np.array([tix], dtype=np.int64)
+        for wlo in self._windows_of(t):
+            if wlo is None:
+                lo, first_hi, window = self.lo, self.hi, ()
+            else:  # (the window's events: from its start, whatever w)
+                lo, first_hi, window, w = wlo, POS_INF, (wlo, wlo + self.w), POS_INF
+            if self._blocks():
+                self._compiled.run(store, tixs, lo, first_hi, w, cells + window, state, self.spill_rows, self.spill)
+            else:
+                self._compiled.run(store, tixs, lo, first_hi, w, cells + window, state, self.spill_rows, None, out,
+                                   self.spill)
 
     def _out_of_order(self, key: tuple, ts: int, last: int) -> None:
         raise InputError(f"events of partition {key} out of time order: time {ts} after "
@@ -241,11 +310,18 @@ class Rcep(Engine):
 
     def restore(self, data: bytes) -> RcepState:
         state = super().restore(data)
-        if self._compiled is not None:  # (a snapshot written before the compiled path's stores)
-            for part in state.partitions.values():
-                if getattr(part, "store", None) is None:
-                    part.store = Store.of_buffers(part.buffers)
-                    part.buffers = []
+        if self._compiled is not None:  # (a snapshot of the Python join's buffers)
+            stores = {key: Store.of_buffers(part.buffers, self._compiled.slots)
+                      for key, part in state.partitions.items() if getattr(part, "store", None) is None}
+            if any(s is None for s in stores.values()):
+                self._leave_compiled(state)  # (values it does not compare: the Python join)
+            else:
+                for key, store in stores.items():
+                    state.partitions[key].store = store
+                    state.partitions[key].buffers = []
+                for part in state.partitions.values():
+                    if not hasattr(part.store, "vals"):  # (a store written before stores kept values)
+                        part.store.vals = np.empty((0, part.store.ts.shape[0]), dtype=np.float64)
         return state
 
     def _blocks(self) -> bool:
@@ -353,15 +429,6 @@ class Rcep(Engine):
             cand_lo, first_hi = wlo, POS_INF
             window = (wlo, wlo + self.w)
         groups = self._groups
-        if self._compiled is not None:
-            cells = tuple(key[i] for i, _, _ in groups) + window
-            if self._blocks():
-                self._compiled.run(part.store, e.ts, cand_lo, first_hi, cells, state, self.spill_rows,
-                                   self.spill)
-            else:
-                self._compiled.run(part.store, e.ts, cand_lo, first_hi, cells, state, self.spill_rows,
-                                   None, out, self.spill)
-            return
         steps = self._steps_for(part, cand_lo, e.ts)
         if self._group_per_match:
             def cells_of(env):
@@ -387,6 +454,51 @@ class Rcep(Engine):
             def emit(env):
                 output.fold(accs, q, cells_of(env), env)
         self.join.run(part.buffers, part.negs, e, steps, scope, cand_lo, first_hi, emit)
+
+
+def _rows_by_arrow(table: pa.Table, attrs: tuple, n: int) -> dict | None:
+    """:func:`_partition_rows` of a batch whose key attributes are integer or string columns
+    (or absent: a null key, no partition), grouped by Arrow and numpy rather than row by row
+    (the same groups: those values compare in Arrow as in Python); None for other columns."""
+    if not attrs:
+        return {(): np.arange(n, dtype=np.int64)} if n else {}
+    code = np.zeros(n, dtype=np.int64)
+    ok = np.ones(n, dtype=np.bool_)
+    size = 1
+    indexes, values = [], []
+    for a in attrs:
+        if a not in table.column_names:
+            return {}
+        col = table.column(a)
+        if not (pa.types.is_integer(col.type) or pa.types.is_string(col.type)):
+            return None
+        enc = pc.dictionary_encode(col.combine_chunks())
+        ok &= pc.is_valid(enc.indices).to_numpy(zero_copy_only=False)
+        idx = pc.fill_null(enc.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        d = enc.dictionary.to_pylist()
+        size *= max(len(d), 1)
+        if size >= 2**62:
+            return None
+        code = code * max(len(d), 1) + idx
+        indexes.append(idx)
+        values.append(d)
+    rows = np.flatnonzero(ok)
+    rows = rows[np.argsort(code[rows], kind="stable")]
+    found: dict = {}
+    for g in np.split(rows, np.flatnonzero(np.diff(code[rows])) + 1) if rows.size else ():
+        r = g[0]
+        found[tuple(v[i[r]] for v, i in zip(values, indexes))] = g
+    return found
+
+
+def _partition_rows(keys: list) -> dict:
+    """The batch's row numbers (int64 arrays, in stream order) per partition key; rows with a
+    null key attribute belong to none."""
+    found: dict = {}
+    for r, key in enumerate(keys):
+        if None not in key:
+            found.setdefault(key, []).append(r)
+    return {key: np.array(rows, dtype=np.int64) for key, rows in found.items()}
 
 
 def _first_value(env: dict, var: str, attr: str):
