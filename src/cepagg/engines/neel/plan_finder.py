@@ -1,0 +1,167 @@
+"""Plan-Finder: which disjuncts of a nested query's matches are bit-marked together.
+
+Disjuncts with the same positive events (a *cluster*) can run each as a flat query on a match
+engine, or together as one construction of their common events tested against each of them
+(:mod:`.bitmark`). Neither always wins: a flat query prunes with its NOTs while it builds, so a
+very selective disjunct costs little on its own, whereas bit-marking builds every match of the
+common events once and reads the stream once for the whole group. Mo Liu's dissertation (§5.4)
+frames the choice as a partition of the disjuncts into groups, each run by one shared
+operator, of least cost; its cost model is in a report outside the dissertation, so this one is
+our own, in microseconds per window of one partition, with ``λ`` events of each type per window:
+
+* a flat query reads every event of the types it names (``PASS`` each; witness events count as
+  a type), builds ``λ^k / k!`` partial matches of each length ``k`` of its events (``PARTIAL``
+  each) and returns ``λ^n / n! · Π sel`` matches (``MATCH`` each), where a NOT of a type in a
+  gap lets ``sel = exp(-λ/(n+1))`` through (a gap is about ``1/(n+1)`` of the window) and an
+  EXISTS of ``m`` events ``(1 - exp(-λ/(m(n+1))))^m``;
+* a bit-marked group reads the events of all its types once, builds and returns every match of
+  the common events (``λ^n / n!``), and evaluates up to one look-up (``CHECK``) per column of
+  its EMap per match;
+* a group whose matches another group of its cluster may also find passes them through the
+  seen set (``SEEN`` per match).
+
+The constants were fitted to ``cepagg bench neel --parts 1b`` (docs/benchmarks.md, "Nested
+patterns"): rcep writes a match in about 3.5 µs and reads an event in about 6; a column look-up
+in Python costs about 1.5 µs. ``λ`` is :data:`DENSITY` unless the caller measured it.
+
+The search is the chapter's iterative improvement (its Fig. 5.8): start from the aggressive
+solution -- every markable disjunct of a cluster in one group --, move to the cheapest neighbour
+(one disjunct split off into its own group, or two groups merged) while that lowers the cost,
+then restart from the disjuncts each alone and keep the cheaper end point. (The chapter's loop
+never leaves its first local minimum; the second start is what makes the outer loop search.)
+
+>>> plan = find([("SEQ(A a, NOT C, D d)", 2, [("not", "C")], {"A", "C", "D"}, 0),
+...              ("SEQ(A a, NOT E, D d)", 2, [("not", "E")], {"A", "E", "D"}, 0)], [True, True],
+...             lambda i, j: True, density=4.0)
+>>> plan.chosen, [round(c) for _, c in plan.candidates]
+(((0, 1),), [152, 174])
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+#: events of each type per window of a partition, when nobody measured it
+DENSITY = 4.0
+PASS = 6.0      # µs per event read by one flat engine
+PARTIAL = 0.3   # µs per partial match built
+MATCH = 3.5     # µs per match returned by a match engine (rows built)
+CHECK = 1.5     # µs per EMap column evaluated on the event index
+SEEN = 2.0      # µs per match passed through the seen set
+
+#: a (disjunct text, positive events n, column shapes, types read, witness types) per disjunct
+Disjunct = tuple[str, int, list[tuple], set[str], int]
+
+
+def _built(n: int, lam: float) -> float:
+    return sum(lam ** k / math.factorial(k) for k in range(1, n + 1))
+
+
+def _selectivity(col: tuple, n: int, lam: float) -> float:
+    share = lam / (n + 1)
+    if col[0] == "not":
+        return math.exp(-share)
+    m = sum(1 for pos, _ in col[1] if pos)
+    return (1.0 - math.exp(-share / m)) ** m
+
+
+def alone_cost(d: Disjunct, lam: float, shared: bool) -> float:
+    """A disjunct as a flat query on its own match engine."""
+    _, n, cols, types, witnesses = d
+    out = lam ** n / math.factorial(n)
+    for c in cols:
+        out *= _selectivity(c, n, lam)
+    return (PASS * lam * (len(types) + witnesses) + PARTIAL * _built(n + witnesses, lam) * (1 + witnesses)
+            + MATCH * out + (SEEN * out if shared else 0.0))
+
+
+def group_cost(ds: list[Disjunct], lam: float, shared: bool) -> float:
+    """Disjuncts bit-marked together: one construction of their common events."""
+    n = ds[0][1]
+    types = set().union(*(d[3] for d in ds))
+    columns = {(c, k) for d in ds for k, c in enumerate(d[2])}
+    matches = lam ** n / math.factorial(n)
+    out = matches * (1.0 - math.prod(1.0 - math.prod(_selectivity(c, n, lam) for c in d[2]) for d in ds))
+    return (PASS * lam * len(types) + PARTIAL * _built(n, lam) + MATCH * matches
+            + CHECK * matches * len({c for c, _ in columns}) + (SEEN * out if shared else 0.0))
+
+
+@dataclass
+class Plan:
+    """The groups chosen for one cluster and every partition the search priced."""
+
+    members: tuple[int, ...]
+    chosen: tuple[tuple[int, ...], ...]
+    candidates: list[tuple[tuple[tuple[int, ...], ...], float]] = field(default_factory=list)
+    density: float = DENSITY
+
+    @property
+    def cost(self) -> float:
+        return dict(self.candidates)[self.chosen]
+
+
+def _canon(groups) -> tuple[tuple[int, ...], ...]:
+    return tuple(sorted(tuple(sorted(g)) for g in groups))
+
+
+def find(disjuncts: list[Disjunct], markable: list[bool], overlap: Callable[[int, int], bool],
+         density: float = DENSITY) -> Plan:
+    """The partition of one cluster's disjuncts (indices into ``disjuncts``) of least estimated
+    cost; a disjunct that cannot be bit-marked stays alone. ``overlap(i, j)``: disjuncts i and j
+    may share a match (so their groups, if different, pass the seen set)."""
+    members = tuple(range(len(disjuncts)))
+    priced: dict[tuple, float] = {}
+
+    def cost(groups) -> float:
+        key = _canon(groups)
+        if key not in priced:
+            total = 0.0
+            for g in key:
+                shared = any(overlap(i, j) for i in g for j in members if j not in g)
+                if len(g) == 1:
+                    total += alone_cost(disjuncts[g[0]], density, shared)
+                else:
+                    total += group_cost([disjuncts[i] for i in g], density, shared)
+            priced[key] = total
+        return priced[key]
+
+    def neighbours(groups):
+        groups = list(groups)
+        for a, g in enumerate(groups):
+            if len(g) > 1:
+                for i in g:
+                    yield groups[:a] + [tuple(x for x in g if x != i), (i,)] + groups[a + 1:]
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                merged = groups[a] + groups[b]
+                if all(markable[i] for i in merged):
+                    yield [g for k, g in enumerate(groups) if k not in (a, b)] + [merged]
+
+    def descend(groups):
+        groups = _canon(groups)
+        while True:
+            best = min((_canon(n) for n in neighbours(groups)), key=cost, default=None)
+            if best is None or cost(best) >= cost(groups):
+                return groups
+            groups = best
+
+    marked = tuple(i for i in members if markable[i])
+    start = ([marked] if len(marked) > 1 else [(i,) for i in marked]) + [(i,) for i in members if not markable[i]]
+    ends = [descend(start), descend([(i,) for i in members])]
+    chosen = min(ends, key=lambda g: (cost(g), g))
+    candidates = sorted(priced.items(), key=lambda kv: (kv[1], kv[0]))
+    return Plan(members, chosen, candidates, density)
+
+
+def partitions(items: tuple[int, ...]):
+    """Every partition of ``items`` (for tests: each is a plan the engine can be made to run)."""
+    if not items:
+        yield ()
+        return
+    first, rest = items[0], items[1:]
+    for p in partitions(rest):
+        yield ((first,),) + p
+        for k in range(len(p)):
+            yield p[:k] + ((first,) + p[k],) + p[k + 1:]
