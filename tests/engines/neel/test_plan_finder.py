@@ -105,7 +105,7 @@ def test_explain_shows_the_priced_plans_and_the_choice():
     sparse = ENGINES["neel"](q, density=4.0)
     lines = sparse.explain_lines()
     text = "\n".join(lines)
-    d = [("", 2, [("not", "B")], {"A", "B", "D"}, 0), ("", 2, [("not", "C")], {"A", "C", "D"}, 0)]
+    d = [("", 2, [(1, ("not", "B"))], {"A", "B", "D"}, 0), ("", 2, [(1, ("not", "C"))], {"A", "C", "D"}, 0)]
     together, alone = group_cost(d, 4.0, False), sum(alone_cost(x, 4.0, True) for x in d)
     assert together < alone
     assert "Plan-Finder for d0, d1 (same positive events)" in text
@@ -113,12 +113,17 @@ def test_explain_shows_the_priced_plans_and_the_choice():
     assert f"  {{d0}} {{d1}}: {alone:,.1f}" in lines
     assert "u0: d0, d1 bit-marked: the matches of SEQ(A a, D d) [rcep]" in text
     assert "    EMap: row 0 = c0, row 1 = c1" in lines
-    # dense streams: each disjunct's NOT prunes most matches, so alone is cheaper
-    dense = ENGINES["neel"](q, density=30.0).explain_lines()
-    together, alone = group_cost(d, 30.0, False), sum(alone_cost(x, 30.0, True) for x in d)
-    assert alone < together
-    assert f"  {{d0}} {{d1}}: {alone:,.1f}  <- chosen" in dense
-    assert "  u0: d0 [rcep]" in dense and "  u1: d1 [rcep]" in dense
+    # dense streams and a NOT early in a longer pattern: each disjunct's flat query prunes its
+    # partial matches at the first gap, so alone is cheaper than building every match
+    q = compile_query("PATTERN SEQ(A a, NOT AND(B, C), D d, E e, F f) WITHIN 5")
+    d = [("", 4, [(1, ("not", t))], {"A", t, "D", "E", "F"}, 0) for t in "BC"]
+    for density, chosen in ((1.0, "{d0, d1}"), (30.0, "{d0} {d1}")):
+        together, alone = group_cost(d, density, False), sum(alone_cost(x, density, True) for x in d)
+        assert (together < alone) == (chosen == "{d0, d1}")
+        lines = ENGINES["neel"](q, density=density).explain_lines()
+        assert f"  {chosen}: {min(together, alone):,.1f}  <- chosen" in lines, lines
+        assert f"{density:g} events of each type per window" in "\n".join(lines)
+    assert "  u0: d0 [rcep]" in lines and "  u1: d1 [rcep]" in lines
 
 
 def test_unmarkable_disjuncts_are_said_and_run_alone():

@@ -162,23 +162,29 @@ class EMap:
         ``times`` (in pattern order) in partition ``part``? Columns are evaluated in order
         until a row is satisfied or every row is dead (the chapter's Lemma 3)."""
         rows = self.rows
-        if any(r == 0 for r in rows):
+        if 0 in rows:
             return True
-        evaluated = value = 0
-        alive = list(rows)
+        times_of = index.times.get(part, {})
+        value = 0  # the RVI: the columns evaluated true (a false one kills the rows holding it)
+        alive = rows
         for c, (g, col) in enumerate(self.columns):
             bit = 1 << c
             if not any(r & bit for r in alive):
                 continue
             lo, hi = times[g - 1], times[g]
-            if index.holds(part, col, lo, hi):
+            if col[0] == "not":
+                lst = times_of.get(col[1])
+                holds = not lst or not _any_in(lst, lo, hi)
+            else:
+                holds = exists_in(times_of, col[1], lo, hi)
+            if holds:
                 value |= bit
-            evaluated |= bit
-            if any(r & ~value == 0 for r in alive):
-                return True
-            alive = [r for r in alive if not (r & evaluated & ~value)]
-            if not alive:
-                return False
+                if any(not (r & ~value) for r in alive):
+                    return True
+            else:
+                alive = [r for r in alive if not (r & bit)]
+                if not alive:
+                    return False
         return False
 
     def lines(self) -> list[str]:

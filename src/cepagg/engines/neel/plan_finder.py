@@ -2,27 +2,34 @@
 
 Disjuncts with the same positive events (a *cluster*) can run each as a flat query on a match
 engine, or together as one construction of their common events tested against each of them
-(:mod:`.bitmark`). Neither always wins: a flat query prunes with its NOTs while it builds, so a
-very selective disjunct costs little on its own, whereas bit-marking builds every match of the
-common events once and reads the stream once for the whole group. Mo Liu's dissertation (§5.4)
-frames the choice as a partition of the disjuncts into groups, each run by one shared
-operator, of least cost; its cost model is in a report outside the dissertation, so this one is
-our own, in microseconds per window of one partition, with ``λ`` events of each type per window:
+(:mod:`.bitmark`). Neither always wins: a flat query tests its NOTs on the
+matches of its own events, which, for a disjunct whose EXISTS became witness events, are more or
+fewer than the group's common matches; bit-marking builds every match of the common events once
+for the whole group and reads the stream once, but tests each match in Python. Mo Liu's
+dissertation (§5.4) frames the choice as a partition of the disjuncts into groups, each run by
+one shared operator, of least cost; its cost model is in a report outside the dissertation, so
+this one is our own, in microseconds per window-length of stream of one partition, with ``λ``
+events of each type per window (``λ^k / (k-1)!`` sequences of ``k`` given types start in a
+window-length and end within the window):
 
-* a flat query reads every event of the types it names (``PASS`` each; witness events count as
-  a type), builds ``λ^k / k!`` partial matches of each length ``k`` of its events (``PARTIAL``
-  each) and returns ``λ^n / n! · Π sel`` matches (``MATCH`` each), where a NOT of a type in a
-  gap lets ``sel = exp(-λ/(n+1))`` through (a gap is about ``1/(n+1)`` of the window) and an
-  EXISTS of ``m`` events ``(1 - exp(-λ/(m(n+1))))^m``;
-* a bit-marked group reads the events of all its types once, builds and returns every match of
-  the common events (``λ^n / n!``), and evaluates up to one look-up (``CHECK``) per column of
-  its EMap per match;
-* a group whose matches another group of its cluster may also find passes them through the
-  seen set (``SEEN`` per match).
+* a flat query reads the events of the types it names (``PASS`` each; its witness events are
+  one more type), builds every match of its positive events, witness events included
+  (``BUILT`` each, plus ``NEG`` each when it has a NOT to test: the match engines test NOTs on
+  whole matches), and returns those its NOTs let through (``OUT`` each): a NOT of a type lets
+  ``exp(-λ/(n+1))`` through (a gap is about ``1/(n+1)`` of the window), an EXISTS of ``m``
+  events ``(1 - exp(-λ/(m(n+1))))^m``;
+* a bit-marked group reads the events of all its types once, builds every match of the common
+  events (``BUILT``), tests each (``CHECK``, plus ``COLUMN`` per column of its EMap, an EXISTS
+  column twice that) and returns those some disjunct holds (``OUT``);
+* a unit whose matches another unit of its cluster may also find passes them through the seen
+  set (``SEEN`` per match).
 
-The constants were fitted to ``cepagg bench neel --parts 1b`` (docs/benchmarks.md, "Nested
-patterns"): rcep writes a match in about 3.5 µs and reads an event in about 6; a column look-up
-in Python costs about 1.5 µs. ``λ`` is :data:`DENSITY` unless the caller measured it.
+The constants are fitted to rcep writing matches to Parquet on part 1b's file of ``cepagg bench
+neel`` (docs/benchmarks.md, "Nested patterns"): there ``SEQ(A a, D d, B b, C c)`` costs 0.7 µs
+per match, ``SEQ(A a, NOT B, D d, B b, C c)`` 1.8 µs more per match of its positive events
+(``SEQ(A a, NOT C, D d)`` 3.6), and the union's bookkeeping about 1 µs per match returned, 8
+more through the seen set; bit-marked, ``SEQ(A a, NOT AND(B, C), D d, B b, C c)`` spends about
+5.4 µs per common match on its test. ``λ`` is :data:`DENSITY` unless the caller measured it.
 
 The search is the chapter's iterative improvement (its Fig. 5.8): start from the aggressive
 solution -- every markable disjunct of a cluster in one group --, move to the cheapest neighbour
@@ -30,11 +37,11 @@ solution -- every markable disjunct of a cluster in one group --, move to the ch
 then restart from the disjuncts each alone and keep the cheaper end point. (The chapter's loop
 never leaves its first local minimum; the second start is what makes the outer loop search.)
 
->>> plan = find([("SEQ(A a, NOT C, D d)", 2, [("not", "C")], {"A", "C", "D"}, 0),
-...              ("SEQ(A a, NOT E, D d)", 2, [("not", "E")], {"A", "E", "D"}, 0)], [True, True],
+>>> plan = find([("SEQ(A a, NOT C, D d)", 2, [(1, ("not", "C"))], {"A", "C", "D"}, 0),
+...              ("SEQ(A a, NOT E, D d)", 2, [(1, ("not", "E"))], {"A", "E", "D"}, 0)], [True, True],
 ...             lambda i, j: True, density=4.0)
 >>> plan.chosen, [round(c) for _, c in plan.candidates]
-(((0, 1),), [152, 174])
+(((0, 1),), [124, 193])
 """
 
 from __future__ import annotations
@@ -45,18 +52,21 @@ from typing import Callable
 
 #: events of each type per window of a partition, when nobody measured it
 DENSITY = 4.0
-PASS = 6.0      # µs per event read by one flat engine
-PARTIAL = 0.3   # µs per partial match built
-MATCH = 3.5     # µs per match returned by a match engine (rows built)
-CHECK = 1.5     # µs per EMap column evaluated on the event index
-SEEN = 2.0      # µs per match passed through the seen set
+PASS = 0.6      # µs per event read by one flat engine
+BUILT = 0.7     # µs per match of its positive events a match engine builds
+NEG = 2.5       # µs per such match tested for its NOTs by the engine
+OUT = 1.0       # µs per match returned through the union (renumbered, rows built)
+CHECK = 4.0     # µs per match of a bit-marked group tested against its EMap
+COLUMN = 1.0    # µs per NOT column evaluated on the event index (an EXISTS column: twice)
+SEEN = 8.0      # µs per match passed through the seen set
 
-#: a (disjunct text, positive events n, column shapes, types read, witness types) per disjunct
-Disjunct = tuple[str, int, list[tuple], set[str], int]
+#: (disjunct text, positive events n, columns as (gap, shape), types read, witness types)
+Disjunct = tuple[str, int, list[tuple[int, tuple]], set[str], int]
 
 
-def _built(n: int, lam: float) -> float:
-    return sum(lam ** k / math.factorial(k) for k in range(1, n + 1))
+def _starting(k: int, lam: float) -> float:
+    """Sequences of k given types starting in one window-length, all within a window."""
+    return lam ** k / math.factorial(k - 1)
 
 
 def _selectivity(col: tuple, n: int, lam: float) -> float:
@@ -67,25 +77,30 @@ def _selectivity(col: tuple, n: int, lam: float) -> float:
     return (1.0 - math.exp(-share / m)) ** m
 
 
+def _through(d: Disjunct, lam: float) -> float:
+    """The disjunct's matches per window-length."""
+    n = d[1]
+    return _starting(n, lam) * math.prod(_selectivity(c, n, lam) for _, c in d[2])
+
+
 def alone_cost(d: Disjunct, lam: float, shared: bool) -> float:
     """A disjunct as a flat query on its own match engine."""
     _, n, cols, types, witnesses = d
-    out = lam ** n / math.factorial(n)
-    for c in cols:
-        out *= _selectivity(c, n, lam)
-    return (PASS * lam * (len(types) + witnesses) + PARTIAL * _built(n + witnesses, lam) * (1 + witnesses)
-            + MATCH * out + (SEEN * out if shared else 0.0))
+    built = _starting(n + witnesses, lam)
+    out = _through(d, lam)
+    return (PASS * lam * (len(types) + witnesses) + (BUILT + (NEG if cols else 0.0)) * built
+            + (OUT + (SEEN if shared else 0.0)) * out)
 
 
 def group_cost(ds: list[Disjunct], lam: float, shared: bool) -> float:
     """Disjuncts bit-marked together: one construction of their common events."""
     n = ds[0][1]
     types = set().union(*(d[3] for d in ds))
-    columns = {(c, k) for d in ds for k, c in enumerate(d[2])}
-    matches = lam ** n / math.factorial(n)
-    out = matches * (1.0 - math.prod(1.0 - math.prod(_selectivity(c, n, lam) for c in d[2]) for d in ds))
-    return (PASS * lam * len(types) + PARTIAL * _built(n, lam) + MATCH * matches
-            + CHECK * matches * len({c for c, _ in columns}) + (SEEN * out if shared else 0.0))
+    columns = {c for d in ds for c in d[2]}
+    matches = _starting(n, lam)
+    test = CHECK + sum(COLUMN * (1 if shape[0] == "not" else 2) for _, shape in columns)
+    out = matches * (1.0 - math.prod(1.0 - _through(d, lam) / matches for d in ds))
+    return PASS * lam * len(types) + (BUILT + test) * matches + (OUT + (SEEN if shared else 0.0)) * out
 
 
 @dataclass

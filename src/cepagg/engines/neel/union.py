@@ -238,12 +238,12 @@ def _describe(t: MatchTerm):
     """The disjunct as Plan-Finder prices it (:data:`.plan_finder.Disjunct`)."""
     pos, gaps = gaps_of(t.pattern)
     cols = []
-    for g in gaps:
+    for k, g in enumerate(gaps):
         for x in g:
             try:
-                cols.append(column_of(x))
+                cols.append((k, column_of(x)))
             except NotMarkable:
-                cols.append(("not", "?"))
+                cols.append((k, ("not", "?")))
     types = {n.type for n in t.pattern.walk() if isinstance(n, ast.EventPattern) and n.type is not None}
     return (t.text, len(pos), cols, types, len(t.witnesses))
 
