@@ -24,12 +24,13 @@ window-length and end within the window):
 * a unit whose matches another unit of its cluster may also find passes them through the seen
   set (``SEEN`` per match).
 
-The constants are fitted to rcep writing matches to Parquet on part 1b's file of ``cepagg bench
-neel`` (docs/benchmarks.md, "Nested patterns"): there ``SEQ(A a, D d, B b, C c)`` costs 0.7 µs
-per match, ``SEQ(A a, NOT B, D d, B b, C c)`` 1.8 µs more per match of its positive events
-(``SEQ(A a, NOT C, D d)`` 3.6), and the union's bookkeeping about 1 µs per match returned, 8
-more through the seen set; bit-marked, ``SEQ(A a, NOT AND(B, C), D d, B b, C c)`` spends about
-5.4 µs per common match on its test. ``λ`` is :data:`DENSITY` unless the caller measured it.
+The constants are fitted by timing ``cepagg.runner.write_matches`` on rcep, writing to Parquet,
+over part 1b's file of ``cepagg bench neel`` (``--write``; docs/benchmarks.md, "Nested
+patterns"), the flat ``SEQ(A a, D d)``, ``SEQ(A a, NOT C, D d)``, ``SEQ(A a, D d, B b, C c)`` and
+``SEQ(A a, NOT B, D d, B b, C c)`` (a match built; a NOT tested on it), and ``neel`` running
+``SEQ(A a, NOT AND(B, C), D d, B b, C c)`` with each plan (the union's bookkeeping per match
+returned, the seen set, the test of a bit-marked match); with them the estimates order the plans
+of part 1b as its clock does. ``λ`` is :data:`DENSITY` unless the caller measured it.
 
 The search is the chapter's iterative improvement (its Fig. 5.8): start from the aggressive
 solution -- every markable disjunct of a cluster in one group --, move to the cheapest neighbour
