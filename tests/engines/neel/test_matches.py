@@ -173,6 +173,8 @@ def test_a_nested_match_query_is_planned_on_neel_and_explained():
     assert "d0: SEQ(A a, NOT C, D d)" in text and "d1: SEQ(A a, EXISTS SEQ(NOT B, C, NOT C), D d)" in text
     assert "u0: d0, d1 bit-marked: the matches of SEQ(A a, D d) [rcep]" in text
     assert "no two units find the same match" in text
+    assert "Plan-Finder for d0, d1 (same positive events)" in text and "(assumed, not measured)" in text
+    assert "  {d0, d1}: " in text and "<- chosen" in text
     alone = ENGINES["neel"](q, match_groups=[(0,), (1,)]).explain_lines()
     assert "  u1: d1 [rcep, with witness events of C]" in alone
     q = compile_query("PATTERN SEQ(A a, NOT AND(B, C), D d) WITHIN 5")

@@ -112,6 +112,7 @@ class Plan:
     chosen: tuple[tuple[int, ...], ...]
     candidates: list[tuple[tuple[tuple[int, ...], ...], float]] = field(default_factory=list)
     density: float = DENSITY
+    measured: bool = False  # the density was measured (else :data:`DENSITY`, assumed)
 
     @property
     def cost(self) -> float:

@@ -139,11 +139,11 @@ def match_plan(query: Query, groups: list[tuple[int, ...]] | None = None,
                        engine, why, offsets, scale, witnesses, p)
              for i, (p, flat, binds, engine, why, offsets, scale, witnesses) in enumerate(found)]
     plan = MatchPlan(terms, interleavings, steps, skipped)
-    plan.units, plan.finder = _units(query, terms, groups, taken, density or DENSITY)
+    plan.units, plan.finder = _units(query, terms, groups, taken, density)
     return plan
 
 
-def _units(query: Query, terms: list[MatchTerm], groups, taken: set[str], density: float):
+def _units(query: Query, terms: list[MatchTerm], groups, taken: set[str], density: float | None):
     """Plan-Finder's groups (or the given ones) as units, and per cluster of two or more
     disjuncts with the same positive events, the plan and why some could not be marked."""
     overlaps = {(i, j) for i, a in enumerate(terms) for j, b in enumerate(terms)
@@ -159,9 +159,11 @@ def _units(query: Query, terms: list[MatchTerm], groups, taken: set[str], densit
             chosen.append(tuple(members))
             continue
         ds = [_describe(terms[i]) for i in members]
-        plan = find(ds, [why[i] is None for i in members], lambda a, b: (members[a], members[b]) in overlaps, density)
+        plan = find(ds, [why[i] is None for i in members], lambda a, b: (members[a], members[b]) in overlaps,
+                    density or DENSITY)
         plan = Plan(tuple(members), tuple(tuple(members[k] for k in g) for g in plan.chosen),
-                    [(tuple(tuple(members[k] for k in g) for g in c), v) for c, v in plan.candidates], plan.density)
+                    [(tuple(tuple(members[k] for k in g) for g in c), v) for c, v in plan.candidates], plan.density,
+                    density is not None)
         notes = [f"{terms[i].text}: not bit-marked, {why[i]}" for i in members if why[i] is not None]
         finder.append((plan, notes))
         chosen += plan.chosen
@@ -411,7 +413,8 @@ def explain_lines(plan: MatchPlan) -> list[str]:
     for p, notes in plan.finder:
         names = ", ".join(f"d{k}" for k in p.members)
         lines.append(f"Plan-Finder for {names} (same positive events): estimated µs per window of a partition, "
-                     f"{p.density:g} events of each type per window (src/cepagg/engines/neel/plan_finder.py):")
+                     f"{p.density:g} events of each type per window"
+                     f"{'' if p.measured else ' (assumed, not measured)'} (src/cepagg/engines/neel/plan_finder.py):")
         for groups, cost in p.candidates:
             mark = "  <- chosen" if groups == p.chosen else ""
             lines.append(f"  {_partition_text(groups)}: {cost:,.1f}{mark}")
