@@ -22,6 +22,12 @@ last event by a window: with watermarks (the match writer gives one after every 
 holds the matches of about one window, not of the stream. A disjunct that binds none of the
 returned variables returns no rows and is not run.
 
+Disjuncts with the same positive events may instead run as one **bit-marked** unit
+(:mod:`.bitmark`): one flat query of their common events, each match tested against the
+group's EMap on an index of the events its NOT/EXISTS items name, and returned once -- no seen
+set within the group. Which disjuncts are grouped is Plan-Finder's choice by cost
+(:mod:`.plan_finder`); units of one cluster that may find the same match pass the seen set.
+
 Rows keep the reference's long form; matches are numbered 1, 2, ... in the order they are
 found, and handed on as the engines find them (the engines' ``spill``), so output streams in
 bounded memory as with rcep alone.
