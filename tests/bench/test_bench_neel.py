@@ -17,7 +17,8 @@ def test_the_benchmark_checks_its_results(capsys):
     assert neel.main(args) == 0
     out = capsys.readouterr().out
     assert "DIFFERENT" not in out and "refuses" not in out and out.count("same rows") == 2
-    assert out.count("same matches") == 3
+    assert out.count("same matches") == len(neel.NESTED_MATCHES + neel.PLANS_ONLY) == 5
+    assert out.count("    plan {") >= 6 and out.count("  chosen") == 3  # every priced plan of 3 queries
 
 
 def test_the_chapter_workloads_run_on_neel():

@@ -13,13 +13,18 @@ Times are CPU seconds of this process (the machine is shared), best of ``--repea
 fast engines, one run for the reference.
 
 Part 1b, the same file with queries that return matches (``PATTERN P WHERE [key] WITHIN 10
-seconds``, every positive variable): the OR and AND queries and ``SEQ(A a, NOT SEQ(B b, C c),
-D d)`` (whose normal form has two disjuncts with the same events), each written to a Parquet
+seconds``, every positive variable): the OR and AND queries, ``SEQ(A a, NOT SEQ(B b, C c),
+D d)`` (whose normal form has two contradictory disjuncts with the same events) and
+``SEQ(A a, NOT AND(B, C), D d)`` (two overlapping ones), each written to a Parquet
 file in a temporary directory by ``cepagg.runner.write_matches`` on ``neel`` (the union of its
 disjuncts on the match engines) and on the reference, and the flat ``SEQ(A a, B b, D d)`` on
 rcep as the yardstick. CPU seconds of one run each, writing included; the match sets of
 ``neel`` and the reference are compared on the first ``--check-events`` events (default 5,000),
-the match counts on the whole file.
+the match counts on the whole file. For a query whose disjuncts Plan-Finder groups, every plan
+it priced runs too (``plan`` lines: its estimate at the density measured on the file, events of
+each type per window of a key, and the CPU seconds of writing the matches with it), and the
+longer ``SEQ(A a, NOT AND(B, C), D d, B b, C c)``, whose matches the reference is too slow to
+enumerate on the whole file, is compared with it on the first events only.
 
 Part 2, the workloads of the NEEL chapter's experiments (Mo Liu, "Extending Event Sequence
 Processing: New Models and Optimization Techniques", PhD dissertation, WPI, 2012, §5.5): an
@@ -52,7 +57,9 @@ from ..lang import compile_query
 GROUPED = "RETURN key, COUNT(*) PATTERN {} WHERE [key] GROUP BY key WITHIN 10 seconds"
 MATCHES = "PATTERN {} WHERE [key] WITHIN 10 seconds"
 NESTED = {"OR": "SEQ(A a, OR(B b, C c), D d)", "AND": "SEQ(A a, AND(B b, C c), D d)"}
-NESTED_MATCHES = [NESTED["OR"], NESTED["AND"], "SEQ(A a, NOT SEQ(B b, C c), D d)"]
+NESTED_MATCHES = [NESTED["OR"], NESTED["AND"], "SEQ(A a, NOT SEQ(B b, C c), D d)", "SEQ(A a, NOT AND(B, C), D d)"]
+#: part 1b queries whose plans are timed, compared with the reference on the first events only
+PLANS_ONLY = ["SEQ(A a, NOT AND(B, C), D d, B b, C c)"]
 FLAT = "SEQ(A a, B b, D d)"
 
 TICKERS = ["MSFT", "ORCL", "IPIX", "INTC", "RIMM", "AMAT", "YHOO", "DELL", "CSCO", "QQQ"]
@@ -187,21 +194,59 @@ def matches_part(args, batch: EventBatch) -> int:
         _written("rcep", MATCHES.format(FLAT), batch.slice(0, 200), path)  # (imports, grammar)
         flat_s, flat_n = _written("rcep", MATCHES.format(FLAT), batch, path)
         print(f"  {'flat ' + FLAT:40} rcep {flat_s:7.2f} s  {flat_n:>10,} matches  {flat_n / flat_s:>9,.0f}/s")
-        for pattern in NESTED_MATCHES:
+        for pattern in NESTED_MATCHES + PLANS_ONLY:
             text = MATCHES.format(pattern)
             q = compile_query(text)
             head = batch.slice(0, args.check_events)
             same = match_identities(ENGINES["reference"](q).run(head)) == match_identities(ENGINES["neel"](q).run(head))
             neel_s, n = _written("neel", text, batch, path)
             line = f"  {pattern:40} neel {neel_s:7.2f} s  {n:>10,} matches  {n / neel_s:>9,.0f}/s"
-            if not args.skip_reference:
+            if not args.skip_reference and pattern not in PLANS_ONLY:
                 ref_s, ref_n = _written("reference", text, batch, path)
                 line += f"  reference {ref_s:7.2f} s  neel {ref_s / neel_s:,.0f}x faster"
                 same = same and ref_n == n
-            line += f"  same matches (first {len(head):,} events{'' if args.skip_reference else '; counts'})" \
+            counts = not args.skip_reference and pattern not in PLANS_ONLY
+            line += f"  same matches (first {len(head):,} events{'; counts' if counts else ''})" \
                 if same else "  DIFFERENT"
             failed += not same
             print(line)
+            failed += _plans(q, batch, path, n)
+    return failed
+
+
+def density_of(q, batch: EventBatch) -> float:
+    """Events of each type per window of one partition, measured on ``batch``."""
+    table = batch.table
+    ts = table.column("ts").to_numpy()
+    span = max(1, int(ts.max()) - int(ts.min()) + 1)
+    types = len(set(table.column("type").to_pylist()))
+    keys = [table.column(k).to_pylist() for k in q.partition_by]
+    parts = len(set(zip(*keys))) if keys else 1
+    return len(batch) / types / parts * min(1.0, q.within / span)
+
+
+def _plans(q, batch: EventBatch, path: str, expected: int) -> int:
+    """Every plan Plan-Finder priced for ``q`` at the measured density, written as on neel;
+    the number of plans whose match count differs."""
+    from ..engines import ENGINES
+    from ..matches import Layout, write
+    from ..runner import match_feed
+
+    density = density_of(q, batch)
+    eng = ENGINES["neel"](q, density=density)
+    failed = 0
+    for finder, _ in eng.plan.finder:
+        for groups, cost in finder.candidates:
+            rest = [(i,) for i in range(len(eng.plan.terms)) if i not in finder.members]
+            c = time.process_time()
+            planned = ENGINES["neel"](q, match_groups=list(groups) + rest)
+            n = write(match_feed(planned, batch), Layout(q, batch, "long"), path, None, None).matches
+            cpu = time.process_time() - c
+            text = " ".join("{" + ", ".join(f"d{i}" for i in g) + "}" for g in groups)
+            chosen = "  chosen" if groups == finder.chosen else ""
+            print(f"    plan {text:24} estimate {cost:10,.1f} µs/window at {density:.1f} events/type/window"
+                  f"  {cpu:7.2f} s{chosen}" + ("" if n == expected else f"  DIFFERENT: {n:,} matches"))
+            failed += n != expected
     return failed
 
 

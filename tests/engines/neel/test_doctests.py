@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["cepagg.engines.neel.terms", "cepagg.engines.neel.interleave", "cepagg.engines.neel.witness"]
+MODULES = ["cepagg.engines.neel.terms", "cepagg.engines.neel.interleave", "cepagg.engines.neel.witness",
+           "cepagg.engines.neel.bitmark", "cepagg.engines.neel.plan_finder"]
 
 
 @pytest.mark.parametrize("name", MODULES)

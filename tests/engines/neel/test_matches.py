@@ -97,21 +97,24 @@ def test_rows_are_spilled_as_found_and_matches_never_split():
         assert _same(q, expected, [r for p in pieces for r in p]), text
 
 
-def test_the_seen_set_holds_about_one_window():
-    """Overlapping disjuncts (same variables) pass a seen set; watermarks empty it behind the
-    window, so over a long stream it stays small."""
+@pytest.mark.parametrize("groups", [[(0,), (1,)], [(0, 1)]])
+def test_the_seen_set_and_the_event_index_hold_about_one_window(groups):
+    """Overlapping disjuncts (same variables) run alone pass a seen set; bit-marked together,
+    their matches are tested on an index of events. Watermarks empty both behind the window,
+    so over a long stream they stay small."""
     q = compile_query("PATTERN SEQ(A a, NOT AND(B, C), D d) WITHIN 5")
-    assert all(t.shared for t in ENGINES["neel"](q).plan.terms)
+    eng = ENGINES["neel"](q, match_groups=groups)
+    assert len(eng.plan.units) == len(groups)
+    assert all(u.shared for u in eng.plan.units) == (len(groups) == 2)
     rng = random.Random(3)
     batch = EventBatch.from_rows(random_stream(rng, "ABCD", n=3000, max_gap=1, attrs={})).sorted()
-    eng = ENGINES["neel"](q)
     state = eng.new_state()
     ts = batch.table.column("ts").to_pylist()
     rows, biggest = [], 0
     for i in range(0, len(batch), 20):
         rows += eng.process(state, batch.slice(i, 20))
         rows += eng.advance(state, ts[min(i + 20, len(ts)) - 1] - 1)
-        biggest = max(biggest, len(state.seen))
+        biggest = max(biggest, len(state.seen) if len(groups) == 2 else len(state.index))
     rows += eng.finish(state)
     expected = ENGINES["reference"](q).run(batch)
     assert _same(q, expected, rows)
@@ -167,10 +170,16 @@ def test_a_nested_match_query_is_planned_on_neel_and_explained():
     p = plan(q)
     assert p.engine == "neel"
     text = p.explain()
-    assert "d0: SEQ(A a, NOT C, D d) [rcep]" in text and "witness events of C" in text
-    assert "contradict each other: no match is found twice" in text
-    text = plan(compile_query("PATTERN SEQ(A a, NOT AND(B, C), D d) WITHIN 5")).explain()
-    assert "d0, d1 bind the same variables in the same order and may overlap" in text
+    assert "d0: SEQ(A a, NOT C, D d)" in text and "d1: SEQ(A a, EXISTS SEQ(NOT B, C, NOT C), D d)" in text
+    assert "u0: d0, d1 bit-marked: the matches of SEQ(A a, D d) [rcep]" in text
+    assert "no two units find the same match" in text
+    assert "Plan-Finder for d0, d1 (same positive events)" in text and "(assumed, not measured)" in text
+    assert "  {d0, d1}: " in text and "<- chosen" in text
+    alone = ENGINES["neel"](q, match_groups=[(0,), (1,)]).explain_lines()
+    assert "  u1: d1 [rcep, with witness events of C]" in alone
+    q = compile_query("PATTERN SEQ(A a, NOT AND(B, C), D d) WITHIN 5")
+    text = "\n".join(ENGINES["neel"](q, match_groups=[(0,), (1,)]).explain_lines())
+    assert "u0, u1 may find the same match as another unit" in text
 
 
 @pytest.mark.parametrize("text,why", [

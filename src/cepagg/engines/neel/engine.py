@@ -113,13 +113,20 @@ class Neel(Engine):
     name = "neel"
 
     def __init__(self, query: Query, *, partial: bool = False,
-                 start_range: tuple[int, int] | None = None, numbers: str = "exact"):
+                 start_range: tuple[int, int] | None = None, numbers: str = "exact",
+                 match_groups: list[tuple[int, ...]] | None = None, density: float | None = None):
+        """For a query returning matches: ``match_groups``, the partition of its disjuncts into
+        units to run instead of Plan-Finder's; ``density``, events of each type per window of a
+        partition, for Plan-Finder's cost model (:mod:`.plan_finder`; default: its ``DENSITY``)."""
         super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
-        self.plan = decompose(query)
         if query.returns_matches:  # the union of the disjuncts' matches (:mod:`.union`)
+            from .union import match_plan
+
+            self.plan = match_plan(query, match_groups, density)
             self.union = MatchUnion(self, self.plan, start_range)
             self.runners = self.union.runners
             return
+        self.plan = decompose(query)
         self.union = None
         self.funcs = funcs_of(query)
         self.width = key_width(query)
