@@ -24,11 +24,15 @@ QUERY = "PATTERN SEQ(A a, B b+, C c) WHERE [g] AND b.x <= NEXT(b).x WITHIN 6 RET
 SCHEMA = "_id long, type string, ts long, x long, g string"
 
 
-def _case():
+#: a nested pattern, planned on neel (the union of its disjuncts on the match engines)
+NESTED = "PATTERN SEQ(A a, NOT AND(B, C), A d) WHERE [g] WITHIN 6"
+
+
+def _case(query=QUERY):
     rows = random_stream(random.Random(7), "ABC", n=60, max_gap=2, attrs={"x": (0, 9), "g": ["u", "v", "w"]})
     for i, r in enumerate(rows):
         r["_id"] = i
-    expected = run_local(QUERY, EventBatch.from_rows(rows, ids=[r["_id"] for r in rows]), engine="rcep")
+    expected = run_local(query, EventBatch.from_rows(rows, ids=[r["_id"] for r in rows]), engine="reference")
     return rows, expected
 
 
@@ -47,8 +51,10 @@ def test_a_batch_frame_of_matches(spark):
     assert all(r["g"] in "uvw" for r in got)
 
 
-def test_a_streaming_frame_of_matches(spark, tmp_path):
-    rows, expected = _case()
+@pytest.mark.parametrize("query", [QUERY, NESTED])
+def test_a_streaming_frame_of_matches(spark, tmp_path, query):
+    rows, expected = _case(query)
+    assert expected.rows
     src = tmp_path / "in"
     os.makedirs(src)
     rng = random.Random(3)
@@ -61,7 +67,7 @@ def test_a_streaming_frame_of_matches(spark, tmp_path):
         path.write_text("".join(json.dumps(r) + "\n" for r in chunk))
         os.utime(path, (1000 + k, 1000 + k))
     df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
-    out = run(df, QUERY, delay="20 milliseconds")
+    out = run(df, query, delay="20 milliseconds")
     assert out.isStreaming and out.columns == list(expected.columns)
     q = (out.writeStream.format("parquet").option("path", str(tmp_path / "out"))
          .option("checkpointLocation", str(tmp_path / "chk")).trigger(availableNow=True).start())
