@@ -91,3 +91,26 @@ def test_keyed_window_query_is_stacked():
     eng.process(st, EventBatch.from_rows([{"type": "A", "ts": 1, "g": 1}, {"type": "A", "ts": 2, "g": 2}]))
     unit = st.parts[0]
     assert not unit.parts and set(unit.pool.slot_of) == {(1,), (2,)}
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_many_and_composite_keys_give_the_reference_rows_whatever_the_batches(chunk):
+    """Hundreds of keys (slots reused, the stack grown mid-batch), composite keys of an integer
+    and a string with nulls (an event with a null key belongs to no partition): the rows equal
+    the reference's, and are the same whatever the number of keys per batch."""
+    rng = random.Random(7300 + chunk)
+    for _ in range(cases(6, 60)):
+        agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(b.x), MAX(a.x)", "AVG(a.x), MIN(c.x), COUNT(b)"])
+        where = rng.choice(["[g]", "[g, h]", "[h, g]"])
+        text = f"RETURN {agg} PATTERN SEQ(A a, B b, C c) WHERE {where} WITHIN {rng.randint(2, 30)}"
+        q = compile_query(text)
+        n = rng.randint(200, 600)
+        rows = random_stream(rng, "ABC", n=n, max_gap=1,
+                             attrs={"x": (0, 5, 0.2), "g": (0, rng.choice([3, 50, 400]), 0.05),
+                                    "h": ["p", "q", None, "rr"]})
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = sorted(ENGINES["reference"](q).run(batch).rows, key=repr)
+        assert sorted(ENGINES["aseq"](q).run(batch).rows, key=repr) == expected, text
+        for pieces in (2, 7, 40):
+            cuts = sorted({0, n, *(rng.randint(0, n) for _ in range(pieces))})
+            assert _rows(q, batch, cuts) == expected, (text, pieces)

@@ -201,18 +201,21 @@ class UnitRun:
         rows: list[tuple[int, tuple]] = []
         if self.pooled(fam):
             pool = self._pool(state)
-            alone, stacked = [], []
-            for r, key in enumerate(enc.keys):  # a partition on the Python twin stays alone
-                (alone if key in state.parts else stacked).append(r)
-            for r in alone:
-                self._run(state, state.parts[enc.keys[r]], enc.keys[r], enc, int(enc.bounds[r]),
-                          int(enc.bounds[r + 1]), K.NONE, rows)
-            keys = [enc.keys[r] for r in stacked]
-            slots = np.fromiter((pool.slot(k) for k in keys), np.int64, len(keys))
-            idx = np.array(stacked, np.int64)
-            self._run_pool(state, pool, enc, keys, slots, enc.bounds[idx], enc.bounds[idx + 1], K.NONE, K.NONE,
-                           rows)
-            self._gc(state, [enc.keys[r] for r in alone], K.NONE)
+            keys = enc.keys
+            alone: list = []
+            starts, ends = enc.bounds[:-1], enc.bounds[1:]
+            if state.parts:  # a partition that went on alone (its own capacity, or exact) stays so
+                on_own = np.fromiter(map(state.parts.__contains__, keys), bool, len(keys))
+                if on_own.any():
+                    for r in np.flatnonzero(on_own).tolist():
+                        alone.append(keys[r])
+                        self._run(state, state.parts[keys[r]], keys[r], enc, int(enc.bounds[r]),
+                                  int(enc.bounds[r + 1]), K.NONE, rows)
+                    idx = np.flatnonzero(~on_own)
+                    keys = list(map(keys.__getitem__, idx.tolist()))
+                    starts, ends = enc.bounds[idx], enc.bounds[idx + 1]
+            self._run_pool(state, pool, enc, keys, pool.slots_of(keys), starts, ends, K.NONE, K.NONE, rows)
+            self._gc(state, alone, K.NONE)
             return rows
         for r, key in enumerate(enc.keys):
             a, b = int(enc.bounds[r]), int(enc.bounds[r + 1])
@@ -264,8 +267,7 @@ class UnitRun:
                 enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
             if nout:  # pragma: no cover - WITHIN alone reports rows only at the end
                 raise AssertionError("rows from a stacked partition")
-            for i in np.flatnonzero(freed):
-                pool.release(int(slots[i]))
+            pool.release(slots[freed != 0])
             freed[:] = 0
             if status == 0:
                 break
