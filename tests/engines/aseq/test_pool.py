@@ -114,3 +114,22 @@ def test_many_and_composite_keys_give_the_reference_rows_whatever_the_batches(ch
         for pieces in (2, 7, 40):
             cuts = sorted({0, n, *(rng.randint(0, n) for _ in range(pieces))})
             assert _rows(q, batch, cuts) == expected, (text, pieces)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # key 1's A is its partition's only (pending) group when the watermark passes: its START
+    # is still in the window and extends later events
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b, C c) WHERE [g] WITHIN 4", [(1,)]),
+    # a pattern of one event reads the START itself: each A is a match (key 4's only A is
+    # pending when the input ends)
+    ("RETURN COUNT(*), SUM(a.x) PATTERN SEQ(A a) WHERE [g] WITHIN 4", [(4, 14)]),
+])
+def test_a_partition_with_only_pending_events_across_a_watermark(text, expected):
+    q = compile_query(text)
+    rows = [{"type": "A", "ts": 1, "g": 1, "x": 5}, {"type": "A", "ts": 1, "g": 2, "x": 3},
+            {"type": "B", "ts": 2, "g": 3}, {"type": "B", "ts": 3, "g": 1}, {"type": "C", "ts": 4, "g": 1},
+            {"type": "A", "ts": 8, "g": 4, "x": 2}, {"type": "A", "ts": 9, "g": 2, "x": 4}]
+    batch = EventBatch.from_rows(rows).sorted()
+    assert ENGINES["reference"](q).run(batch).rows == expected
+    for cuts in ([0, 3, 7], [0, 3, 4, 7], [0, 1, 3, 5, 7]):  # each batch: a watermark at its last time - 1
+        assert _rows(q, batch, cuts) == expected, cuts
