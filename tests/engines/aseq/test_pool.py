@@ -36,6 +36,8 @@ def _alone(monkeypatch):
 def _keyed_queries(rng):
     neg = rng.choice(["", ", NOT C", ", NOT D"])
     agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(b.x), MAX(a.x)", "AVG(a.x), MIN(b.x), COUNT(b)"])
+    if rng.random() < 0.4:
+        return f"RETURN g, {agg} PATTERN SEQ(A a{neg}, B b, C c) WHERE [g] GROUP BY g WITHIN {rng.randint(1, 9)}"
     return f"RETURN {agg} PATTERN SEQ(A a{neg}, B b, C c) WHERE [g] WITHIN {rng.randint(1, 9)}"
 
 
@@ -84,8 +86,10 @@ def test_stacked_float_mode_matches_alone(monkeypatch):
     assert stacked and all(isinstance(v, float) for r in stacked for v in r)
 
 
-def test_keyed_window_query_is_stacked():
-    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] WITHIN 6")
+@pytest.mark.parametrize("text", ["RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] WITHIN 6",
+                                  "RETURN g, COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] GROUP BY g WITHIN 6"])
+def test_keyed_window_query_is_stacked(text):
+    q = compile_query(text)
     eng = ENGINES["aseq"](q)
     st = eng.new_state()
     eng.process(st, EventBatch.from_rows([{"type": "A", "ts": 1, "g": 1}, {"type": "A", "ts": 2, "g": 2}]))
@@ -96,13 +100,19 @@ def test_keyed_window_query_is_stacked():
 @pytest.mark.parametrize("chunk", range(2))
 def test_many_and_composite_keys_give_the_reference_rows_whatever_the_batches(chunk):
     """Hundreds of keys (slots reused, the stack grown mid-batch), composite keys of an integer
-    and a string with nulls (an event with a null key belongs to no partition): the rows equal
-    the reference's, and are the same whatever the number of keys per batch."""
+    and a string with nulls (an event with a null key belongs to no partition), with and without
+    GROUP BY: the rows equal the reference's, and are the same whatever the number of keys per
+    batch."""
     rng = random.Random(7300 + chunk)
-    for _ in range(cases(6, 60)):
+    for _ in range(cases(8, 80)):
         agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(b.x), MAX(a.x)", "AVG(a.x), MIN(c.x), COUNT(b)"])
         where = rng.choice(["[g]", "[g, h]", "[h, g]"])
-        text = f"RETURN {agg} PATTERN SEQ(A a, B b, C c) WHERE {where} WITHIN {rng.randint(2, 30)}"
+        group = rng.choice(["", "g", "h", where[1:-1]])  # (h only where it is a partition attribute)
+        if group and group not in where:
+            group = "g"
+        head = f"{group}, {agg}" if group else agg
+        text = (f"RETURN {head} PATTERN SEQ(A a, B b, C c) WHERE {where} "
+                f"{f'GROUP BY {group} ' if group else ''}WITHIN {rng.randint(2, 30)}")
         q = compile_query(text)
         n = rng.randint(200, 600)
         rows = random_stream(rng, "ABC", n=n, max_gap=1,

@@ -38,6 +38,7 @@ X = kernels.sibling(__name__, "_expiry", _TWIN)
 # constants shared with the expiry steps (and read by the runtime as K.*)
 TOTAL, EMIT, RECORD, SLIDE = X.TOTAL, X.EMIT, X.RECORD, X.SLIDE
 P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH, P_SUMS = range(11)
+P_OWN = 11  # run_pool: each partition's totals are its own group's (GROUP BY), not one group's
 C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
 N_CTR = X.N_CTR
 EXTEND, RESET, LEAD = X.EXTEND, X.RESET, X.LEAD
@@ -411,7 +412,9 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
 
     Under WITHIN alone (the only mode that uses it), a partition whose window has emptied is
     folded here: its totals are added to the group's ``g*`` (one group: no GROUP BY), its slot
-    reset to ``fresh`` and ``freed[r]`` set. Rows go to ``out*`` with their partition in ``outR``.
+    reset to ``fresh`` and ``freed[r]`` set to 1. With GROUP BY (``prm[P_OWN]``) a partition
+    without matches is reset alike; one with matches gets ``freed[r]`` 2, and the caller moves
+    its totals to its groups and resets its slot. Rows go to ``out*`` with their partition in ``outR``.
     Returns (status, r, pos, rows): status as for :func:`run` (``r``, ``pos``: where to resume),
     or 6 when the group's totals would overflow. One call instead of one per partition: with
     10^4 partitions per batch the calls, not the events, cost the time. For the same reason two
@@ -478,11 +481,20 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
                 continue
             tot = totIs[s]
             totf = totFs[s]
-            for o in range(O):
-                if not X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, prm[P_CHECKED] != 0, False):
-                    return 6, r, b - a, nout
-            for o in range(O):
-                X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, False, True)
+            if prm[P_OWN]:
+                matched = False
+                for o in range(O):
+                    if tot[o, 0] != 0:
+                        matched = True
+                if matched:  # its groups' totals grow: the caller folds them, resets the slot
+                    freed[r] = 2
+                    continue
+            else:
+                for o in range(O):
+                    if not X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, prm[P_CHECKED] != 0, False):
+                        return 6, r, b - a, nout
+                for o in range(O):
+                    X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, False, True)
             copy3(P[0][s], aggI_f)
             copy3(P[1][s], aggF_f)
             copy3(P[8][s], aggI1_f)

@@ -454,7 +454,7 @@ class PartPool:
         self.key_of = np.empty(0, object)  # the key of each slot (None: free)
         self.free: list[int] = []
         self.fields = {n: np.zeros((0,) + getattr(fresh, n).shape, getattr(fresh, n).dtype) for n in STATE_FIELDS}
-        self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (one group)
+        self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (without GROUP BY)
         self.template = tuple(getattr(fresh, n) for n in TEMPLATE_FIELDS)
 
     @property
@@ -510,10 +510,14 @@ class PartPool:
         p = self.fresh.copy()
         for n in STATE_FIELDS:
             setattr(p, n, self.fields[n][s].copy())
-        for n in TEMPLATE_FIELDS:
-            self.fields[n][s] = getattr(self.fresh, n)
+        self.reset(s)
         self.release(np.array([s], np.int64))
         return p
+
+    def reset(self, s: int) -> None:
+        """Slot ``s`` as a new partition's (its key is kept until :meth:`release`)."""
+        for n in TEMPLATE_FIELDS:
+            self.fields[n][s] = getattr(self.fresh, n)
 
     def args(self) -> tuple:
         f = self.fields
