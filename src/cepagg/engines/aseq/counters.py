@@ -457,6 +457,11 @@ class PartPool:
         self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (without GROUP BY)
         self.template = tuple(getattr(fresh, n) for n in TEMPLATE_FIELDS)
 
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(d)
+        if isinstance(self.key_of, list):  # a pool pickled when the keys were a list
+            self.key_of = np.fromiter(self.key_of, object, len(self.key_of))
+
     @property
     def slots(self) -> int:
         return self.fields["ctr"].shape[0]
