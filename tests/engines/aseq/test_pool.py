@@ -36,6 +36,8 @@ def _alone(monkeypatch):
 def _keyed_queries(rng):
     neg = rng.choice(["", ", NOT C", ", NOT D"])
     agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(b.x), MAX(a.x)", "AVG(a.x), MIN(b.x), COUNT(b)"])
+    if rng.random() < 0.4:
+        return f"RETURN g, {agg} PATTERN SEQ(A a{neg}, B b, C c) WHERE [g] GROUP BY g WITHIN {rng.randint(1, 9)}"
     return f"RETURN {agg} PATTERN SEQ(A a{neg}, B b, C c) WHERE [g] WITHIN {rng.randint(1, 9)}"
 
 
@@ -84,10 +86,60 @@ def test_stacked_float_mode_matches_alone(monkeypatch):
     assert stacked and all(isinstance(v, float) for r in stacked for v in r)
 
 
-def test_keyed_window_query_is_stacked():
-    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] WITHIN 6")
+@pytest.mark.parametrize("text", ["RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] WITHIN 6",
+                                  "RETURN g, COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] GROUP BY g WITHIN 6"])
+def test_keyed_window_query_is_stacked(text):
+    q = compile_query(text)
     eng = ENGINES["aseq"](q)
     st = eng.new_state()
     eng.process(st, EventBatch.from_rows([{"type": "A", "ts": 1, "g": 1}, {"type": "A", "ts": 2, "g": 2}]))
     unit = st.parts[0]
     assert not unit.parts and set(unit.pool.slot_of) == {(1,), (2,)}
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_many_and_composite_keys_give_the_reference_rows_whatever_the_batches(chunk):
+    """Hundreds of keys (slots reused, the stack grown mid-batch), composite keys of an integer
+    and a string with nulls (an event with a null key belongs to no partition), with and without
+    GROUP BY: the rows equal the reference's, and are the same whatever the number of keys per
+    batch."""
+    rng = random.Random(7300 + chunk)
+    for _ in range(cases(8, 80)):
+        agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(b.x), MAX(a.x)", "AVG(a.x), MIN(c.x), COUNT(b)"])
+        where = rng.choice(["[g]", "[g, h]", "[h, g]"])
+        group = rng.choice(["", "g", "h", where[1:-1]])  # (h only where it is a partition attribute)
+        if group and group not in where:
+            group = "g"
+        head = f"{group}, {agg}" if group else agg
+        text = (f"RETURN {head} PATTERN SEQ(A a, B b, C c) WHERE {where} "
+                f"{f'GROUP BY {group} ' if group else ''}WITHIN {rng.randint(2, 30)}")
+        q = compile_query(text)
+        n = rng.randint(200, 600)
+        rows = random_stream(rng, "ABC", n=n, max_gap=1,
+                             attrs={"x": (0, 5, 0.2), "g": (0, rng.choice([3, 50, 400]), 0.05),
+                                    "h": ["p", "q", None, "rr"]})
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = sorted(ENGINES["reference"](q).run(batch).rows, key=repr)
+        assert sorted(ENGINES["aseq"](q).run(batch).rows, key=repr) == expected, text
+        for pieces in (2, 7, 40):
+            cuts = sorted({0, n, *(rng.randint(0, n) for _ in range(pieces))})
+            assert _rows(q, batch, cuts) == expected, (text, pieces)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # key 1's A is its partition's only (pending) group when the watermark passes: its START
+    # is still in the window and extends later events
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b, C c) WHERE [g] WITHIN 4", [(1,)]),
+    # a pattern of one event reads the START itself: each A is a match (key 4's only A is
+    # pending when the input ends)
+    ("RETURN COUNT(*), SUM(a.x) PATTERN SEQ(A a) WHERE [g] WITHIN 4", [(4, 14)]),
+])
+def test_a_partition_with_only_pending_events_across_a_watermark(text, expected):
+    q = compile_query(text)
+    rows = [{"type": "A", "ts": 1, "g": 1, "x": 5}, {"type": "A", "ts": 1, "g": 2, "x": 3},
+            {"type": "B", "ts": 2, "g": 3}, {"type": "B", "ts": 3, "g": 1}, {"type": "C", "ts": 4, "g": 1},
+            {"type": "A", "ts": 8, "g": 4, "x": 2}, {"type": "A", "ts": 9, "g": 2, "x": 4}]
+    batch = EventBatch.from_rows(rows).sorted()
+    assert ENGINES["reference"](q).run(batch).rows == expected
+    for cuts in ([0, 3, 7], [0, 3, 4, 7], [0, 1, 3, 5, 7]):  # each batch: a watermark at its last time - 1
+        assert _rows(q, batch, cuts) == expected, cuts

@@ -30,6 +30,7 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # the per-event step (inlined by LLVM into run and run_pool)
 A = kernels.sibling(__name__, "_algebra", _TWIN)
 S = kernels.sibling(__name__, "windows", _TWIN)
 X = kernels.sibling(__name__, "_expiry", _TWIN)
@@ -37,6 +38,7 @@ X = kernels.sibling(__name__, "_expiry", _TWIN)
 # constants shared with the expiry steps (and read by the runtime as K.*)
 TOTAL, EMIT, RECORD, SLIDE = X.TOTAL, X.EMIT, X.RECORD, X.SLIDE
 P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH, P_SUMS = range(11)
+P_OWN = 11  # run_pool: each partition's totals are its own group's (GROUP BY), not one group's
 C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
 N_CTR = X.N_CTR
 EXTEND, RESET, LEAD = X.EXTEND, X.RESET, X.LEAD
@@ -84,6 +86,52 @@ def instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, ou
     return 0
 
 
+@inline
+def accumulate(i, t, ctr, kindI, kindF, maskI, maskF, cls_ptr, cls_node, cls_kind, pk, pVI, pVF, pres,
+               ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, checked):
+    """Add events ``i..`` at time ``t`` to the pending group; returns (status, next position):
+    status 2 (nothing added of event ``i``) when an integer sum would overflow."""
+    E = ev_ts.shape[0]
+    CI = pVI.shape[0]
+    CF = pVF.shape[0]
+    while i < E and ev_ts[i] == t:
+        c0 = ev_cls[i]
+        if checked:  # check integer sums first, so that nothing is half-added
+            for a in range(cls_ptr[c0], cls_ptr[c0 + 1]):
+                if cls_kind[a] == EXTEND:
+                    node = cls_node[a]
+                    for c in range(1, CI):
+                        if kindI[c] == A.LIN and maskI[c, node] and vldI[i, c]:
+                            if abs(float(pVI[c, node])) + abs(float(valI[i, c])) > A.LIMIT:
+                                return 2, i
+        for a in range(cls_ptr[c0], cls_ptr[c0 + 1]):
+            node = cls_node[a]
+            kind = cls_kind[a]
+            if kind == EXTEND:
+                pk[node] += 1
+                for c in range(1, CI):
+                    if maskI[c, node] and vldI[i, c]:
+                        v = valI[i, c]
+                        if kindI[c] == A.LIN:
+                            pVI[c, node] = pVI[c, node] + v
+                        elif A.better_i(kindI[c], v, pVI[c, node]):
+                            pVI[c, node] = v
+                for c in range(CF):
+                    if maskF[c, node] and vldF[i, c]:
+                        v = valF[i, c]
+                        if kindF[c] == A.LIN:
+                            pVF[c, node] = pVF[c, node] + v
+                        elif A.better_f(kindF[c], v, pVF[c, node]):
+                            pVF[c, node] = v
+            elif kind == RESET:
+                pres[node] = 1
+            else:
+                ctr[C_PLEAD] = 1
+        ctr[C_PINST] = ctr[C_PINST] | ev_inst[i]
+        i += 1
+    return 0, i
+
+
 @jit
 def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
         cls_ptr, cls_node, cls_kind, pk, pVI, pVF, pres, totI, totF, lastI, lastF,
@@ -92,8 +140,9 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
     """Process events ``pos..`` of one partition; returns (status, next position).
 
     The per-group path (accumulate events, apply the group to the aggregates and the newest
-    item of each segment, push STARTs) is written inline: every call that passes arrays costs
-    reference counting per array in numba, so calls are left to steps that are not per event.
+    item of each segment, push STARTs) is inline (:func:`accumulate`, shared with
+    :func:`run_pool`, is inlined by LLVM): a call that passes arrays passes each as a structure
+    of seven words, so calls are left to steps that are not per event.
     """
     N = parent.shape[0]
     CI = pVI.shape[0]
@@ -314,41 +363,10 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
             if not ctr[C_HASP]:
                 ctr[C_HASP] = 1
                 ctr[C_PTS] = t
-            while i < E and ev_ts[i] == t:
-                c0 = ev_cls[i]
-                if checked:  # check integer sums first, so that nothing is half-added
-                    for a in range(cls_ptr[c0], cls_ptr[c0 + 1]):
-                        if cls_kind[a] == EXTEND:
-                            node = cls_node[a]
-                            for c in range(1, CI):
-                                if kindI[c] == A.LIN and maskI[c, node] and vldI[i, c]:
-                                    if abs(float(pVI[c, node])) + abs(float(valI[i, c])) > A.LIMIT:
-                                        return 2, i
-                for a in range(cls_ptr[c0], cls_ptr[c0 + 1]):
-                    node = cls_node[a]
-                    kind = cls_kind[a]
-                    if kind == EXTEND:
-                        pk[node] += 1
-                        for c in range(1, CI):
-                            if maskI[c, node] and vldI[i, c]:
-                                v = valI[i, c]
-                                if kindI[c] == A.LIN:
-                                    pVI[c, node] = pVI[c, node] + v
-                                elif A.better_i(kindI[c], v, pVI[c, node]):
-                                    pVI[c, node] = v
-                        for c in range(CF):
-                            if maskF[c, node] and vldF[i, c]:
-                                v = valF[i, c]
-                                if kindF[c] == A.LIN:
-                                    pVF[c, node] = pVF[c, node] + v
-                                elif A.better_f(kindF[c], v, pVF[c, node]):
-                                    pVF[c, node] = v
-                    elif kind == RESET:
-                        pres[node] = 1
-                    else:
-                        ctr[C_PLEAD] = 1
-                ctr[C_PINST] = ctr[C_PINST] | ev_inst[i]
-                i += 1
+            st, i = accumulate(i, t, ctr, kindI, kindF, maskI, maskF, cls_ptr, cls_node, cls_kind, pk, pVI, pVF,
+                               pres, ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, checked)
+            if st:
+                return st, i
             continue
         break
     if flush != NONE:
@@ -394,36 +412,68 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
 
     Under WITHIN alone (the only mode that uses it), a partition whose window has emptied is
     folded here: its totals are added to the group's ``g*`` (one group: no GROUP BY), its slot
-    reset to ``fresh`` and ``freed[r]`` set. Rows go to ``out*`` with their partition in ``outR``.
+    reset to ``fresh`` and ``freed[r]`` set to 1. With GROUP BY (``prm[P_OWN]``) a partition
+    without matches is reset alike; one with matches gets ``freed[r]`` 2, and the caller moves
+    its totals to its groups and resets its slot. Rows go to ``out*`` with their partition in ``outR``.
     Returns (status, r, pos, rows): status as for :func:`run` (``r``, ``pos``: where to resume),
     or 6 when the group's totals would overflow. One call instead of one per partition: with
-    10^4 partitions per batch the calls, not the events, cost the time.
+    10^4 partitions per batch the calls, not the events, cost the time. For the same reason two
+    common cases skip :func:`run`: events that only join a partition's pending group, and a
+    partition holding only a pending group whose STARTs expire by ``flush`` (see below).
     """
     aggI_f, aggF_f, aggI1_f, aggF1_f, ctr_f, pk_f, pVI_f, pVF_f, pres_f, totI_f, totF_f, lastI_f, lastF_f = fresh
     w = prm[P_W]
     O = outnode.shape[0]
     nout = 0
     pos = pos0
+    flush = prm[P_FLUSH]
+    reads_start = False  # does an output read node 0 (a pattern of one event)?
+    for o in range(O):
+        if outnode[o] == 0:
+            reads_start = True
     for r in range(r0, slots.shape[0]):
         s = slots[r]
-        seg0 = S.Segment(P[0][s], P[1][s], P[2][s], P[3][s], P[4][s], P[5][s], P[6][s], P[7][s])
-        seg1 = S.Segment(P[8][s], P[9][s], P[10][s], P[11][s], P[12][s], P[13][s], P[14][s], P[15][s])
         ctr = ctrs[s]
         a = starts[r]
         b = ends[r]
-        ctr[C_NOUT] = nout
-        st, pos = run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
-                      cls_ptr, cls_node, cls_kind, pks[s], pVIs[s], pVFs[s], press[s], totIs[s], totFs[s],
-                      lastIs[s], lastFs[s], outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
-                      ev_ts[a:b], ev_cls[a:b], valI[a:b], vldI[a:b], valF[a:b], vldF[a:b], ev_inst[a:b], pos,
-                      anc_ptr, anc_idx, col_ptr, col_idx)
-        for k in range(nout, ctr[C_NOUT]):
-            outR[k] = r
-        nout = ctr[C_NOUT]
-        ctr[C_NOUT] = 0
-        if st:
-            return st, r, pos, nout
-        pos = 0
+        if (a == b and pos == 0 and not reads_start and ctr[0] + ctr[1] + ctr[2] + ctr[3] == 0
+                and ctr[C_HASP] and ctr[C_STAGE] == 0 and not ctr[C_PLEAD] and flush != NONE
+                and ctr[C_PTS] < flush and ctr[C_PTS] + w <= flush):
+            # only a pending group, whose STARTs (if any) would expire by ``flush`` having
+            # extended nothing: it adds nothing to the totals, and the window empties (the
+            # common case of many keys with few events each, as a watermark passes)
+            ctr[C_HASP] = 0
+        else:
+            done = False
+            if (b > a and pos == 0 and flush == NONE and ctr[C_STAGE] == 0
+                    and (not ctr[C_HASP] or ev_ts[a] == ctr[C_PTS])):
+                # events at the time of the pending group (or a partition's first) join it, as
+                # in :func:`run`, without its call: with many keys most partitions get only these
+                if not ctr[C_HASP]:
+                    ctr[C_HASP] = 1
+                    ctr[C_PTS] = ev_ts[a]
+                st, pos = accumulate(0, ev_ts[a], ctr, kindI, kindF, maskI, maskF, cls_ptr, cls_node, cls_kind,
+                                     pks[s], pVIs[s], pVFs[s], press[s], ev_ts[a:b], ev_cls[a:b], valI[a:b],
+                                     vldI[a:b], valF[a:b], vldF[a:b], ev_inst[a:b], prm[P_CHECKED] != 0)
+                if st:
+                    return st, r, pos, nout
+                done = pos == b - a
+            if not done:
+                seg0 = S.Segment(P[0][s], P[1][s], P[2][s], P[3][s], P[4][s], P[5][s], P[6][s], P[7][s])
+                seg1 = S.Segment(P[8][s], P[9][s], P[10][s], P[11][s], P[12][s], P[13][s], P[14][s], P[15][s])
+                ctr[C_NOUT] = nout
+                st, pos = run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
+                              cls_ptr, cls_node, cls_kind, pks[s], pVIs[s], pVFs[s], press[s], totIs[s], totFs[s],
+                              lastIs[s], lastFs[s], outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
+                              ev_ts[a:b], ev_cls[a:b], valI[a:b], vldI[a:b], valF[a:b], vldF[a:b], ev_inst[a:b],
+                              pos, anc_ptr, anc_idx, col_ptr, col_idx)
+                for k in range(nout, ctr[C_NOUT]):
+                    outR[k] = r
+                nout = ctr[C_NOUT]
+                ctr[C_NOUT] = 0
+                if st:
+                    return st, r, pos, nout
+            pos = 0
         # an empty window (nothing pending, no STARTs, no leading negation still in force): fold
         if ctr[0] + ctr[1] + ctr[2] + ctr[3] == 0 and ctr[C_HASP] == 0:
             ell = ctr[C_ELL]
@@ -431,11 +481,20 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
                 continue
             tot = totIs[s]
             totf = totFs[s]
-            for o in range(O):
-                if not X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, prm[P_CHECKED] != 0, False):
-                    return 6, r, b - a, nout
-            for o in range(O):
-                X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, False, True)
+            if prm[P_OWN]:
+                matched = False
+                for o in range(O):
+                    if tot[o, 0] != 0:
+                        matched = True
+                if matched:  # its groups' totals grow: the caller folds them, resets the slot
+                    freed[r] = 2
+                    continue
+            else:
+                for o in range(O):
+                    if not X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, prm[P_CHECKED] != 0, False):
+                        return 6, r, b - a, nout
+                for o in range(O):
+                    X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, False, True)
             copy3(P[0][s], aggI_f)
             copy3(P[1][s], aggF_f)
             copy3(P[8][s], aggI1_f)

@@ -25,7 +25,9 @@ Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 
@@ -449,33 +451,51 @@ class PartPool:
     def __init__(self, fresh: PartState):
         self.fresh = fresh
         self.slot_of: dict[tuple, int] = {}
-        self.key_of: list = []
+        self.key_of = np.empty(0, object)  # the key of each slot (None: free)
         self.free: list[int] = []
         self.fields = {n: np.zeros((0,) + getattr(fresh, n).shape, getattr(fresh, n).dtype) for n in STATE_FIELDS}
-        self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (one group)
+        self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (without GROUP BY)
         self.template = tuple(getattr(fresh, n) for n in TEMPLATE_FIELDS)
+
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(d)
+        if isinstance(self.key_of, list):  # a pool pickled when the keys were a list
+            self.key_of = np.fromiter(self.key_of, object, len(self.key_of))
 
     @property
     def slots(self) -> int:
         return self.fields["ctr"].shape[0]
 
-    def slot(self, key: tuple) -> int:
-        """The slot of ``key``, a fresh one for a new key."""
-        s = self.slot_of.get(key)
-        if s is not None:
-            return s
-        if not self.free:
-            self._grow(max(64, 2 * self.slots))
-        s = self.free.pop()
-        self.slot_of[key] = s
-        self.key_of[s] = key
-        return s
+    def slots_of(self, keys: list) -> np.ndarray:
+        """The slot of each of ``keys`` (distinct), fresh ones for new keys.
 
-    def release(self, s: int) -> None:
-        """Slot ``s`` is fresh again (the kernel reset it) and its key forgotten."""
-        del self.slot_of[self.key_of[s]]
-        self.key_of[s] = None
-        self.free.append(s)
+        The look-ups run in bulk (``map`` and ``zip`` over the dictionary's own methods: C loops,
+        no Python bytecode per key): with 10^6 keys nearly every event starts a partition, and a
+        Python-level call per key cost more than the kernel's work on its events."""
+        n = len(keys)
+        slots = np.fromiter(map(self.slot_of.get, keys, repeat(-1, n)), np.int64, n)
+        new = np.flatnonzero(slots < 0)
+        m = len(new)
+        if m:
+            while len(self.free) < m:
+                self._grow(max(64, 2 * self.slots))
+            got = self.free[-m:]
+            del self.free[-m:]
+            got.reverse()  # lowest slot first: keys in order get slots in order
+            fresh_keys = list(map(keys.__getitem__, new.tolist()))
+            self.slot_of.update(zip(fresh_keys, got))
+            taken = np.array(got, np.int64)
+            self.key_of[taken] = np.fromiter(fresh_keys, object, m)
+            slots[new] = taken
+        return slots
+
+    def release(self, slots: np.ndarray) -> None:
+        """``slots`` are fresh again (the kernel reset them) and their keys forgotten."""
+        if not len(slots):
+            return
+        deque(map(self.slot_of.__delitem__, self.key_of[slots]), 0)
+        self.key_of[slots] = None
+        self.free += slots.tolist()
 
     def _grow(self, n: int) -> None:
         old = self.slots
@@ -485,7 +505,9 @@ class PartPool:
             if name in TEMPLATE_FIELDS:
                 new[old:] = getattr(self.fresh, name)
             self.fields[name] = new
-        self.key_of += [None] * (n - old)
+        key_of = np.empty(n, object)
+        key_of[:old] = self.key_of
+        self.key_of = key_of
         self.free += range(n - 1, old - 1, -1)
 
     def detach(self, s: int) -> PartState:
@@ -493,10 +515,14 @@ class PartPool:
         p = self.fresh.copy()
         for n in STATE_FIELDS:
             setattr(p, n, self.fields[n][s].copy())
+        self.reset(s)
+        self.release(np.array([s], np.int64))
+        return p
+
+    def reset(self, s: int) -> None:
+        """Slot ``s`` as a new partition's (its key is kept until :meth:`release`)."""
         for n in TEMPLATE_FIELDS:
             self.fields[n][s] = getattr(self.fresh, n)
-        self.release(s)
-        return p
 
     def args(self) -> tuple:
         f = self.fields

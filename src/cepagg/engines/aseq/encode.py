@@ -55,7 +55,8 @@ def column(table: pa.Table, name: str) -> pa.Array:
 
 
 def partition_codes(table: pa.Table, attrs: tuple[str, ...]) -> tuple[np.ndarray, list[tuple]]:
-    """Code per event (-1: a key attribute is null) and the key tuple of each code."""
+    """Code per event (-1: a key attribute is null) and the key tuple of each code (built by
+    ``zip`` and ``map``, C loops: a batch may hold 10^5 keys)."""
     n = table.num_rows
     if not attrs:
         return np.zeros(n, np.int64), [()]
@@ -70,11 +71,11 @@ def partition_codes(table: pa.Table, attrs: tuple[str, ...]) -> tuple[np.ndarray
     if len(attrs) == 1:
         combo = idx[0]
         uniq, inv = np.unique(combo[valid], return_inverse=True)
-        keys = [(dicts[0][u],) for u in uniq]
+        keys = list(zip(map(dicts[0].__getitem__, uniq.tolist())))
     else:
         stacked = np.stack(idx, axis=1)[valid]
         uniq, inv = np.unique(stacked, axis=0, return_inverse=True)
-        keys = [tuple(d[u] for d, u in zip(dicts, row)) for row in uniq]
+        keys = list(zip(*(map(d.__getitem__, col) for d, col in zip(dicts, uniq.T.tolist()))))
     codes = np.full(n, -1, np.int64)
     codes[valid] = inv.reshape(-1)
     return codes, keys
@@ -182,7 +183,7 @@ class Encoder:
         if len(sel):
             starts = np.flatnonzero(np.diff(pc_sel)) + 1
             bounds = np.concatenate([[0], starts, [len(sel)]]).astype(np.int64)
-            run_keys = [keys[c] for c in pc_sel[bounds[:-1]]]
+            run_keys = list(map(keys.__getitem__, pc_sel[bounds[:-1]].tolist()))
         else:
             bounds = np.zeros(1, np.int64)
             run_keys = []

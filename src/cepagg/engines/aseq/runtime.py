@@ -1,9 +1,9 @@
 """Running one unit over its partitions: kernels per partition, rows per group.
 
 Hashed Prefix Counters (paper §3.4): each partition key has its own state, and the kernel
-runs once per partition per batch -- except under WITHIN alone without GROUP BY or leading
-negation, where the partitions are stacked column-wise (:class:`PartPool`) and one kernel call
-runs every partition of a batch; a partition with more than 4 STARTs in its window or an overflow
+runs once per partition per batch -- except under WITHIN alone without leading negation, where
+the partitions are stacked column-wise (:class:`PartPool`) and one kernel call runs every
+partition of a batch; a partition with more than 4 STARTs in its window or an overflow
 goes on alone, with a :class:`PartState` of its own. Rows are then assembled per *group* (GROUP BY
 values), which may gather several partitions (``[company]`` with GROUP BY sector, or an
 equality chain): totals are merged at the end; SLIDE windows and EMIT ON CHANGE instants that
@@ -127,7 +127,7 @@ class UnitRun:
         self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
         self._prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
                               self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
-                              0, K.NONE, 1], np.int64)
+                              0, K.NONE, 1, int(any(o.plan.query.group_by for o in outs))], np.int64)
         self._cache: dict = {}  # per column layout: families, encoder, kernel scratch
         self._rows: dict = {}  # (layout, exact, R) -> buffers for the rows a kernel call reports
         self._fresh: dict[tuple, PartState] = {}  # per layout: a new partition's state
@@ -201,18 +201,21 @@ class UnitRun:
         rows: list[tuple[int, tuple]] = []
         if self.pooled(fam):
             pool = self._pool(state)
-            alone, stacked = [], []
-            for r, key in enumerate(enc.keys):  # a partition on the Python twin stays alone
-                (alone if key in state.parts else stacked).append(r)
-            for r in alone:
-                self._run(state, state.parts[enc.keys[r]], enc.keys[r], enc, int(enc.bounds[r]),
-                          int(enc.bounds[r + 1]), K.NONE, rows)
-            keys = [enc.keys[r] for r in stacked]
-            slots = np.fromiter((pool.slot(k) for k in keys), np.int64, len(keys))
-            idx = np.array(stacked, np.int64)
-            self._run_pool(state, pool, enc, keys, slots, enc.bounds[idx], enc.bounds[idx + 1], K.NONE, K.NONE,
-                           rows)
-            self._gc(state, [enc.keys[r] for r in alone], K.NONE)
+            keys = enc.keys
+            alone: list = []
+            starts, ends = enc.bounds[:-1], enc.bounds[1:]
+            if state.parts:  # a partition that went on alone (its own capacity, or exact) stays so
+                on_own = np.fromiter(map(state.parts.__contains__, keys), bool, len(keys))
+                if on_own.any():
+                    for r in np.flatnonzero(on_own).tolist():
+                        alone.append(keys[r])
+                        self._run(state, state.parts[keys[r]], keys[r], enc, int(enc.bounds[r]),
+                                  int(enc.bounds[r + 1]), K.NONE, rows)
+                    idx = np.flatnonzero(~on_own)
+                    keys = list(map(keys.__getitem__, idx.tolist()))
+                    starts, ends = enc.bounds[idx], enc.bounds[idx + 1]
+            self._run_pool(state, pool, enc, keys, pool.slots_of(keys), starts, ends, K.NONE, K.NONE, rows)
+            self._gc(state, alone, K.NONE)
             return rows
         for r, key in enumerate(enc.keys):
             a, b = int(enc.bounds[r]), int(enc.bounds[r + 1])
@@ -229,10 +232,11 @@ class UnitRun:
 
     def pooled(self, fam: Families) -> bool:
         """Are the partitions kept in one :class:`PartPool` and run in one kernel call per batch?
-        Under WITHIN alone with a window, no leading negation and no GROUP BY: such a partition
-        reports nothing until its window empties, and then only totals for the one group."""
+        Under WITHIN alone with a window and no leading negation: such a partition reports
+        nothing until its window empties, and then only totals -- for the one group, or with
+        GROUP BY for its own groups (moved there by :meth:`_run_pool`)."""
         return (self.kmode == K.TOTAL and self.windowed and not self.unit.lead and not fam.python_values
-                and not KERNELS_ARE_TWINS and all(not o.plan.query.group_by for o in self.unit.outputs))
+                and not KERNELS_ARE_TWINS)
 
     def _pool(self, state: UnitState) -> PartPool:
         if state.pool is None:
@@ -264,8 +268,11 @@ class UnitRun:
                 enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
             if nout:  # pragma: no cover - WITHIN alone reports rows only at the end
                 raise AssertionError("rows from a stacked partition")
-            for i in np.flatnonzero(freed):
-                pool.release(int(slots[i]))
+            for i in np.flatnonzero(freed == 2).tolist():  # (GROUP BY) a partition with matches
+                s = int(slots[i])
+                self._fold_arrays(state, keys[i], pool.fields["totI"][s], pool.fields["totF"][s])
+                pool.reset(s)
+            pool.release(slots[freed != 0])
             freed[:] = 0
             if status == 0:
                 break
@@ -289,7 +296,7 @@ class UnitRun:
             elif status == 3:
                 raise CepaggError("aseq: events of one partition arrived out of time order "
                                   f"(key {keys[r]}); sort each partition by (ts, _id)")
-        if keys:
+        if keys and not prm[K.P_OWN]:
             self._fold_arrays(state, keys[0], pool.gI, pool.gF)
 
     def _flush_pool(self, state: UnitState, flush: int, now: int, rows: list) -> None:
