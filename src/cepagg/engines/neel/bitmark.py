@@ -45,8 +45,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ...lang import ast
-from ...lang.neel.terms import is_boolean
 from ...lang.neel.text import pattern_text
+from .terms import gaps_of
 
 
 class NotMarkable(Exception):
@@ -88,20 +88,6 @@ def column_text(col: tuple) -> str:
         return f"NOT {col[1]}"
     body = ", ".join(t if pos else f"NOT {t}" for pos, t in col[1])
     return f"EXISTS SEQ({body})" if len(col[1]) > 1 else f"EXISTS {col[1][0][1]}"
-
-
-def gaps_of(p: ast.Pattern) -> tuple[list[ast.Pattern], list[list[ast.Pattern]]]:
-    """Positive items of a flat SEQ and the boolean items of each gap (before, between, after)."""
-    items = p.items if isinstance(p, ast.Seq) else (p,)
-    pos: list[ast.Pattern] = []
-    gaps: list[list[ast.Pattern]] = [[]]
-    for x in items:
-        if is_boolean(x):
-            gaps[-1].append(x)
-        else:
-            pos.append(x)
-            gaps.append([])
-    return pos, gaps
 
 
 def markable(p: ast.Pattern) -> str | None:

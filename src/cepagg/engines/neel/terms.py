@@ -235,8 +235,8 @@ def _clusters(alts: list[ast.Pattern]) -> list[list[int]]:
     return list(by.values())
 
 
-def _gaps(p: ast.Pattern) -> tuple[list, list[list]]:
-    """Positive items and the boolean items of each gap (before, between, after them)."""
+def gaps_of(p: ast.Pattern) -> tuple[list[ast.Pattern], list[list[ast.Pattern]]]:
+    """Positive items of a flat SEQ and the boolean items of each gap (before, between, after them)."""
     items = p.items if isinstance(p, ast.Seq) else (p,)
     pos, gaps = [], [[]]
     for x in items:
@@ -253,10 +253,10 @@ def _intersection(ps: list[ast.Pattern]) -> ast.Pattern | None:
     it can have none."""
     if len(ps) == 1:
         return ps[0]
-    pos, gaps = _gaps(ps[0])
+    pos, gaps = gaps_of(ps[0])
     quals = list(ps[0].quals) if isinstance(ps[0], ast.Seq) else []
     for other in ps[1:]:
-        opos, ogaps = _gaps(other)
+        opos, ogaps = gaps_of(other)
         pos = [_merge_positive(a, b) for a, b in zip(pos, opos)]
         for g, extra in zip(gaps, ogaps):
             g += [x for x in extra if pattern_text(x) not in {pattern_text(y) for y in g}]

@@ -44,9 +44,18 @@ from ...lang import ast
 from ...lang.model import Query
 from ...lang.neel.terms import declared_vars
 from ...lang.neel.text import pattern_text
-from .bitmark import EMap, EventIndex, NotMarkable, column_of, gaps_of, markable
+from .bitmark import EMap, EventIndex, NotMarkable, column_of, markable
 from .plan_finder import DENSITY, Plan, find
-from .terms import MAX_TERMS, NotDecomposable, _intersection, _skeleton, disjuncts, flat_query, interleaving_lines
+from .terms import (
+    MAX_TERMS,
+    NotDecomposable,
+    _intersection,
+    _skeleton,
+    disjuncts,
+    flat_query,
+    gaps_of,
+    interleaving_lines,
+)
 
 
 @dataclass
