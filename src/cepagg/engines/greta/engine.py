@@ -112,6 +112,7 @@ class Greta(Engine):
         self.kernels = _twin(K.__name__) if pure else K
         self.floats = self.numbers == "float"
         self._unlimited: dict[int, tuple] = {}  # id(kernel plan) -> (plan, its exact-flag copy)
+        self._fresh_states: dict[int, tuple] = {}  # id(layout) -> (layout, a new PosState of it)
         self.funcs = agg.funcs_of(query)
         # COUNT, MIN and MAX cells are already final: finalising them row by row is skipped
         self._cells_final = partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
@@ -182,6 +183,10 @@ class Greta(Engine):
         big = aval & (np.abs(aint) >= 2**31)
         order = np.argsort(pcodes, kind="stable")
         bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
+        if not layout.negatives and scodes is None and not layout.positive.index_specs:
+            self._process_plain(state, layout, view, pkeys, order, bounds, pos_state, pcol, pcolv,
+                                aint, aflt, amm, aval, big)
+            return []
         for p in range(len(pkeys)):
             rows = order[bounds[p + 1]: bounds[p + 2]]
             if len(rows) == 0:
@@ -221,6 +226,52 @@ class Greta(Engine):
             part.last_ts = until
         return []
 
+    def _process_plain(self, state: GretaState, layout: lay.Layout, view, pkeys: list[tuple],
+                       order: np.ndarray, bounds: np.ndarray, pos_state: np.ndarray, pcol, pcolv,
+                       aint, aflt, amm, aval, big) -> None:
+        """:meth:`process` for a query without negation, sub-partition or index, where a batch
+        spreads over many keys: the batch's inputs are gathered in partition order once (one
+        numpy take per column), and each partition's inputs are slices of them (views), not a
+        take per partition and column; partitions without positive events are not run."""
+        rows = order[bounds[1]:]  # events with a partition, grouped by it, in time order
+        starts = bounds[1:-1] - bounds[1]  # of each partition in ``rows``
+        ends = bounds[2:] - bounds[1]
+        rank = np.arange(len(rows), dtype=np.int64) - np.repeat(starts, ends - starts)
+        keep = pos_state[rows] >= 0
+        prow = rows[keep]
+        # slices of the positive events per partition
+        pcum = np.concatenate([[0], np.cumsum(keep)])
+        plo, phi = pcum[starts].tolist(), pcum[ends].tolist()
+        ts_all = view.ts[rows]
+        first_ts, until_ts = ts_all[starts].tolist(), ts_all[ends - 1].tolist()
+        counts = (ends - starts).tolist()
+        e_ts, e_state, e_rank = view.ts[prow], pos_state[prow], rank[keep]
+        e_col, e_colv = pcol[prow], pcolv[prow]
+        e_aint, e_aflt, e_amm, e_aval = aint[prow], aflt[prow], amm[prow], aval[prow]
+        nix0 = np.zeros((len(prow), 0), dtype=np.int64)
+        big_any = big[prow]
+        for p, key in enumerate(pkeys):
+            part = self._partition(state, layout, key)
+            first, until = first_ts[p], until_ts[p]
+            if first < part.last_ts:
+                raise InputError(f"events of partition {key} out of time order: time {first} after "
+                                 f"{part.last_ts} (the engine needs stream order per partition key; "
+                                 f"put an ordering strategy in front)")
+            a, b = plo[p], phi[p]
+            if a < b:
+                sub = self._sub(state, layout, part, ())
+                if big_any[a:b].any():
+                    sub.state.make_exact()
+                E = (e_ts[a:b], e_state[a:b], e_rank[a:b] + part.count, nix0[a:b], nix0[a:b],
+                     e_col[a:b], e_colv[a:b], e_aint[a:b], e_aflt[a:b], e_amm[a:b], e_aval[a:b])
+                self._run_pos(state, layout, part, sub, E, until)
+            elif part.subs:
+                # no positive event here, but time moved: what the sub held back for
+                # simultaneous events is settled now (EMIT reads it on the next advance)
+                self._run_pos(state, layout, part, part.subs[()], _no_inputs(layout), until)
+            part.count += counts[p]
+            part.last_ts = until
+
     # ------------------------------------------------------------------------------------------
 
     def _partition(self, state: GretaState, layout: lay.Layout, key: tuple) -> Partition:
@@ -245,12 +296,22 @@ class Greta(Engine):
     def _sub(self, state: GretaState, layout: lay.Layout, part: Partition, skey: tuple) -> Sub:
         sub = part.subs.get(skey)
         if sub is None:
-            st = PosState(layout, part.fold, self.windows_per_event, pure=self.kernels is not K,
-                          floats=self.floats)
+            st = self._fresh(layout).copy(part.fold)
             queue = {g: (t.copy(), ls.copy()) for g, (t, ls) in part.keep.items()}
             sub = Sub(st, self._group(part.key, skey), queue)
             part.subs[skey] = sub
         return sub
+
+    def _fresh(self, layout: lay.Layout) -> PosState:
+        """A new positive graph of ``layout``, to be copied for each new (sub-)partition
+        (:meth:`.state.PosState.copy`): building one allocates some fifty arrays one by one,
+        which with a key per few events was most of a batch's time."""
+        got = self._fresh_states.get(id(layout))
+        if got is None or got[0] is not layout:
+            st = PosState(layout, np.full(len(layout.bits), K.NEG_INF, dtype=np.int64),
+                          self.windows_per_event, pure=self.kernels is not K, floats=self.floats)
+            got = self._fresh_states[id(layout)] = (layout, st)
+        return got[1]
 
     def _top(self, layout: lay.Layout) -> set[int]:
         """Bits of the negations the positive graph refers to."""
@@ -490,7 +551,7 @@ class Greta(Engine):
                 old = state.totals.get(sub.group)
                 state.totals[sub.group] = (count, c) if old is None else \
                     (old[0] + count, agg.merge(self.funcs, old[1], c))
-                st._records("X", 1)
+                st.clear_records("X")
 
     # -- time -----------------------------------------------------------------------------------
 
@@ -550,8 +611,16 @@ class Greta(Engine):
         neg_states = [empty for _ in layout.negatives]
         ncols = [(np.zeros((0, len(g.programs.slots))), np.zeros((0, len(g.programs.slots)), dtype=bool))
                  for g in layout.negatives]
+        # WITHIN alone without negation: a partition whose every start has left the window by
+        # ``until`` adds nothing more (its trends were counted as they ended) and would be empty
+        # once moved; it goes now, without a kernel call
+        w = self.query.within
+        drop = self.query.mode == "total" and w is not None and not layout.negatives
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
+                continue
+            if drop and part.last_ts + w <= until:
+                del state.partitions[pkey]
                 continue
             if layout.negatives:
                 new = self._run_negatives(layout, part, _NoEvents, empty, neg_states, ncols, until)

@@ -179,6 +179,27 @@ class PosState:
         self.a[name + "F" if name != "last" else "lastF"] = F
         self.a[name + "M" if name != "last" else "lastM"] = M
 
+    def clear_records(self, name: str) -> None:
+        """Reset the records ``name`` in place (the kernel's argument tuple stays valid)."""
+        I, F, M = (self.a[k] for k in self._triple(name))
+        I[:] = 0
+        F[:] = 0.0
+        for j, is_min in enumerate(self.mmin):
+            M[:, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
+
+    def copy(self, negM: np.ndarray) -> "PosState":
+        """A copy of this state (its own arrays) whose latest negative starts are ``negM``:
+        copying a new state's arrays costs a fraction of allocating and filling them anew."""
+        new = object.__new__(PosState)
+        new.__dict__.update(self.__dict__)
+        new.vkind, new.nkind, new.vocab = list(self.vkind), list(self.nkind), list(self.vocab)
+        a = _Arrays()
+        dict.update(a, {k: v.copy() for k, v in self.a.items()})
+        dict.__setitem__(a, "negM", negM.copy())
+        new.a = a
+        new.X = PosScratch(*(x.copy() for x in self.X))
+        return new
+
     def _triple(self, name: str) -> tuple[str, str, str]:
         if name == "last":
             return "lastI", "lastF", "lastM"
