@@ -45,7 +45,7 @@ from . import plan as pl
 from . import results as res
 from .kernel_args import NegBatch, PosBatch
 from .numbers import decode_floats, to_ints
-from .state import NegState, PosState
+from .state import NegState, PosState, pack_arrays, unpack_arrays
 
 
 @dataclass
@@ -82,6 +82,29 @@ class GretaState:
     emit_last: dict = field(default_factory=dict)  # EMIT: group -> last emitted values
     kinds: dict = field(default_factory=dict)
     watermark: int = K.NEG_INF
+
+    def __reduce__(self):
+        """Pickled with every partition's arrays packed name by name (:func:`.state.pack_arrays`):
+        a state over many keys pickles as a few large arrays."""
+        parts = list(self.partitions.values())
+        skeleton = [(p.key, p.neg, p.queues, p.keep, p.count, p.last_ts,
+                     [(skey, s.group, s.queue, s.log, s.state.shell()) for skey, s in p.subs.items()])
+                    for p in parts]
+        fields = {k: v for k, v in self.__dict__.items() if k != "partitions"}
+        return _unpacked_state, (fields, skeleton, pack_arrays([{"fold": p.fold} for p in parts]),
+                                 pack_arrays([s.state.a for p in parts for s in p.subs.values()]))
+
+
+def _unpacked_state(fields: dict, skeleton: list, folds: dict, arrays: dict) -> GretaState:
+    """The state :meth:`GretaState.__reduce__` pickled."""
+    state = GretaState(**fields)
+    graphs = iter(unpack_arrays(arrays, sum(len(p[-1]) for p in skeleton)))
+    for (key, neg, queues, keep, count, last_ts, subs), fold in zip(skeleton, unpack_arrays(folds, len(skeleton))):
+        part = Partition(key, neg, queues, fold["fold"], keep, {}, count, last_ts)
+        for skey, group, queue, log, shell in subs:
+            part.subs[skey] = Sub(PosState.restored(shell, next(graphs)), group, queue, log)
+        state.partitions[key] = part
+    return state
 
 
 class Greta(Engine):
@@ -250,6 +273,7 @@ class Greta(Engine):
         e_aint, e_aflt, e_amm, e_aval = aint[prow], aflt[prow], amm[prow], aval[prow]
         nix0 = np.zeros((len(prow), 0), dtype=np.int64)
         big_any = big[prow]
+        ran: list[Sub] = []
         for p, key in enumerate(pkeys):
             part = self._partition(state, layout, key)
             first, until = first_ts[p], until_ts[p]
@@ -264,13 +288,39 @@ class Greta(Engine):
                     sub.state.make_exact()
                 E = (e_ts[a:b], e_state[a:b], e_rank[a:b] + part.count, nix0[a:b], nix0[a:b],
                      e_col[a:b], e_colv[a:b], e_aint[a:b], e_aflt[a:b], e_amm[a:b], e_aval[a:b])
-                self._run_pos(state, layout, part, sub, E, until)
+                self._run_pos(state, layout, part, sub, E, until, totals=False)
+                ran.append(sub)
             elif part.subs:
                 # no positive event here, but time moved: what the sub held back for
                 # simultaneous events is settled now (EMIT reads it on the next advance)
-                self._run_pos(state, layout, part, part.subs[()], _no_inputs(layout), until)
+                self._run_pos(state, layout, part, part.subs[()], _no_inputs(layout), until, totals=False)
+                ran.append(part.subs[()])
             part.count += counts[p]
             part.last_ts = until
+        if self.query.mode == "total":
+            self._drain_totals(state, layout, ran)
+
+    def _drain_totals(self, state: GretaState, layout: lay.Layout, subs: list[Sub]) -> None:
+        """The WITHIN totals of many graphs added to the groups' and reset: read as one stack of
+        records per number width, not graph by graph (:meth:`_drain` does one)."""
+        by_width: dict[tuple, list[Sub]] = {}
+        for sub in subs:
+            by_width.setdefault((sub.state.exact, sub.state.L), []).append(sub)
+        for group in by_width.values():
+            XI = np.concatenate([sub.state.a["XI"] for sub in group])
+            live = np.flatnonzero((XI != 0).any(axis=1))  # all zero: no trend ended
+            if not len(live):
+                continue
+            group = [group[i] for i in live.tolist()]
+            XF = np.concatenate([sub.state.a["XF"] for sub in group])
+            XM = np.concatenate([sub.state.a["XM"] for sub in group])
+            cells = self._cells(layout, self._ints(layout, group[0].state, XI[live]), XF, XM)
+            for sub, (count, c) in zip(group, cells):
+                if count:
+                    old = state.totals.get(sub.group)
+                    state.totals[sub.group] = (count, c) if old is None else \
+                        (old[0] + count, agg.merge(self.funcs, old[1], c))
+                    sub.state.clear_records("X")
 
     # ------------------------------------------------------------------------------------------
 
@@ -441,7 +491,10 @@ class Greta(Engine):
         return qry, ins
 
     def _run_pos(self, state: GretaState, layout: lay.Layout, part: Partition, sub: Sub, E: tuple,
-                 until: int) -> None:
+                 until: int, totals: bool = True) -> None:
+        """Run the positive graph of ``sub`` over ``E`` up to ``until``, growing its arrays as the
+        kernel asks; its results are drained after each call, its WITHIN totals too unless
+        ``totals`` is false (the caller drains many graphs' at once: :meth:`_drain_totals`)."""
         st = sub.state
         G = len(layout.bits)
         if G:
@@ -465,7 +518,7 @@ class Greta(Engine):
                 status, i = self.kernels.pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until)
             else:
                 status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
-            self._drain(state, layout, sub)
+            self._drain(state, layout, sub, totals)
             if status == K.DONE:
                 break
             if status == K.WIDEN:
@@ -530,7 +583,7 @@ class Greta(Engine):
                 columns.append([None if e else v for e, v in zip(empty.tolist(), values)])
         return fields[0], columns
 
-    def _drain(self, state: GretaState, layout: lay.Layout, sub: Sub) -> None:
+    def _drain(self, state: GretaState, layout: lay.Layout, sub: Sub, totals: bool = True) -> None:
         st = sub.state
         a = st.a
         sc = a["sc"]
@@ -545,7 +598,7 @@ class Greta(Engine):
             else:
                 sub.log.extend(zip(a["o_k"][:n].tolist(), self._cells(layout, ints, a["OF"][:n], a["OM"][:n])))
             sc[K.SC_OUTN] = 0
-        if q.mode == "total":
+        if q.mode == "total" and totals:
             ((count, c),) = self._cells(layout, self._ints(layout, st, a["XI"]), a["XF"], a["XM"])
             if count:
                 old = state.totals.get(sub.group)

@@ -573,6 +573,60 @@ class PosState:
         self.__dict__.update(d)
         self._scratch()
 
+    def shell(self) -> dict:
+        """What pickles of this state besides its arrays (:meth:`restored` takes both)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("a", "X")}
+
+    @classmethod
+    def restored(cls, shell: dict, arrays: dict) -> "PosState":
+        st = object.__new__(cls)
+        st.__setstate__(dict(shell, a=_arrays_of(arrays)))
+        return st
+
+
+def pack_arrays(dicts: list[dict]) -> dict:
+    """The arrays of many states (dicts of the same names) as one flat array per name and a
+    table of shapes: pickled, a state of many partitions is a few large arrays instead of some
+    fifty small ones per partition, whose pickling per array took most of a snapshot's time.
+    Object arrays (exact numbers as Python integers), and names whose dtypes or ranks differ
+    between states, stay lists of arrays."""
+    out: dict = {}
+    if not dicts:
+        return out
+    names = list(dicts[0])
+    if any(len(d) != len(names) for d in dicts):
+        return {"": dicts}
+    for name in names:
+        arrs = [d[name] for d in dicts]
+        dt, nd = arrs[0].dtype, arrs[0].ndim
+        if dt == object or nd == 0 or any(a.dtype != dt or a.ndim != nd for a in arrs):
+            out[name] = arrs
+            continue
+        shapes = np.array([a.shape for a in arrs], dtype=np.int64).reshape(len(arrs), nd)
+        out[name] = (np.concatenate([a.reshape(-1) for a in arrs]), shapes)
+    return out
+
+
+def unpack_arrays(packed: dict, n: int) -> list[dict]:
+    """The ``n`` dicts of arrays :func:`pack_arrays` packed; each array a view of its name's
+    flat array (one copy per name at most, where the unpickled buffer is read-only)."""
+    if "" in packed:
+        return packed[""]
+    out: list[dict] = [{} for _ in range(n)]
+    for name, v in packed.items():
+        if isinstance(v, list):
+            for d, a in zip(out, v):
+                d[name] = a
+            continue
+        flat, shapes = v
+        if not flat.flags.writeable:
+            flat = flat.copy()
+        ends = np.cumsum(shapes.prod(axis=1))
+        starts = ends - shapes.prod(axis=1)
+        for d, a, b, shape in zip(out, starts.tolist(), ends.tolist(), shapes.tolist()):
+            d[name] = flat[a:b].reshape(shape)
+    return out
+
 
 class NegState:
     """A negative sub-pattern's graph in one partition."""
