@@ -625,6 +625,8 @@ class Greta(Engine):
 
     def _purge(self, state: GretaState, until: int) -> None:
         """Drop (sub-)partitions that nothing later can use: state shrinks with the window."""
+        if state.layout is not None and self._moves_nothing(state.layout):
+            return  # :meth:`_move_all` dropped them
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
                 continue
@@ -664,16 +666,15 @@ class Greta(Engine):
         neg_states = [empty for _ in layout.negatives]
         ncols = [(np.zeros((0, len(g.programs.slots))), np.zeros((0, len(g.programs.slots)), dtype=bool))
                  for g in layout.negatives]
-        # WITHIN alone without negation: a partition whose every start has left the window by
-        # ``until`` adds nothing more (its trends were counted as they ended) and would be empty
-        # once moved; it goes now, without a kernel call
         w = self.query.within
-        drop = self.query.mode == "total" and w is not None and not layout.negatives
+        if self._moves_nothing(layout):
+            # a partition whose every start has left the window by ``until`` adds nothing more
+            # (its trends were counted as they ended): it goes, without a kernel call
+            for pkey in [k for k, part in state.partitions.items() if part.last_ts + w <= until]:
+                del state.partitions[pkey]
+            return
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
-                continue
-            if drop and part.last_ts + w <= until:
-                del state.partitions[pkey]
                 continue
             if layout.negatives:
                 new = self._run_negatives(layout, part, _NoEvents, empty, neg_states, ncols, until)
@@ -682,6 +683,13 @@ class Greta(Engine):
                 self._fold(part, new, until)
             for sub in part.subs.values():
                 self._run_pos(state, layout, part, sub, _no_inputs(layout), until)
+
+    def _moves_nothing(self, layout: lay.Layout) -> bool:
+        """WITHIN alone without negation: a trend is counted when its last event arrives, so
+        moving time without events changes no result, only frees memory; the next batch's
+        events move it as far (expiry is by the time moved to, commits do not depend on it).
+        Watermarks then only drop the partitions that have left the window."""
+        return self.query.mode == "total" and self.query.within is not None and not layout.negatives
 
     def _stale(self, part: Partition, until: int) -> bool:
         """Nothing in the partition can matter to an event at ``until`` or later: no vertex,

@@ -96,9 +96,11 @@ class PosState:
             self.R, self.RW = RING0, 1
         else:
             self.R, self.RW = 1, 1
+        # small at first (a partition of a stream over many keys holds a few events), doubled
+        # when the kernel asks
         self.vcap = 64
         self.rcap = 16 if lay.trail else 1
-        self.ocap = 256
+        self.ocap = 32
         self.NIX = len(lay.positive.index_specs)
         self.C = len(lay.positive.programs.slots)
         self.vkind: list[str | None] = [None] * self.NIX  # kind of the keys (Vec.kind)
@@ -228,7 +230,7 @@ class PosState:
     def args(self) -> PosArrays:
         a = self.a
         if a.cached is None:
-            a.cached = PosArrays(*(a[n] for n in G_NAMES))
+            a.cached = PosArrays._make([a[n] for n in G_NAMES])
         return a.cached
 
     @property
@@ -621,9 +623,9 @@ def unpack_arrays(packed: dict, n: int) -> list[dict]:
         flat, shapes = v
         if not flat.flags.writeable:
             flat = flat.copy()
-        ends = np.cumsum(shapes.prod(axis=1))
-        starts = ends - shapes.prod(axis=1)
-        for d, a, b, shape in zip(out, starts.tolist(), ends.tolist(), shapes.tolist()):
+        sizes = shapes.prod(axis=1)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+        for d, a, b, shape in zip(out, bounds, bounds[1:], map(tuple, shapes.tolist())):
             d[name] = flat[a:b].reshape(shape)
     return out
 
