@@ -45,7 +45,7 @@ from . import plan as pl
 from . import results as res
 from .kernel_args import NegBatch, PosBatch
 from .numbers import decode_floats, to_ints
-from .state import NegState, PosState, pack_arrays, unpack_arrays
+from .state import NegState, PosState, gc_paused, pack_arrays, unpack_arrays
 
 
 @dataclass
@@ -86,24 +86,26 @@ class GretaState:
     def __reduce__(self):
         """Pickled with every partition's arrays packed name by name (:func:`.state.pack_arrays`):
         a state over many keys pickles as a few large arrays."""
-        parts = list(self.partitions.values())
-        skeleton = [(p.key, p.neg, p.queues, p.keep, p.count, p.last_ts,
-                     [(skey, s.group, s.queue, s.log, s.state.shell()) for skey, s in p.subs.items()])
-                    for p in parts]
-        fields = {k: v for k, v in self.__dict__.items() if k != "partitions"}
-        return _unpacked_state, (fields, skeleton, pack_arrays([{"fold": p.fold} for p in parts]),
-                                 pack_arrays([s.state.a for p in parts for s in p.subs.values()]))
+        with gc_paused():
+            parts = list(self.partitions.values())
+            skeleton = [(p.key, p.neg, p.queues, p.keep, p.count, p.last_ts,
+                         [(skey, s.group, s.queue, s.log, s.state.shell()) for skey, s in p.subs.items()])
+                        for p in parts]
+            fields = {k: v for k, v in self.__dict__.items() if k != "partitions"}
+            return _unpacked_state, (fields, skeleton, pack_arrays([{"fold": p.fold} for p in parts]),
+                                     pack_arrays([s.state.a for p in parts for s in p.subs.values()]))
 
 
 def _unpacked_state(fields: dict, skeleton: list, folds: dict, arrays: dict) -> GretaState:
     """The state :meth:`GretaState.__reduce__` pickled."""
     state = GretaState(**fields)
-    graphs = iter(unpack_arrays(arrays, sum(len(p[-1]) for p in skeleton)))
-    for (key, neg, queues, keep, count, last_ts, subs), fold in zip(skeleton, unpack_arrays(folds, len(skeleton))):
-        part = Partition(key, neg, queues, fold["fold"], keep, {}, count, last_ts)
-        for skey, group, queue, log, shell in subs:
-            part.subs[skey] = Sub(PosState.restored(shell, next(graphs)), group, queue, log)
-        state.partitions[key] = part
+    with gc_paused():
+        graphs = iter(unpack_arrays(arrays, sum(len(p[-1]) for p in skeleton)))
+        for (key, neg, queues, keep, count, last_ts, subs), fold in zip(skeleton, unpack_arrays(folds, len(skeleton))):
+            part = Partition(key, neg, queues, fold["fold"], keep, {}, count, last_ts)
+            for skey, group, queue, log, shell in subs:
+                part.subs[skey] = Sub(PosState.restored(shell, next(graphs)), group, queue, log)
+            state.partitions[key] = part
     return state
 
 

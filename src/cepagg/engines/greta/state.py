@@ -13,6 +13,9 @@ and integers widen by one limb when a value approaches 2**61 (:mod:`.numbers`).
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+
 import numpy as np
 
 from ...lang.expr import ConditionTypeError
@@ -586,6 +589,20 @@ class PosState:
         return st
 
 
+@contextmanager
+def gc_paused():
+    """No cyclic garbage collection inside: packing or unpacking the state of many partitions
+    makes hundreds of thousands of small objects, none of them garbage, and the collector,
+    run every few hundred allocations over a heap that large, took over half the time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def pack_arrays(dicts: list[dict]) -> dict:
     """The arrays of many states (dicts of the same names) as one flat array per name and a
     table of shapes: pickled, a state of many partitions is a few large arrays instead of some
@@ -605,8 +622,26 @@ def pack_arrays(dicts: list[dict]) -> dict:
             out[name] = arrs
             continue
         shapes = np.array([a.shape for a in arrs], dtype=np.int64).reshape(len(arrs), nd)
-        out[name] = (np.concatenate([a.reshape(-1) for a in arrs]), shapes)
+        out[name] = (_sparse(np.concatenate([a.reshape(-1) for a in arrs])), shapes)
     return out
+
+
+def _sparse(flat: np.ndarray):
+    """``flat``, or where most of it is zero (buffers sized for growth, most of their rows
+    unused) its length, the places of its nonzero values and those values."""
+    nz = np.flatnonzero(flat)
+    if 4 * len(nz) > len(flat):
+        return flat
+    return len(flat), nz, flat[nz]
+
+
+def _dense(v, dtype) -> np.ndarray:
+    if isinstance(v, np.ndarray):
+        return v if v.flags.writeable else v.copy()
+    n, nz, values = v
+    flat = np.zeros(n, dtype=dtype)  # pages of zeros are mapped as the kernels write to them
+    flat[nz] = values
+    return flat
 
 
 def unpack_arrays(packed: dict, n: int) -> list[dict]:
@@ -621,8 +656,7 @@ def unpack_arrays(packed: dict, n: int) -> list[dict]:
                 d[name] = a
             continue
         flat, shapes = v
-        if not flat.flags.writeable:
-            flat = flat.copy()
+        flat = _dense(flat, flat.dtype if isinstance(flat, np.ndarray) else flat[2].dtype)
         sizes = shapes.prod(axis=1)
         bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         for d, a, b, shape in zip(out, bounds, bounds[1:], map(tuple, shapes.tolist())):
