@@ -110,3 +110,20 @@ def test_snapshot_of_many_keys_is_compact_and_exact():
     out_a = eng.process(a, batch.slice(200)) + eng.finish(a)
     out_b = eng.process(b, batch.slice(200)) + eng.finish(b)
     assert out_a == out_b and out_a == ENGINES["reference"](q).run(batch).rows
+
+
+@pytest.mark.parametrize("start, kept", [(0, False), (1, True)])
+def test_a_watermark_drops_a_partition_exactly_when_its_starts_leave_the_window(start, kept):
+    # WITHIN 5: after a watermark at 4 an event can come at 5, which a trend started at 1
+    # reaches (span 4) and one started at 0 does not (span 5)
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A, B+, C) WHERE [k] WITHIN 5")
+    eng = ENGINES["greta"](q)
+    rows = [{"type": "A", "ts": start, "k": 1}, {"type": "B", "ts": 2, "k": 1},
+            {"type": "A", "ts": 3, "k": 2}, {"type": "C", "ts": 5, "k": 1}]
+    batch = EventBatch.from_rows(rows)
+    state = eng.new_state()
+    eng.process(state, batch.slice(0, 3))
+    eng.advance(state, 4)
+    assert ((1,) in state.partitions) == kept and (2,) in state.partitions
+    eng.process(state, batch.slice(3))
+    assert eng.finish(state) == ENGINES["reference"](q).run(batch).rows == [(1 if kept else 0,)]

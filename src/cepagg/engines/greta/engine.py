@@ -276,6 +276,19 @@ class Greta(Engine):
         nix0 = np.zeros((len(prow), 0), dtype=np.int64)
         big_any = big[prow]
         ran: list[Sub] = []
+        with gc_paused():  # a batch over many keys makes as many new partitions
+            self._run_partitions(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
+                                 (e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval),
+                                 big_any)
+        if self.query.mode == "total":
+            self._drain_totals(state, layout, ran)
+
+    def _run_partitions(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
+                        first_ts: list, until_ts: list, plo: list, phi: list, counts: list,
+                        columns: tuple, big_any: np.ndarray) -> None:
+        """The loop of :meth:`_process_plain`: each partition's graph run over its slices of the
+        gathered ``columns``; the graphs run are appended to ``ran``."""
+        e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval = columns
         for p, key in enumerate(pkeys):
             part = self._partition(state, layout, key)
             first, until = first_ts[p], until_ts[p]
@@ -299,8 +312,6 @@ class Greta(Engine):
                 ran.append(part.subs[()])
             part.count += counts[p]
             part.last_ts = until
-        if self.query.mode == "total":
-            self._drain_totals(state, layout, ran)
 
     def _drain_totals(self, state: GretaState, layout: lay.Layout, subs: list[Sub]) -> None:
         """The WITHIN totals of many graphs added to the groups' and reset: read as one stack of
@@ -672,7 +683,10 @@ class Greta(Engine):
         if self._moves_nothing(layout):
             # a partition whose every start has left the window by ``until`` adds nothing more
             # (its trends were counted as they ended): it goes, without a kernel call
-            for pkey in [k for k, part in state.partitions.items() if part.last_ts + w <= until]:
+            limit = until - w + 1
+            for pkey in [k for k, part in state.partitions.items()
+                         if part.last_ts < limit or
+                         all(sub.state.starts_before(limit) for sub in part.subs.values())]:
                 del state.partitions[pkey]
             return
         for pkey, part in list(state.partitions.items()):

@@ -568,6 +568,13 @@ class PosState:
         return (sc[K.SC_NV] == 0 and sc[K.SC_BLO] > sc[K.SC_BHI] and sc[K.SC_WLO] > sc[K.SC_WHI]
                 and sc[K.SC_NREC] - sc[K.SC_RSTART] == 0 and sc[K.SC_OUTN] == 0)
 
+    def starts_before(self, limit: int) -> bool:
+        """Every start bucket (the start of every trend the graph holds) is earlier than
+        ``limit``, or there is none."""
+        sc, B = self.a["sc"], self.a["B"]
+        hi = int(sc[K.SC_BHI])
+        return int(sc[K.SC_BLO]) > hi or int(B[hi & (B.shape[0] - 1), K.B_KEY]) < limit
+
     def __getstate__(self):
         d = dict(self.__dict__)
         d.pop("X", None)
