@@ -625,7 +625,7 @@ def pack_arrays(dicts: list[dict]) -> dict:
     for name in names:
         arrs = [d[name] for d in dicts]
         dt, nd = arrs[0].dtype, arrs[0].ndim
-        if dt == object or nd == 0 or any(a.dtype != dt or a.ndim != nd for a in arrs):
+        if dt.hasobject or nd == 0 or any(a.dtype != dt or a.ndim != nd for a in arrs):
             out[name] = arrs
             continue
         shapes = np.array([a.shape for a in arrs], dtype=np.int64).reshape(len(arrs), nd)
