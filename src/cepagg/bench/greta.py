@@ -398,6 +398,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 KEYS_QUERY = "RETURN COUNT(*) PATTERN SEQ(A, B+, C) WHERE [key] WITHIN 10 s"
+KEYS_EVENTS = 200_000  # events of the in-process runs
+KEYS_MICRO = (100_000, 10_000)  # the streaming micro-batch: events, keys
 
 
 def keys_section(args: argparse.Namespace, numbers: str = "exact") -> None:
@@ -409,11 +411,10 @@ def keys_section(args: argparse.Namespace, numbers: str = "exact") -> None:
     from ..lang import compile_query
     from .aseq import _timed, cycling
 
-    q = compile_query(KEYS_QUERY)
-    n = 200_000
+    n = KEYS_EVENTS
     print(f"keys ({numbers}): {KEYS_QUERY}, {n:,} events (one per ms, A B C cycling, key uniform)")
     print(f"{'keys':>10} {'events/s':>12} {'vs 10 keys':>10}", flush=True)
-    eng = Greta(q, numbers=numbers)
+    eng = Greta(compile_query(KEYS_QUERY), numbers=numbers)
     warm = eng.new_state()
     eng.process(warm, cycling(300, "ABC", 3))
     eng.finish(warm)
@@ -431,7 +432,7 @@ def keys_section(args: argparse.Namespace, numbers: str = "exact") -> None:
             best = max(best, n / max(cpu, 1e-9))
         base = base or best
         print(f"{k:>10,} {best:>12,.0f} {best / base:>9.2f}x", flush=True)
-    m, k = 100_000, 10_000
+    m, k = KEYS_MICRO
     stream_ = cycling(3 * m, "ABC", k)
     best = None
     for _ in range(args.repeat):
