@@ -63,7 +63,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int, default=1000, help="events per micro-batch (latency)")
     p.add_argument("--plots", default="docs/img", help="directory for the PNG plots")
     p.add_argument("--json", default=None, help="write the measurements to this file")
-    p.add_argument("--only", default=None, help="comma-separated experiment names to run")
+    p.add_argument("--only", default=None,
+                   help="comma-separated experiment names to run ('keys': one query over 10..10^6 partitions)")
     p.add_argument("--engines", default=None,
                    help="comma-separated engines to run (default: each experiment's)")
     p.add_argument("--sizes", default=None,

@@ -100,11 +100,13 @@ def test_snapshot_of_many_keys_is_compact_and_exact():
     eng = ENGINES["greta"](q)
     rng = random.Random(4)
     rows = random_stream(rng, "AB", n=400, max_gap=1, attrs={"x": (0, 5), "k": list(range(100))})
-    rows[7]["x"] = 2**40  # one partition's sums leave int64 limbs for Python integers
+    big = next(r for r in rows[50:] if r["type"] == "A")
+    big["x"] = 2**40  # one partition's sums leave int64 limbs for Python integers
     batch = EventBatch.from_rows(rows).sorted()
     a = eng.new_state()
     eng.process(a, batch.slice(0, 200))
     assert len(a.partitions) > 50
+    assert [p.key for p in a.partitions.values() if any(s.state.exact for s in p.subs.values())] == [(big["k"],)]
     b = eng.restore(eng.snapshot(a))
     assert sorted(b.partitions) == sorted(a.partitions)
     out_a = eng.process(a, batch.slice(200)) + eng.finish(a)

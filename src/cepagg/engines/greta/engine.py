@@ -274,18 +274,19 @@ class Greta(Engine):
         e_col, e_colv = pcol[prow], pcolv[prow]
         e_aint, e_aflt, e_amm, e_aval = aint[prow], aflt[prow], amm[prow], aval[prow]
         nix0 = np.zeros((len(prow), 0), dtype=np.int64)
-        big_any = big[prow]
+        # partitions with an aggregated integer beyond 2**31 (their graphs go exact)
+        big_parts = set(np.searchsorted(pcum[ends], np.flatnonzero(big[prow]), side="right").tolist())
         ran: list[Sub] = []
         with gc_paused():  # a batch over many keys makes as many new partitions
             self._run_partitions(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
                                  (e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval),
-                                 big_any)
+                                 big_parts)
         if self.query.mode == "total":
             self._drain_totals(state, layout, ran)
 
     def _run_partitions(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
                         first_ts: list, until_ts: list, plo: list, phi: list, counts: list,
-                        columns: tuple, big_any: np.ndarray) -> None:
+                        columns: tuple, big_parts: set[int]) -> None:
         """The loop of :meth:`_process_plain`: each partition's graph run over its slices of the
         gathered ``columns``; the graphs run are appended to ``ran``."""
         e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval = columns
@@ -299,7 +300,7 @@ class Greta(Engine):
             a, b = plo[p], phi[p]
             if a < b:
                 sub = self._sub(state, layout, part, ())
-                if big_any[a:b].any():
+                if p in big_parts:
                     sub.state.make_exact()
                 E = (e_ts[a:b], e_state[a:b], e_rank[a:b] + part.count, nix0[a:b], nix0[a:b],
                      e_col[a:b], e_colv[a:b], e_aint[a:b], e_aflt[a:b], e_amm[a:b], e_aval[a:b])

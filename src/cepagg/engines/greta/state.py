@@ -198,9 +198,12 @@ class PosState:
         new = object.__new__(PosState)
         new.__dict__.update(self.__dict__)
         new.vkind, new.nkind, new.vocab = list(self.vkind), list(self.nkind), list(self.vocab)
+        own = self.a
+        arrays = [negM.copy() if k == "negM" else own[k].copy() for k in G_NAMES]
         a = _Arrays()
-        dict.update(a, {k: v.copy() for k, v in self.a.items()})
-        dict.__setitem__(a, "negM", negM.copy())
+        dict.update(a, zip(G_NAMES, arrays))
+        dict.update(a, {k: v.copy() for k, v in own.items() if k not in a})  # the index keys
+        a.cached = PosArrays._make(arrays)  # the kernel's argument record, built here at once
         new.a = a
         new.X = PosScratch(*(x.copy() for x in self.X))
         return new
