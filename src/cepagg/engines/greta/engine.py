@@ -137,7 +137,7 @@ class Greta(Engine):
         self.kernels = _twin(K.__name__) if pure else K
         self.floats = self.numbers == "float"
         self._unlimited: dict[int, tuple] = {}  # id(kernel plan) -> (plan, its exact-flag copy)
-        self._fresh_states: dict[int, tuple] = {}  # id(layout) -> (layout, a new PosState of it)
+        self._fresh_state: tuple | None = None  # (layout, a new PosState of it): the last layout's
         self.funcs = agg.funcs_of(query)
         # COUNT, MIN and MAX cells are already final: finalising them row by row is skipped
         self._cells_final = partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
@@ -370,11 +370,11 @@ class Greta(Engine):
         """A new positive graph of ``layout``, to be copied for each new (sub-)partition
         (:meth:`.state.PosState.copy`): building one allocates some fifty arrays one by one,
         which with a key per few events was most of a batch's time."""
-        got = self._fresh_states.get(id(layout))
-        if got is None or got[0] is not layout:
+        got = self._fresh_state
+        if got is None or got[0] is not layout:  # one kept: a restored state brings a new layout
             st = PosState(layout, np.full(len(layout.bits), K.NEG_INF, dtype=np.int64),
                           self.windows_per_event, pure=self.kernels is not K, floats=self.floats)
-            got = self._fresh_states[id(layout)] = (layout, st)
+            got = self._fresh_state = (layout, st)
         return got[1]
 
     def _top(self, layout: lay.Layout) -> set[int]:
