@@ -45,3 +45,18 @@ def test_float_runs_report_their_error_against_exact():
     off = [r[:-1] + (r[-1] * (1 + 1e-6),) for r in approx]
     assert 0.9e-6 < relative_error(QUERY, exact, off) < 1.1e-6
     assert relative_error(QUERY, exact, approx[1:]) == float("inf")  # a row missing
+
+
+def test_keys_section_reports_rates_and_the_micro_batch(monkeypatch, capsys):
+    import argparse
+
+    from cepagg.bench import greta
+
+    monkeypatch.setattr(greta, "KEYS_EVENTS", 3_000)
+    monkeypatch.setattr(greta, "KEYS_MICRO", (1_000, 100))
+    greta.keys_section(argparse.Namespace(keys=[10, 1_000], repeat=1), "float")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("keys (float): RETURN COUNT(*)") and "3,000 events" in out[0]
+    assert out[2].split()[0] == "10" and out[2].split()[-1] == "1.00x"
+    assert out[3].split()[0] == "1,000" and float(out[3].split()[1].replace(",", "")) > 0
+    assert "micro-batch of 1,000 events over 100 keys" in out[4] and out[4].endswith("s CPU")

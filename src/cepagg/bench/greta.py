@@ -25,6 +25,7 @@ reported.
     cepagg bench greta --full          # the whole sweep (long)
     cepagg bench greta --plots docs/img
     cepagg bench greta --only q1_events_per_window --numbers exact,float   # both numeric modes
+    cepagg bench greta --only keys     # many partitions: events/s at 10..10^6 keys
 
 ``--numbers exact,float`` runs every GRETA engine in both numeric modes (``numbers="float"``:
 COUNT, SUM and AVG in float64) on the same events, and reports beside each float run the
@@ -62,11 +63,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int, default=1000, help="events per micro-batch (latency)")
     p.add_argument("--plots", default="docs/img", help="directory for the PNG plots")
     p.add_argument("--json", default=None, help="write the measurements to this file")
-    p.add_argument("--only", default=None, help="comma-separated experiment names to run")
+    p.add_argument("--only", default=None,
+                   help="comma-separated experiment names to run ('keys': one query over 10..10^6 partitions)")
     p.add_argument("--engines", default=None,
                    help="comma-separated engines to run (default: each experiment's)")
     p.add_argument("--sizes", default=None,
                    help="comma-separated events per window to run (default: each experiment's)")
+    p.add_argument("--keys", type=int, nargs="+", default=[10, 10_000, 1_000_000],
+                   help="partition counts of the keys section (default 10 10000 1000000)")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="runs per point of the keys section, best kept (default 1)")
     p.add_argument("--numbers", default="exact",
                    help="comma-separated numeric modes of the GRETA engines: exact, float (default exact); "
                         "float runs report their largest relative error against the exact run")
@@ -334,6 +340,12 @@ def main(args: argparse.Namespace) -> int:
         if mode not in ("exact", "float"):
             raise SystemExit(f"--numbers: {mode!r} is not exact or float")
     modes = sorted(set(modes), key=("exact", "float").index)  # exact first: float compares with it
+    if only and "keys" in only:
+        for mode in modes:
+            keys_section(args, mode)
+        only.discard("keys")
+        if not only:
+            return 0
     results: dict[str, list] = {}
     print(f"# GRETA benchmark ({'full' if args.full else 'quick'}), budget {budget:.0f} s per "
           f"measurement, micro-batches of {args.batch} events")
@@ -380,6 +392,69 @@ def main(args: argparse.Namespace) -> int:
             json.dump(results, f, indent=1)
     _plots(results, args.plots)
     return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# many keys
+
+
+KEYS_QUERY = "RETURN COUNT(*) PATTERN SEQ(A, B+, C) WHERE [key] WITHIN 10 s"
+KEYS_EVENTS = 200_000  # events of the in-process runs
+KEYS_MICRO = (100_000, 10_000)  # the streaming micro-batch: events, keys
+
+
+def keys_section(args: argparse.Namespace, numbers: str = "exact") -> None:
+    """Events/s of one GRETA query over 10..10^6 partitions (the same stream, the key drawn
+    uniformly), and the CPU of one streaming micro-batch (process, watermark, state snapshot and
+    restore) of 10^5 events over 10^4 keys after the first. In-process, CPU time, best of
+    ``--repeat`` runs; the kernels are loaded before timing."""
+    from ..engines.greta.engine import Greta
+    from ..lang import compile_query
+    from .aseq import _timed, cycling
+
+    n = KEYS_EVENTS
+    print(f"keys ({numbers}): {KEYS_QUERY}, {n:,} events (one per ms, A B C cycling, key uniform)")
+    print(f"{'keys':>10} {'events/s':>12} {'vs 10 keys':>10}", flush=True)
+    eng = Greta(compile_query(KEYS_QUERY), numbers=numbers)
+    warm = eng.new_state()
+    eng.process(warm, cycling(300, "ABC", 3))
+    eng.finish(warm)
+    base = None
+    for k in args.keys:
+        batch = cycling(n, "ABC", k)
+        best = 0.0
+        for _ in range(args.repeat):
+            st = eng.new_state()
+            cpu = 0.0
+            for i in range(0, n, 1 << 16):
+                part = batch.slice(i, 1 << 16)
+                cpu += _timed(lambda: eng.process(st, part))
+            cpu += _timed(lambda: eng.finish(st))
+            best = max(best, n / max(cpu, 1e-9))
+        base = base or best
+        print(f"{k:>10,} {best:>12,.0f} {best / base:>9.2f}x", flush=True)
+    m, k = KEYS_MICRO
+    stream_ = cycling(3 * m, "ABC", k)
+    best = None
+    for _ in range(args.repeat):
+        st = eng.new_state()
+        eng.process(st, stream_.slice(0, m))
+        st = eng.restore(eng.snapshot(st))
+        cpu = []
+        for b in (1, 2):
+            part = stream_.slice(b * m, m)
+            last = part.table.column("ts")[m - 1].as_py()
+
+            def step():
+                nonlocal st
+                eng.process(st, part)
+                eng.advance(st, last)
+                st = eng.restore(eng.snapshot(st))
+
+            cpu.append(_timed(step))
+        best = min(cpu) if best is None else min(best, *cpu)
+    print(f"  streaming micro-batch of {m:,} events over {k:,} keys after the first "
+          f"(process, watermark, snapshot, restore): {best:.3f} s CPU", flush=True)
 
 
 def _print_ratios(rows: list[dict]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from patterns import random_case
+from patterns import ATTRS, random_case, random_query
 
 from cepagg.engines import ENGINES
 from cepagg.engines.aggregates import combine_rows, merge
@@ -74,6 +74,41 @@ def test_batches_watermarks_and_snapshots(paths):
         cuts, out = run_in_pieces(eng, batch, rng)
         got = Result(expected.columns, out, expected.kinds).sorted()
         assert not expected.diff(got), (text, cuts, rows, expected.diff(got))
+
+
+def _keyed(text: str) -> str:
+    """``text`` partitioned by ``k`` as well: ``[k]`` added to (or opening) its WHERE."""
+    if " WHERE [g]" in text:
+        return text.replace(" WHERE [g]", " WHERE [g, k]", 1)
+    if " WHERE " in text:
+        return text.replace(" WHERE ", " WHERE [k] AND ", 1)
+    cut = min([i for i in (text.find(c) for c in (" GROUP BY", " WITHIN", " EMIT", " STRATEGY")) if i >= 0],
+              default=len(text))
+    return text[:cut] + " WHERE [k]" + text[cut:]
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_many_keys_per_batch(block):
+    # a batch spread over up to 40 keys, a few events each (runs of the engine's per-batch
+    # gathering by key), cut into batches with watermarks and snapshots between
+    n_plain = 0
+    for j in range(cases(60, 800)):
+        seed = 1_300_000 + 10_000 * block + j
+        rng = random.Random(seed)
+        text, types = random_query(rng, depth=2, modes=("total", "within", "within", "slide", "emit"))
+        text = _keyed(text)
+        keys = rng.choice([2, 5, 10, 40])  # about 6 events a key at most: the oracle enumerates
+        rows = random_stream(rng, types, n=rng.randint(keys, min(60, 6 * keys)),
+                             max_gap=rng.choice([0, 1, 2]), attrs={**ATTRS, "k": list(range(keys))})
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        eng = ENGINES["greta"](q)
+        cuts, out = run_in_pieces(eng, batch, rng)
+        got = Result(expected.columns, out, expected.kinds).sorted()
+        assert not expected.diff(got), (text, cuts, rows, expected.diff(got))
+        n_plain += "NOT" not in text and "NEXT" not in text
+    assert n_plain > cases(60, 800) // 10  # the common mode (no negation, no index) is drawn
 
 
 @pytest.mark.parametrize("text", [

@@ -601,6 +601,15 @@ def move_time(P, G, E, X, t, final):
     trail = P.pi[PI_TRAIL]
     emit = P.pi[PI_MODE] == MODE_EMIT
     end_state = P.pi[PI_END]
+    # ---- EMIT: room for every value this move can log, asked for before anything changes (a
+    # full buffer midway would make the retry log the value before t from a state already
+    # moved): one before the loop and one after, one per negative match and two per bucket ----
+    if emit:
+        need = 2 + 2 * (sc[SC_BHI] - sc[SC_BLO] + 1)
+        for g in range(ng):
+            need += neg_off[g + 1] - neg_off[g] - neg_used[g]
+        if sc[SC_OUTN] + need > o_k.shape[0]:
+            return OUT_FULL
     # ---- time moves on to t: commit the last timestamp's vertices ----
     if sc[SC_PCOMMIT] < sc[SC_NV]:
         if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF,

@@ -45,7 +45,7 @@ from . import plan as pl
 from . import results as res
 from .kernel_args import NegBatch, PosBatch
 from .numbers import decode_floats, to_ints
-from .state import NegState, PosState
+from .state import NegState, PosState, gc_paused, pack_arrays, unpack_arrays
 
 
 @dataclass
@@ -83,6 +83,31 @@ class GretaState:
     kinds: dict = field(default_factory=dict)
     watermark: int = K.NEG_INF
 
+    def __reduce__(self):
+        """Pickled with every partition's arrays packed name by name (:func:`.state.pack_arrays`):
+        a state over many keys pickles as a few large arrays."""
+        with gc_paused():
+            parts = list(self.partitions.values())
+            skeleton = [(p.key, p.neg, p.queues, p.keep, p.count, p.last_ts,
+                         [(skey, s.group, s.queue, s.log, s.state.shell()) for skey, s in p.subs.items()])
+                        for p in parts]
+            fields = {k: v for k, v in self.__dict__.items() if k != "partitions"}
+            return _unpacked_state, (fields, skeleton, pack_arrays([{"fold": p.fold} for p in parts]),
+                                     pack_arrays([s.state.a for p in parts for s in p.subs.values()]))
+
+
+def _unpacked_state(fields: dict, skeleton: list, folds: dict, arrays: dict) -> GretaState:
+    """The state :meth:`GretaState.__reduce__` pickled."""
+    state = GretaState(**fields)
+    with gc_paused():
+        graphs = iter(unpack_arrays(arrays, sum(len(p[-1]) for p in skeleton)))
+        for (key, neg, queues, keep, count, last_ts, subs), fold in zip(skeleton, unpack_arrays(folds, len(skeleton))):
+            part = Partition(key, neg, queues, fold["fold"], keep, {}, count, last_ts)
+            for skey, group, queue, log, shell in subs:
+                part.subs[skey] = Sub(PosState.restored(shell, next(graphs)), group, queue, log)
+            state.partitions[key] = part
+    return state
+
 
 class Greta(Engine):
     name = "greta"
@@ -112,6 +137,7 @@ class Greta(Engine):
         self.kernels = _twin(K.__name__) if pure else K
         self.floats = self.numbers == "float"
         self._unlimited: dict[int, tuple] = {}  # id(kernel plan) -> (plan, its exact-flag copy)
+        self._fresh_state: tuple | None = None  # (layout, a new PosState of it): the last layout's
         self.funcs = agg.funcs_of(query)
         # COUNT, MIN and MAX cells are already final: finalising them row by row is skipped
         self._cells_final = partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
@@ -182,6 +208,10 @@ class Greta(Engine):
         big = aval & (np.abs(aint) >= 2**31)
         order = np.argsort(pcodes, kind="stable")
         bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
+        if not layout.negatives and scodes is None and not layout.positive.index_specs:
+            self._process_plain(state, layout, view, pkeys, order, bounds, pos_state, pcol, pcolv,
+                                aint, aflt, amm, aval, big)
+            return []
         for p in range(len(pkeys)):
             rows = order[bounds[p + 1]: bounds[p + 2]]
             if len(rows) == 0:
@@ -221,6 +251,91 @@ class Greta(Engine):
             part.last_ts = until
         return []
 
+    def _process_plain(self, state: GretaState, layout: lay.Layout, view, pkeys: list[tuple],
+                       order: np.ndarray, bounds: np.ndarray, pos_state: np.ndarray, pcol, pcolv,
+                       aint, aflt, amm, aval, big) -> None:
+        """:meth:`process` for a query without negation, sub-partition or index, where a batch
+        spreads over many keys: the batch's inputs are gathered in partition order once (one
+        numpy take per column), and each partition's inputs are slices of them (views), not a
+        take per partition and column; partitions without positive events are not run."""
+        rows = order[bounds[1]:]  # events with a partition, grouped by it, in time order
+        starts = bounds[1:-1] - bounds[1]  # of each partition in ``rows``
+        ends = bounds[2:] - bounds[1]
+        rank = np.arange(len(rows), dtype=np.int64) - np.repeat(starts, ends - starts)
+        keep = pos_state[rows] >= 0
+        prow = rows[keep]
+        # slices of the positive events per partition
+        pcum = np.concatenate([[0], np.cumsum(keep)])
+        plo, phi = pcum[starts].tolist(), pcum[ends].tolist()
+        ts_all = view.ts[rows]
+        first_ts, until_ts = ts_all[starts].tolist(), ts_all[ends - 1].tolist()
+        counts = (ends - starts).tolist()
+        e_ts, e_state, e_rank = view.ts[prow], pos_state[prow], rank[keep]
+        e_col, e_colv = pcol[prow], pcolv[prow]
+        e_aint, e_aflt, e_amm, e_aval = aint[prow], aflt[prow], amm[prow], aval[prow]
+        nix0 = np.zeros((len(prow), 0), dtype=np.int64)
+        # partitions with an aggregated integer beyond 2**31 (their graphs go exact)
+        big_parts = set(np.searchsorted(pcum[ends], np.flatnonzero(big[prow]), side="right").tolist())
+        ran: list[Sub] = []
+        with gc_paused():  # a batch over many keys makes as many new partitions
+            self._run_partitions(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
+                                 (e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval),
+                                 big_parts)
+        if self.query.mode == "total":
+            self._drain_totals(state, layout, ran)
+
+    def _run_partitions(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
+                        first_ts: list, until_ts: list, plo: list, phi: list, counts: list,
+                        columns: tuple, big_parts: set[int]) -> None:
+        """The loop of :meth:`_process_plain`: each partition's graph run over its slices of the
+        gathered ``columns``; the graphs run are appended to ``ran``."""
+        e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval = columns
+        for p, key in enumerate(pkeys):
+            part = self._partition(state, layout, key)
+            first, until = first_ts[p], until_ts[p]
+            if first < part.last_ts:
+                raise InputError(f"events of partition {key} out of time order: time {first} after "
+                                 f"{part.last_ts} (the engine needs stream order per partition key; "
+                                 f"put an ordering strategy in front)")
+            a, b = plo[p], phi[p]
+            if a < b:
+                sub = self._sub(state, layout, part, ())
+                if p in big_parts:
+                    sub.state.make_exact()
+                E = (e_ts[a:b], e_state[a:b], e_rank[a:b] + part.count, nix0[a:b], nix0[a:b],
+                     e_col[a:b], e_colv[a:b], e_aint[a:b], e_aflt[a:b], e_amm[a:b], e_aval[a:b])
+                self._run_pos(state, layout, part, sub, E, until, totals=False)
+                ran.append(sub)
+            elif part.subs:
+                # no positive event here, but time moved: what the sub held back for
+                # simultaneous events is settled now (EMIT reads it on the next advance)
+                self._run_pos(state, layout, part, part.subs[()], _no_inputs(layout), until, totals=False)
+                ran.append(part.subs[()])
+            part.count += counts[p]
+            part.last_ts = until
+
+    def _drain_totals(self, state: GretaState, layout: lay.Layout, subs: list[Sub]) -> None:
+        """The WITHIN totals of many graphs added to the groups' and reset: read as one stack of
+        records per number width, not graph by graph (:meth:`_drain` does one)."""
+        by_width: dict[tuple, list[Sub]] = {}
+        for sub in subs:
+            by_width.setdefault((sub.state.exact, sub.state.L), []).append(sub)
+        for group in by_width.values():
+            XI = np.concatenate([sub.state.a["XI"] for sub in group])
+            live = np.flatnonzero((XI != 0).any(axis=1))  # all zero: no trend ended
+            if not len(live):
+                continue
+            group = [group[i] for i in live.tolist()]
+            XF = np.concatenate([sub.state.a["XF"] for sub in group])
+            XM = np.concatenate([sub.state.a["XM"] for sub in group])
+            cells = self._cells(layout, self._ints(layout, group[0].state, XI[live]), XF, XM)
+            for sub, (count, c) in zip(group, cells):
+                if count:
+                    old = state.totals.get(sub.group)
+                    state.totals[sub.group] = (count, c) if old is None else \
+                        (old[0] + count, agg.merge(self.funcs, old[1], c))
+                    sub.state.clear_records("X")
+
     # ------------------------------------------------------------------------------------------
 
     def _partition(self, state: GretaState, layout: lay.Layout, key: tuple) -> Partition:
@@ -245,12 +360,22 @@ class Greta(Engine):
     def _sub(self, state: GretaState, layout: lay.Layout, part: Partition, skey: tuple) -> Sub:
         sub = part.subs.get(skey)
         if sub is None:
-            st = PosState(layout, part.fold, self.windows_per_event, pure=self.kernels is not K,
-                          floats=self.floats)
+            st = self._fresh(layout).copy(part.fold)
             queue = {g: (t.copy(), ls.copy()) for g, (t, ls) in part.keep.items()}
             sub = Sub(st, self._group(part.key, skey), queue)
             part.subs[skey] = sub
         return sub
+
+    def _fresh(self, layout: lay.Layout) -> PosState:
+        """A new positive graph of ``layout``, to be copied for each new (sub-)partition
+        (:meth:`.state.PosState.copy`): building one allocates some fifty arrays one by one,
+        which with a key per few events was most of a batch's time."""
+        got = self._fresh_state
+        if got is None or got[0] is not layout:  # one kept: a restored state brings a new layout
+            st = PosState(layout, np.full(len(layout.bits), K.NEG_INF, dtype=np.int64),
+                          self.windows_per_event, pure=self.kernels is not K, floats=self.floats)
+            got = self._fresh_state = (layout, st)
+        return got[1]
 
     def _top(self, layout: lay.Layout) -> set[int]:
         """Bits of the negations the positive graph refers to."""
@@ -380,7 +505,10 @@ class Greta(Engine):
         return qry, ins
 
     def _run_pos(self, state: GretaState, layout: lay.Layout, part: Partition, sub: Sub, E: tuple,
-                 until: int) -> None:
+                 until: int, totals: bool = True) -> None:
+        """Run the positive graph of ``sub`` over ``E`` up to ``until``, growing its arrays as the
+        kernel asks; its results are drained after each call, its WITHIN totals too unless
+        ``totals`` is false (the caller drains many graphs' at once: :meth:`_drain_totals`)."""
         st = sub.state
         G = len(layout.bits)
         if G:
@@ -404,7 +532,7 @@ class Greta(Engine):
                 status, i = self.kernels.pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until)
             else:
                 status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
-            self._drain(state, layout, sub)
+            self._drain(state, layout, sub, totals)
             if status == K.DONE:
                 break
             if status == K.WIDEN:
@@ -469,7 +597,7 @@ class Greta(Engine):
                 columns.append([None if e else v for e, v in zip(empty.tolist(), values)])
         return fields[0], columns
 
-    def _drain(self, state: GretaState, layout: lay.Layout, sub: Sub) -> None:
+    def _drain(self, state: GretaState, layout: lay.Layout, sub: Sub, totals: bool = True) -> None:
         st = sub.state
         a = st.a
         sc = a["sc"]
@@ -484,13 +612,13 @@ class Greta(Engine):
             else:
                 sub.log.extend(zip(a["o_k"][:n].tolist(), self._cells(layout, ints, a["OF"][:n], a["OM"][:n])))
             sc[K.SC_OUTN] = 0
-        if q.mode == "total":
+        if q.mode == "total" and totals:
             ((count, c),) = self._cells(layout, self._ints(layout, st, a["XI"]), a["XF"], a["XM"])
             if count:
                 old = state.totals.get(sub.group)
                 state.totals[sub.group] = (count, c) if old is None else \
                     (old[0] + count, agg.merge(self.funcs, old[1], c))
-                st._records("X", 1)
+                st.clear_records("X")
 
     # -- time -----------------------------------------------------------------------------------
 
@@ -511,6 +639,8 @@ class Greta(Engine):
 
     def _purge(self, state: GretaState, until: int) -> None:
         """Drop (sub-)partitions that nothing later can use: state shrinks with the window."""
+        if state.layout is not None and self._moves_nothing(state.layout):
+            return  # :meth:`_move_all` dropped them
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
                 continue
@@ -550,6 +680,16 @@ class Greta(Engine):
         neg_states = [empty for _ in layout.negatives]
         ncols = [(np.zeros((0, len(g.programs.slots))), np.zeros((0, len(g.programs.slots)), dtype=bool))
                  for g in layout.negatives]
+        w = self.query.within
+        if self._moves_nothing(layout):
+            # a partition whose every start has left the window by ``until`` adds nothing more
+            # (its trends were counted as they ended): it goes, without a kernel call
+            limit = until - w + 1
+            for pkey in [k for k, part in state.partitions.items()
+                         if part.last_ts < limit or
+                         all(sub.state.starts_before(limit) for sub in part.subs.values())]:
+                del state.partitions[pkey]
+            return
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
                 continue
@@ -560,6 +700,13 @@ class Greta(Engine):
                 self._fold(part, new, until)
             for sub in part.subs.values():
                 self._run_pos(state, layout, part, sub, _no_inputs(layout), until)
+
+    def _moves_nothing(self, layout: lay.Layout) -> bool:
+        """WITHIN alone without negation: a trend is counted when its last event arrives, so
+        moving time without events changes no result, only frees memory; the next batch's
+        events move it as far (expiry is by the time moved to, commits do not depend on it).
+        Watermarks then only drop the partitions that have left the window."""
+        return self.query.mode == "total" and self.query.within is not None and not layout.negatives
 
     def _stale(self, part: Partition, until: int) -> bool:
         """Nothing in the partition can matter to an event at ``until`` or later: no vertex,

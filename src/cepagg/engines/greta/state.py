@@ -13,6 +13,9 @@ and integers widen by one limb when a value approaches 2**61 (:mod:`.numbers`).
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+
 import numpy as np
 
 from ...lang.expr import ConditionTypeError
@@ -96,9 +99,11 @@ class PosState:
             self.R, self.RW = RING0, 1
         else:
             self.R, self.RW = 1, 1
+        # small at first (a partition of a stream over many keys holds a few events), doubled
+        # when the kernel asks
         self.vcap = 64
         self.rcap = 16 if lay.trail else 1
-        self.ocap = 256
+        self.ocap = 32
         self.NIX = len(lay.positive.index_specs)
         self.C = len(lay.positive.programs.slots)
         self.vkind: list[str | None] = [None] * self.NIX  # kind of the keys (Vec.kind)
@@ -179,6 +184,30 @@ class PosState:
         self.a[name + "F" if name != "last" else "lastF"] = F
         self.a[name + "M" if name != "last" else "lastM"] = M
 
+    def clear_records(self, name: str) -> None:
+        """Reset the records ``name`` in place (the kernel's argument tuple stays valid)."""
+        I, F, M = (self.a[k] for k in self._triple(name))
+        I[:] = 0
+        F[:] = 0.0
+        for j, is_min in enumerate(self.mmin):
+            M[:, j] = _records.MIN_EMPTY if is_min else _records.MAX_EMPTY
+
+    def copy(self, negM: np.ndarray) -> "PosState":
+        """A copy of this state (its own arrays) whose latest negative starts are ``negM``:
+        copying a new state's arrays costs a fraction of allocating and filling them anew."""
+        new = object.__new__(PosState)
+        new.__dict__.update(self.__dict__)
+        new.vkind, new.nkind, new.vocab = list(self.vkind), list(self.nkind), list(self.vocab)
+        own = self.a
+        arrays = [negM.copy() if k == "negM" else own[k].copy() for k in G_NAMES]
+        a = _Arrays()
+        dict.update(a, zip(G_NAMES, arrays))
+        dict.update(a, {k: v.copy() for k, v in own.items() if k not in a})  # the index keys
+        a.cached = PosArrays._make(arrays)  # the kernel's argument record, built here at once
+        new.a = a
+        new.X = PosScratch(*(x.copy() for x in self.X))
+        return new
+
     def _triple(self, name: str) -> tuple[str, str, str]:
         if name == "last":
             return "lastI", "lastF", "lastM"
@@ -207,7 +236,7 @@ class PosState:
     def args(self) -> PosArrays:
         a = self.a
         if a.cached is None:
-            a.cached = PosArrays(*(a[n] for n in G_NAMES))
+            a.cached = PosArrays._make([a[n] for n in G_NAMES])
         return a.cached
 
     @property
@@ -542,6 +571,13 @@ class PosState:
         return (sc[K.SC_NV] == 0 and sc[K.SC_BLO] > sc[K.SC_BHI] and sc[K.SC_WLO] > sc[K.SC_WHI]
                 and sc[K.SC_NREC] - sc[K.SC_RSTART] == 0 and sc[K.SC_OUTN] == 0)
 
+    def starts_before(self, limit: int) -> bool:
+        """Every start bucket (the start of every trend the graph holds) is earlier than
+        ``limit``, or there is none."""
+        sc, B = self.a["sc"], self.a["B"]
+        hi = int(sc[K.SC_BHI])
+        return int(sc[K.SC_BLO]) > hi or int(B[hi & (B.shape[0] - 1), K.B_KEY]) < limit
+
     def __getstate__(self):
         d = dict(self.__dict__)
         d.pop("X", None)
@@ -551,6 +587,91 @@ class PosState:
         d.setdefault("floats", False)
         self.__dict__.update(d)
         self._scratch()
+
+    def shell(self) -> dict:
+        """What pickles of this state besides its arrays (:meth:`restored` takes both)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("a", "X")}
+
+    @classmethod
+    def restored(cls, shell: dict, arrays: dict) -> "PosState":
+        st = object.__new__(cls)
+        st.__setstate__(dict(shell, a=_arrays_of(arrays)))
+        return st
+
+
+@contextmanager
+def gc_paused():
+    """No cyclic garbage collection inside: packing or unpacking the state of many partitions
+    makes hundreds of thousands of small objects, none of them garbage, and the collector,
+    run every few hundred allocations over a heap that large, took over half the time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def pack_arrays(dicts: list[dict]) -> dict:
+    """The arrays of many states (dicts of the same names) as one flat array per name and a
+    table of shapes: pickled, a state of many partitions is a few large arrays instead of some
+    fifty small ones per partition, whose pickling per array took most of a snapshot's time.
+    Object arrays (exact numbers as Python integers), and names whose dtypes or ranks differ
+    between states, stay lists of arrays."""
+    out: dict = {}
+    if not dicts:
+        return out
+    names = list(dicts[0])
+    if any(len(d) != len(names) for d in dicts):
+        return {"": dicts}
+    for name in names:
+        arrs = [d[name] for d in dicts]
+        dt, nd = arrs[0].dtype, arrs[0].ndim
+        if dt.hasobject or nd == 0 or any(a.dtype != dt or a.ndim != nd for a in arrs):
+            out[name] = arrs
+            continue
+        shapes = np.array([a.shape for a in arrs], dtype=np.int64).reshape(len(arrs), nd)
+        out[name] = (_sparse(np.concatenate([a.reshape(-1) for a in arrs])), shapes)
+    return out
+
+
+def _sparse(flat: np.ndarray):
+    """``flat``, or where most of it is zero (buffers sized for growth, most of their rows
+    unused) its length, the places of its nonzero values and those values."""
+    nz = np.flatnonzero(flat)
+    if 4 * len(nz) > len(flat):
+        return flat
+    return len(flat), nz, flat[nz]
+
+
+def _dense(v, dtype) -> np.ndarray:
+    if isinstance(v, np.ndarray):
+        return v if v.flags.writeable else v.copy()
+    n, nz, values = v
+    flat = np.zeros(n, dtype=dtype)  # pages of zeros are mapped as the kernels write to them
+    flat[nz] = values
+    return flat
+
+
+def unpack_arrays(packed: dict, n: int) -> list[dict]:
+    """The ``n`` dicts of arrays :func:`pack_arrays` packed; each array a view of its name's
+    flat array (one copy per name at most, where the unpickled buffer is read-only)."""
+    if "" in packed:
+        return packed[""]
+    out: list[dict] = [{} for _ in range(n)]
+    for name, v in packed.items():
+        if isinstance(v, list):
+            for d, a in zip(out, v):
+                d[name] = a
+            continue
+        flat, shapes = v
+        flat = _dense(flat, flat.dtype if isinstance(flat, np.ndarray) else flat[2].dtype)
+        sizes = shapes.prod(axis=1)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+        for d, a, b, shape in zip(out, bounds, bounds[1:], map(tuple, shapes.tolist())):
+            d[name] = flat[a:b].reshape(shape)
+    return out
 
 
 class NegState:
