@@ -84,6 +84,12 @@ def test_declared_schema_overrides_inference(tmp_path):
         read_events(p, schema={"nope": "int"})
 
 
+def test_a_schema_declaring_one_attribute_twice_is_refused():
+    """``price:int,price:float`` kept the last kind without a word."""
+    with pytest.raises(ValueError, match="'price' twice"):
+        parse_schema("price:int, qty:int, price:float")
+
+
 def test_timestamps_with_offsets_and_naive_in_timezone(tmp_path):
     p = _csv(tmp_path, "ts,type\n2013-01-01T05:17:00Z,A\n2013-01-01T05:17:00+01:00,A\n"
                        "2013-01-01 05:17,A\n2013-07-01 05:17:00.250,A\n")

@@ -91,12 +91,16 @@ def parse_schema(text: str) -> dict[str, str]:
     """Parse declared kinds: ``"price:float, company:str"`` -> ``{"price": "float", ...}``.
 
     Raises:
-        ValueError: an entry is not ``name:kind`` or its kind is not int, float, str or bool.
+        ValueError: an entry is not ``name:kind``, its kind is not int, float, str or bool, or a
+            name is declared twice.
     """
     pairs = [(n.strip(), k.strip()) for n, _, k in (e.partition(":") for e in text.split(",") if e.strip())]
     for name, kind in (p for p in pairs if not p[0] or p[1] not in KINDS):
         raise ValueError(f"bad schema entry {name + ':' + kind!r}: expected name:kind with kind in "
                          f"{', '.join(KINDS)}")
+    names = [n for n, _ in pairs]
+    for name in (n for n in names if names.count(n) > 1):
+        raise ValueError(f"schema declares {name!r} twice; give each attribute one kind")
     return dict(pairs)
 
 
