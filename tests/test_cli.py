@@ -213,3 +213,12 @@ def test_stream_refuses_ordering_options_that_would_do_nothing(tmp_path, capsys,
                  "--out", str(tmp_path / "o"), "--out-format", "console", *option]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"cepagg: stream: {message}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("master", ["bogus://x", "local[0]", "local[abc]", "spark:/h:7077"])
+def test_a_master_spark_cannot_start_with_is_one_line_before_a_jvm_starts(tmp_path, capsys, master):
+    """Spark refused such a master with a JVM stack trace followed by a Python traceback."""
+    events = _csv(tmp_path, EVENTS)
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B)", "--events", events, "--master", master]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: master {master!r}: expected local") and err.count("\n") == 1
