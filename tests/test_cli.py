@@ -159,7 +159,10 @@ def test_an_os_error_is_one_line(monkeypatch, capsys):
 
 @pytest.mark.parametrize("option, message", [
     (["--delay", "abc"], "--delay 'abc': expected a duration"),
-    (["--delay", "10s"], "--delay '10s': expected a duration"),
+    (["--delay", "10 parsecs"], "--delay '10 parsecs': expected a duration"),
+    (["--delay=-5s"], "--delay '-5s': expected a duration"),
+    (["--delay=-5 seconds"], "--delay '-5 seconds': expected a duration"),
+    (["--trigger", "5"], "--trigger '5': give a unit"),
     (["--trigger", "often"], "--trigger 'often': expected a duration"),
     (["--rate", "-5"], "--rate -5: give a positive number"),
     (["--events-per-batch", "0"], "--events-per-batch 0: give a positive number"),
@@ -186,6 +189,17 @@ def test_stream_takes_the_intervals_spark_parses(delay):
     from cepagg.cli import _SPARK_INTERVAL
 
     assert _SPARK_INTERVAL.fullmatch(delay)
+
+
+@pytest.mark.parametrize("delay, time_unit, interval", [
+    ("10s", "ms", "10000 milliseconds"), ("2 m", "ms", "120000 milliseconds"), ("250 ms", "ms", "250 milliseconds"),
+    ("7", "ms", "7 milliseconds"), ("7", "s", "7000 milliseconds"), ("1 minute 30 seconds", "ms", "1 minute 30 seconds"),
+])
+def test_stream_delay_takes_the_units_slack_and_queries_take(delay, time_unit, interval):
+    """--slack 5s and WITHIN 2 m were accepted while --delay 5s and --delay 2m were refused."""
+    from cepagg.cli import _spark_interval
+
+    assert _spark_interval("--delay", delay, time_unit) == interval
 
 
 def test_a_named_engine_refusing_one_query_of_a_workload_names_the_query(capsys):

@@ -549,14 +549,32 @@ _SPARK_INTERVAL = re.compile(r"\s*(interval\s+)?([+-]?\d+(\.\d+)?\s*(year|month|
                              r"millisecond|microsecond)s?\s*)+", re.IGNORECASE)
 
 
+def _spark_interval(option: str, value: str, time_unit: str | None) -> str:
+    """``--delay`` or ``--trigger`` as an interval Spark parses. A number with a unit of the one
+    table of time units (:data:`cepagg.units.UNIT_NAMES`, as ``--slack`` and queries take:
+    ``5s``, ``2 m``, ``250 ms``) becomes milliseconds; a bare number is in the stream's
+    ``time_unit`` (None: refused, as for the trigger, a wall-clock interval); Spark's own forms
+    (``1 minute 30 seconds``, ``interval 2 hours``) pass as written. A negative one is refused."""
+    from .order.cli import parse_span
+
+    if re.fullmatch(r"\s*\d+\s*", value) and time_unit is None:
+        raise UsageError(f"stream: {option} {value!r}: give a unit, e.g. '{value.strip()} seconds'")
+    try:
+        return f"{parse_span(value, time_unit or 'ms') * TIME_UNITS_MS[time_unit or 'ms']} milliseconds"
+    except UsageError:
+        if _SPARK_INTERVAL.fullmatch(value) and "-" not in value:
+            return value
+    raise UsageError(f"stream: {option} {value!r}: expected a duration such as '10 seconds', '10s', "
+                     "'500 ms' or '1 minute 30 seconds'")
+
+
 def _check_stream_options(args: argparse.Namespace) -> None:
     """Refuse, before Spark starts, stream options Spark would fail on with a traceback (an
     interval it cannot parse) or take for something else (a rate or batch size not above 0: no
-    limit, or a stream that never advances)."""
-    for option, value in (("--delay", args.delay), ("--trigger", args.trigger)):
-        if not _SPARK_INTERVAL.fullmatch(value):
-            raise UsageError(f"stream: {option} {value!r}: expected a duration such as '10 seconds', "
-                             "'500 milliseconds' or '1 minute 30 seconds'")
+    limit, or a stream that never advances). ``--delay`` and ``--trigger`` are rewritten as
+    intervals Spark parses (:func:`_spark_interval`)."""
+    args.delay = _spark_interval("--delay", args.delay, args.time_unit)
+    args.trigger = _spark_interval("--trigger", args.trigger, None)
     if args.rate is not None and not args.rate > 0:
         raise UsageError(f"stream: --rate {args.rate:g}: give a positive number of events per second")
     if args.events_per_batch is not None and args.events_per_batch < 1:
@@ -669,13 +687,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_event_args(p)
     p.add_argument("--rate", type=float, help="replay at this many events per second")
     p.add_argument("--events-per-batch", type=int, help="cut micro-batches at this many events")
-    p.add_argument("--delay", default="0 seconds", help="allowed lateness (watermark delay)")
+    p.add_argument("--delay", default="0 seconds", help="allowed lateness (watermark delay): e.g. 10s, 500 ms, "
+                   "2 min, or a number in the stream's time unit (default 0 seconds)")
     p.add_argument("--on-late", choices=["count", "drop", "output", "fail"], default="count",
                    help="late events: count (= drop), output (with --order: to --late-out), fail")
     p.add_argument("--late-out", help="with --order and --on-late output: directory for late events "
                                       "(default OUT/_late)")
     p.add_argument("--follow", action="store_true", help="keep running (no end of input)")
-    p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow")
+    p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow: e.g. 1s, 500 ms "
+                   "(default 1 second)")
     p.add_argument("--engine", default="auto")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"])
