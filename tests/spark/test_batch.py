@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from cepagg.errors import InputError
+from cepagg.errors import InputError, UsageError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.plan import split_of
@@ -105,6 +105,39 @@ def test_bad_rows_are_reported_not_dropped(spark, tmp_path):
     out = run(df, "RETURN COUNT(*) PATTERN SEQ(A, B)", on_bad_row="reject", reject_path=str(tmp_path / "bad"))
     assert _spark_rows(out) == [(1,)]
     assert spark.read.parquet(str(tmp_path / "bad")).count() == 2
+
+
+def test_times_that_are_not_whole_numbers_are_bad_rows_not_cut_or_a_failed_job(spark):
+    """A float time 1.5 was cut to 1 without a word; a string time that is no number failed the
+    job with Spark's CAST_INVALID_INPUT stack trace."""
+    floats = spark.createDataFrame([("A", 1.5), ("B", 2.0)], "type string, ts double")
+    with pytest.raises(InputError, match="1 row"):
+        run(floats, "RETURN COUNT(*) PATTERN SEQ(A, B)").collect()
+    texts = spark.createDataFrame([("A", "1"), ("B", "C3"), ("B", "2")], "type string, ts string")
+    with pytest.raises(InputError, match="1 row"):
+        run(texts, "RETURN COUNT(*) PATTERN SEQ(A, B)").collect()
+    seconds = spark.createDataFrame([("A", "1"), ("B", "2")], "type string, ts string")
+    assert _spark_rows(run(seconds, "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 1500", input_time_unit="s")) == [(1,)]
+    assert _spark_rows(run(seconds, "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 500", input_time_unit="s")) == [(0,)]
+    micros = spark.createDataFrame([("A", 1000), ("B", 2000)], "type string, ts long")  # (KeyError 'us' before)
+    assert _spark_rows(run(micros, "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 2", input_time_unit="us")) == [(1,)]
+
+
+@pytest.mark.parametrize("df, options, error, message", [
+    (None, {}, TypeError, "df: a Spark DataFrame of events .*not NoneType"),
+    ("events.csv", {}, TypeError, "df: a Spark DataFrame of events .*not str"),
+    ("frame", {"time_unit": "parsec"}, UsageError, "time_unit='parsec': expected one of ms"),
+    ("frame", {"input_time_unit": "parsec"}, UsageError, "input_time_unit='parsec': expected one of ns"),
+    ("frame", {"on_bad_row": "ignore"}, UsageError, "on_bad_row='ignore'"),
+    ("frame", {"parallelism": 0}, UsageError, "parallelism=0: give a positive number"),
+])
+def test_bad_arguments_are_named(spark, df, options, error, message):
+    """Each raised AttributeError, KeyError or a Spark error, or (parallelism=0, on_bad_row) was
+    ignored."""
+    if df == "frame":
+        df = spark.createDataFrame([("A", 1), ("B", 2)], "type string, ts long")
+    with pytest.raises(error, match=message):
+        run(df, "RETURN COUNT(*) PATTERN SEQ(A, B)", **options)
 
 
 def test_counts_are_exact_decimals(spark):
