@@ -236,3 +236,16 @@ def test_a_master_spark_cannot_start_with_is_one_line_before_a_jvm_starts(tmp_pa
     assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B)", "--events", events, "--master", master]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"cepagg: master {master!r}: expected local") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("option, message", [(["--rows", "0"], "demo: --rows 0: give a positive"),
+                                             (["--rows=-3"], "demo: --rows -3: give a positive"),
+                                             (["--master", "bogus://x"], "master 'bogus://x': expected local")])
+def test_demo_refuses_bad_options_before_loading_data(monkeypatch, capsys, option, message):
+    """--rows -3 printed every row but the last three; a bad master was seen only after loading."""
+    import cepagg.datasets.nycflights as nyc
+
+    monkeypatch.setattr(nyc, "load", lambda: pytest.fail("data loaded"))
+    assert main(["demo", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: {message}") and err.count("\n") == 1
