@@ -774,6 +774,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cepagg: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a cepagg error raised in a Spark worker or data source, wrapped by Spark
+        from .errors import raised_in_spark
+
+        raised = raised_in_spark(exc)
+        if raised is None:
+            raise
+        print(f"cepagg: {raised[1]}", file=sys.stderr)
+        return 2 if raised[0] == "UsageError" else 1
 
 
 if __name__ == "__main__":  # pragma: no cover
