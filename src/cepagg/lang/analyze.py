@@ -8,6 +8,7 @@ docs/semantics.md; this module is their executable form.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
@@ -352,10 +353,20 @@ class _Analyzer:
     # Schema checks
 
     def check_attr(self, name: str, node: ast.Node) -> None:
-        if self.schema is None or name in BUILTIN_ATTRS or name in self.schema:
+        if self.schema is None or name in BUILTIN_ATTRS:
             return
-        raise self.error(f"Unknown attribute '{name}'; the events have "
-                         f"{_listing(list(BUILTIN_ATTRS) + sorted(self.schema))}.", node)
+        if name not in self.schema:
+            raise self.error(f"Unknown attribute '{name}'; the events have "
+                             f"{_listing(list(BUILTIN_ATTRS) + sorted(self.schema))}.", node)
+        kind = self.schema[name]
+        if re.match(_UNUSABLE_KINDS, kind):
+            raise self.error(f"Attribute '{name}' holds {kind} values, which a query cannot compare, group or "
+                             "aggregate; store it as a number or a string.", node)
+
+
+#: Arrow kinds of attribute columns that a query cannot use (the engines compare, hash and add
+#: scalars): lists, structs, maps, unions and bytes. Such a column is still carried to returned matches.
+_UNUSABLE_KINDS = r"(large_|fixed_size_)?(list|binary)\b|struct\b|map\b|(dense_|sparse_)?union\b"
 
 
 def _listing(names) -> str:
