@@ -192,8 +192,10 @@ def test_stream_takes_the_intervals_spark_parses(delay):
 
 
 @pytest.mark.parametrize("delay, time_unit, interval", [
-    ("10s", "ms", "10000 milliseconds"), ("2 m", "ms", "120000 milliseconds"), ("250 ms", "ms", "250 milliseconds"),
-    ("7", "ms", "7 milliseconds"), ("7", "s", "7000 milliseconds"), ("1 minute 30 seconds", "ms", "1 minute 30 seconds"),
+    ("10s", "ms", "10000 milliseconds"), ("2 m", "ms", "120000 milliseconds"),
+    ("250 ms", "ms", "250 milliseconds"),
+    ("7", "ms", "7 milliseconds"), ("7", "s", "7000 milliseconds"),
+    ("1 minute 30 seconds", "ms", "1 minute 30 seconds"),
 ])
 def test_stream_delay_takes_the_units_slack_and_queries_take(delay, time_unit, interval):
     """--slack 5s and WITHIN 2 m were accepted while --delay 5s and --delay 2m were refused."""

@@ -18,3 +18,14 @@ def test_slack_reads_every_spelling_a_query_reads():
     for word, unit in UNIT_NAMES.items():
         assert parse_span(f"2{word}", "ns") == 2 * UNIT_NS[unit]
     assert parse_span("3 m", "s") == 180
+
+
+def test_a_query_reads_every_spelling_slack_reads():
+    """WITHIN 5000 us was a syntax error while --slack 5000us was 5 ms."""
+    from cepagg.lang import compile_query
+
+    for word, unit in UNIT_NAMES.items():
+        n = UNIT_NS["d"] // UNIT_NS[unit] if UNIT_NS[unit] < UNIT_NS["ms"] else 2
+        q = compile_query(f"RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN {n} {word}", time_unit="ms")
+        assert q.within == parse_span(f"{n}{word}", "ms"), word
+    assert compile_query("RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5000us").within == 5

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from ..errors import Position, QueryError
+from ..units import UNIT_NS
 from . import ast
 from .model import (
     STRATEGIES,
@@ -336,8 +337,7 @@ class _Analyzer:
         """A time duration in the stream's time unit: positive, whole, at most MAX_SPAN."""
         if d.count:
             raise self.error("A tuple-count window is only allowed in the query's WITHIN.", d)
-        factor = TIME_UNITS_MS[d.unit] if d.unit else TIME_UNITS_MS[self.time_unit]
-        value = d.value * factor / TIME_UNITS_MS[self.time_unit]
+        value = d.value * UNIT_NS[d.unit or self.time_unit] / UNIT_NS[self.time_unit]
         written = " ".join(self.text[d.pos.start:d.pos.end].split())
         if value <= 0:
             raise self.error(f"{clause} must be positive.", d)

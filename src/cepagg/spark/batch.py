@@ -25,12 +25,12 @@ import sys
 
 from ..errors import InputError, UsageError
 from ..events import ID
-from ..units import UNIT_NS
 from ..lang import Hierarchy, compile_query
 from ..lang.concepts import check_types, with_hierarchy
 from ..lang.model import TIME_UNITS_MS, Query
 from ..plan import plan
 from ..plan.split import time_slices
+from ..units import UNIT_NS
 from . import schema as S
 from .merge import attach_attributes, in_order, merge_results
 from .tasks import Spec, out_columns, run_keys, run_slices
