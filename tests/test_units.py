@@ -29,3 +29,12 @@ def test_a_query_reads_every_spelling_slack_reads():
         q = compile_query(f"RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN {n} {word}", time_unit="ms")
         assert q.within == parse_span(f"{n}{word}", "ms"), word
     assert compile_query("RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5000us").within == 5
+
+
+def test_the_time_unit_options_read_every_spelling():
+    """--time-unit minutes and --input-time-unit sec were refused: only the canonical names were."""
+    from cepagg.cli import build_parser
+
+    args = build_parser().parse_args(["run", "-q", "PATTERN A", "--events", "e.csv", "--time-unit", "minutes",
+                                      "--input-time-unit", "sec"])
+    assert (args.time_unit, args.input_time_unit) == ("min", "s")

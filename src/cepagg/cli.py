@@ -18,7 +18,7 @@ from pathlib import Path
 from .errors import CepaggError, InputError, OverflowResult, QueryError, UsageError
 from .lang import compile_query
 from .lang.model import TIME_UNITS_MS
-from .units import UNIT_NS
+from .units import UNIT_NS, unit_name
 
 #: a workload query's name, used in output file names: no path separators, no leading dot
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -51,11 +51,17 @@ def _query_text(args: argparse.Namespace) -> str:
     return text
 
 
+def _unit(text: str) -> str:
+    """A time unit option in any spelling of the one table (``minutes``, ``m``, ``sec``) as its
+    canonical name, which argparse then checks against the option's choices."""
+    return unit_name(text) or text
+
+
 def _add_query_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query_file", nargs="?", help="file holding the query (or a workload: queries "
                    "separated by lines of --- or ;;)")
     p.add_argument("-q", "--query", dest="query_text", help="the query text")
-    p.add_argument("--time-unit", default="ms", choices=list(TIME_UNITS_MS),
+    p.add_argument("--time-unit", default="ms", type=_unit, choices=list(TIME_UNITS_MS),
                    help="unit of the stream's integer timestamps (default ms)")
     p.add_argument("--hierarchy", metavar="FILE", help="concept hierarchy, JSON {concept: [child, ...]}: "
                    "a concept used as a type matches every event type below it")
@@ -66,7 +72,7 @@ def _add_event_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="input format (default: from the extension)")
     p.add_argument("--type-column", default="type", help="column holding the event type (default: type)")
     p.add_argument("--time-column", default="ts", help="column holding the event time (default: ts)")
-    p.add_argument("--input-time-unit", choices=list(UNIT_NS),
+    p.add_argument("--input-time-unit", type=_unit, choices=list(UNIT_NS),
                    help="unit of integer times in the file (default: --time-unit)")
     p.add_argument("--timezone", default="UTC", help="zone of timestamps without offset (default UTC)")
     p.add_argument("--schema", help="declared attribute types, e.g. 'price:float,company:str'")
