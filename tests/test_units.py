@@ -38,3 +38,14 @@ def test_the_time_unit_options_read_every_spelling():
     args = build_parser().parse_args(["run", "-q", "PATTERN A", "--events", "e.csv", "--time-unit", "minutes",
                                       "--input-time-unit", "sec"])
     assert (args.time_unit, args.input_time_unit) == ("min", "s")
+
+
+def test_a_span_longer_than_a_window_may_be_is_refused():
+    """--slack 99999999999999999999999d was taken (K = 8.6e30 ms, beyond 64-bit times)."""
+    import pytest
+
+    from cepagg.errors import UsageError
+
+    assert parse_span(f"{2**61}", "ms") == 2**61
+    with pytest.raises(UsageError, match="too long: at most 2"):
+        parse_span("99999999999999999999999d", "ms")

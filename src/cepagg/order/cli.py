@@ -8,6 +8,7 @@ import random
 import re
 
 from ..errors import UsageError
+from ..lang.analyze import MAX_SPAN
 from ..units import UNIT_NS, unit_name
 from .policy import POLICIES
 from .stream import Arrival
@@ -31,6 +32,8 @@ def parse_span(text: str | None, time_unit: str) -> int | None:
     ns = value * UNIT_NS[unit]
     if ns % UNIT_NS[time_unit]:
         raise UsageError(f"{text!r} is not a whole number of {time_unit}")
+    if ns // UNIT_NS[time_unit] > MAX_SPAN:  # (the layer computes clock - K - 1 in 64-bit integers)
+        raise UsageError(f"{text!r} is too long: at most 2^61 = {MAX_SPAN} {time_unit}, as a window")
     return ns // UNIT_NS[time_unit]
 
 
