@@ -47,5 +47,5 @@ def test_a_span_longer_than_a_window_may_be_is_refused():
     from cepagg.errors import UsageError
 
     assert parse_span(f"{2**61}", "ms") == 2**61
-    with pytest.raises(UsageError, match="too long: at most 2"):
-        parse_span("99999999999999999999999d", "ms")
+    with pytest.raises(UsageError, match="--slack '99999999999999999999999d' is too long: at most 2"):
+        parse_span("99999999999999999999999d", "ms", "--slack")

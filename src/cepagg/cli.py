@@ -608,7 +608,8 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     from .spark.progress import BatchLines
     from .spark.streaming import follow
 
-    slack, lateness = parse_span(args.slack, args.time_unit), parse_span(args.lateness, args.time_unit)
+    slack = parse_span(args.slack, args.time_unit, "--slack")
+    lateness = parse_span(args.lateness, args.time_unit, "--lateness")
     if args.punctuate not in (None, "in-file"):
         raise UsageError("stream: punctuations come from the input (rows of type __punct__)")
     if args.order == "kslack" and slack is None:
