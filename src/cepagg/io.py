@@ -560,13 +560,13 @@ def _csv_parts(src: str, stream, chunk_bytes: int, chunked: bool) -> Iterator[_P
 def _csv_part(src: str, header: list[str], data: bytes | _File, shift: int, chunked: bool) -> _Part:
     """One block (the header, then records) or a whole file, as strings; ``shift`` added to a
     block's line number gives the file's. Records with a wrong field count become null rows."""
-    errors, originals, invalid = {}, {}, []
+    errors, originals, invalid, spans = {}, {}, [], []
 
     @cache
     def numbered() -> list[int]:  # a row per non-empty line, unless records span lines: then ask csv
         text = _contents(data).decode("utf-8", "replace")
         lines = [k + shift for k, t in enumerate(text.split("\n"), 1) if t.strip("\r")][1:]
-        if len(lines) == len(table):
+        if len(lines) == len(table) and not spans:  # (a quote left open on the last line spans no line count)
             return lines
         for strict in (True, False):  # strict: an unterminated quote is an error (else the file's end closes it)
             reader, starts, prev = csv.reader(io.StringIO(text, newline=""), strict=strict), [], 0
