@@ -90,6 +90,16 @@ def test_a_schema_declaring_one_attribute_twice_is_refused():
         parse_schema("price:int, qty:int, price:float")
 
 
+def test_nan_and_infinities_are_bad_rows(tmp_path):
+    """'nan' and 'inf' were read as floats: the reference failed on them with an OverflowError
+    traceback, and aseq returned SUM nan or inf."""
+    p = _csv(tmp_path, "ts,type,x\n1,A,1.5\n2,B,nan\n3,B,-inf\n4,B,\n")
+    with pytest.raises(InputError, match=r"row 3: column 'x': nan is not a finite number"):
+        read_events(p)
+    report = read_events(p, on_bad_row="reject", reject_path=str(tmp_path / "bad.jsonl"))
+    assert report.batch.table.column("x").to_pylist() == [1.5, None]
+
+
 def test_timestamps_with_offsets_and_naive_in_timezone(tmp_path):
     p = _csv(tmp_path, "ts,type\n2013-01-01T05:17:00Z,A\n2013-01-01T05:17:00+01:00,A\n"
                        "2013-01-01 05:17,A\n2013-07-01 05:17:00.250,A\n")

@@ -240,7 +240,9 @@ def test_reject_files_are_valid_and_keep_every_field(tmp_path):
         raise AssertionError(f"bare {name} in a JSON Lines file")
 
     rows = [json.loads(line, parse_constant=no_constants) for line in open(report.reject_path)]
-    assert rows == [{"type": "A", "ts": "x", "x": "nan", "y": None, "_error": rows[0]["_error"]}]
+    # (a NaN is itself a bad value: both rows are rejected, NaN written as the text "nan")
+    assert rows == [{"type": "A", "ts": 1, "x": "nan", "y": None, "_error": rows[0]["_error"]},
+                    {"type": "A", "ts": "x", "x": "nan", "y": None, "_error": rows[1]["_error"]}]
     c = write_file(tmp_path, "type,ts,x\nA,1,1\nA,2,1,extra,more\n", "c.csv")
     report = read_events(c, on_bad_row="reject", reject_path=tmp_path / "r.csv")
     rows = list(csv.DictReader(open(report.reject_path)))

@@ -307,6 +307,10 @@ class _Reader:
                 raise NotChunkable(f"{parts[0].source}: column {name!r} changes kind along the input")
             for i in bad:
                 errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid {declared[name]}")
+            if pa.types.is_floating(table[out].type):  # NaN and infinities: no engine adds or orders them exactly
+                for i in np.flatnonzero(np.asarray(pc.fill_null(pc.invert(pc.is_finite(table[out])), False))):
+                    errors.setdefault(int(i), []).append(f"column {name!r}: {table[out][i].as_py()!r} is not a "
+                                                         "finite number (leave a missing value empty)")
 
         def problem(i: int) -> tuple[InputError, Any]:
             k = bisect_right(offsets, i) - 1  # the last part starting at or before i is not empty
