@@ -100,6 +100,16 @@ def test_nan_and_infinities_are_bad_rows(tmp_path):
     assert report.batch.table.column("x").to_pylist() == [1.5, None]
 
 
+def test_an_integer_beyond_64_bits_is_a_bad_value_not_a_rounded_float(tmp_path):
+    """A column of integers with one of 20 digits was read as floats: 99999999999999999999 became
+    1e20 and every integer of the column a float, without a word."""
+    p = _csv(tmp_path, "ts,type,x\n1,A,1\n2,B,-99999999999999999999\n3,B,7\n")
+    with pytest.raises(InputError, match=r"row 3: column 'x': '-99999999999999999999' is not a valid 64-bit "
+                                         r"integer: declare the column float \(--schema x:float\)"):
+        read_events(p)
+    assert read_events(p, schema={"x": "float"}).batch.table.column("x").to_pylist() == [1.0, -1e20, 7.0]
+
+
 def test_timestamps_with_offsets_and_naive_in_timezone(tmp_path):
     p = _csv(tmp_path, "ts,type\n2013-01-01T05:17:00Z,A\n2013-01-01T05:17:00+01:00,A\n"
                        "2013-01-01 05:17,A\n2013-07-01 05:17:00.250,A\n")

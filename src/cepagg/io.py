@@ -306,7 +306,9 @@ class _Reader:
             if bad and types is not None and name not in self.declared:
                 raise NotChunkable(f"{parts[0].source}: column {name!r} changes kind along the input")
             for i in bad:
-                errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid {declared[name]}")
+                errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid "
+                                                + (declared[name] if name in declared else "64-bit integer: declare "
+                                                   f"the column float (--schema {name}:float) to read it rounded"))
             if pa.types.is_floating(table[out].type):  # NaN and infinities: no engine adds or orders them exactly
                 for i in np.flatnonzero(np.asarray(pc.fill_null(pc.invert(pc.is_finite(table[out])), False))):
                     errors.setdefault(int(i), []).append(f"column {name!r}: {table[out][i].as_py()!r} is not a "
@@ -739,13 +741,15 @@ def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     for k in _number_kinds(kind) if len(text) else []:
         if (plain := _plain(text, k)) is not None:
             return plain, []
+        if k == "int" and not text.null_count and pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(text, "-"))).as_py():
+            break  # plain integers beyond 64 bits: the slow path names them (read as floats, they were rounded)
     s = pc.utf8_trim_whitespace(text)
     s = pc.if_else(pc.equal(s, ""), None, s)
     kind = kind or (None if s.null_count < len(s) else "str")
     for k in _number_kinds(kind):
         if kind or pc.all(pc.match_substring_regex(s, _NUMBER_RE[k])).as_py():
             col, bad = _parse(s, k)
-            if kind or not bad:
+            if kind or not bad or k == "int":  # (an integer beyond 64 bits: a bad value, never rounded to a float)
                 return col, bad
     low = pc.utf8_lower(s)
     bad = pc.and_(pc.is_valid(low), pc.invert(pc.is_in(low, pa.array(["true", "false"]))))
