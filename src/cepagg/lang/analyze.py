@@ -430,6 +430,10 @@ def analyze(syntax: ast.QuerySyntax, text: str, *, time_unit: str = "ms",
         emit_on_change=syntax.emit_on_change, strategy=strategy, time_unit=time_unit, syntax=syntax,
     )
     columns = query.output_columns
+    for attr, key in zip(syntax.group_by, group_by):  # (an attribute named window_start, ts, match, ...)
+        if columns.count(key.column) > 1:
+            raise a.error(f"GROUP BY {key.column}: the output already has a column named '{key.column}' "
+                          "(a window or result column); rename the attribute.", attr)
     for item in list(syntax.returns) + list(syntax.agg):
         if item.alias and columns.count(item.alias) > 1:
             raise a.error(f"The output already has a column named '{item.alias}'; choose another alias.", item)
