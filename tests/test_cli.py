@@ -251,3 +251,12 @@ def test_demo_refuses_bad_options_before_loading_data(monkeypatch, capsys, optio
     assert main(["demo", *option]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"cepagg: {message}") and err.count("\n") == 1
+
+
+def test_a_query_file_and_query_text_together_are_refused(tmp_path, capsys):
+    """-q won and the file was ignored without a word."""
+    path = tmp_path / "q.cep"
+    path.write_text("RETURN COUNT(*) PATTERN SEQ(A, B)")
+    assert main(["check", str(path), "-q", "PATTERN A"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cepagg: give a query file or -q TEXT, not both") and err.count("\n") == 1

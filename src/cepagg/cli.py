@@ -37,6 +37,8 @@ def _query_text(args: argparse.Namespace) -> str:
     text carries the hierarchy to every driver, Spark's workers included)."""
     from .lang.concepts import Hierarchy, with_hierarchy
 
+    if args.query_text is not None and args.query_file is not None:
+        raise UsageError(f"give a query file or -q TEXT, not both (file {args.query_file!r})")
     if args.query_text is not None:
         text = args.query_text
     elif args.query_file is None:
