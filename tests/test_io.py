@@ -78,6 +78,7 @@ def test_declared_schema_overrides_inference(tmp_path):
     report = read_events(p, schema=schema)
     assert report.batch.attribute_kinds() == {"zip": "str", "qty": "float", "flag": "int"}
     assert report.batch.table.column("zip").to_pylist() == ["00123", "04000"]
+    assert read_events(p, schema="zip:str, qty : float").batch.attribute_kinds() == report.batch.attribute_kinds()
     with pytest.raises(ValueError, match="money"):
         parse_schema("price:money")
     with pytest.raises(InputError, match="'nope'"):

@@ -146,7 +146,8 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         time_unit: unit of the output ``ts`` (:data:`cepagg.units.UNIT_NS`: ns, us, ms, s, min, h, d).
         input_time_unit: unit of integer times in the input (default: ``time_unit``).
         timezone: IANA zone of naive timestamps.
-        schema: declared kinds (int, float, str, bool); else int, float, bool (true/false) or str.
+        schema: declared kinds (int, float, str, bool), as a mapping or as ``--schema`` text
+            (``"price:float,company:str"``); else int, float, bool (true/false) or str.
         constant_type: the type of every event; a type column, if any, is then an attribute.
         on_bad_row: "error" raises InputError for the first bad row; "reject" writes the bad rows,
             every field and an ``_error`` column, to the reject file (its format by its extension,
@@ -248,6 +249,8 @@ class _Reader:
     def __init__(self, path, *, format=None, type_column="type", time_column="ts", time_unit="ms",
                  input_time_unit=None, timezone="UTC", schema=None, constant_type=None, on_bad_row="error",
                  reject_path=None):
+        if isinstance(schema, str):  # ("price:float,company:str", as --schema takes it)
+            schema = parse_schema(schema)
         check_read_options(time_unit=time_unit, input_time_unit=input_time_unit, timezone=timezone, schema=schema,
                            on_bad_row=on_bad_row)
         self.path, self.type_column, self.time_column, self.time_unit = path, type_column, time_column, time_unit
