@@ -206,7 +206,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
         from .spark.progress import Progress
 
         spark = spark_session(args)
-        df = spark.createDataFrame(report.batch.table.to_pandas())
+        df = spark.createDataFrame(report.batch.table)  # (Arrow: kept types, and a schema when empty)
         with Progress(spark):
             frames = run_workload(df, text, engine=args.engine, time_unit=args.time_unit, prepared=True,
                                   numbers=args.numbers)
@@ -347,7 +347,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .spark.progress import Progress
 
         spark = spark_session(args)
-        df = spark.createDataFrame(report.batch.table.to_pandas())
+        df = spark.createDataFrame(report.batch.table)  # (Arrow: kept types, and a schema when empty)
         with Progress(spark):
             result = _collected(spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True,
                                           numbers=args.numbers), q, report.batch, args.numbers)
@@ -399,7 +399,7 @@ def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
         from .spark import run as spark_run
 
         spark = spark_session(args)
-        df = spark.createDataFrame(report.batch.table.to_pandas())
+        df = spark.createDataFrame(report.batch.table)  # (Arrow: kept types, and a schema when empty)
         out = spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True)
         pieces = _collected_pieces(out.select(*[f"`{c}`" for c in q.output_columns]), layout.key_width)
         where = f"Spark {spark.sparkContext.master}"

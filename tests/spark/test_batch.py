@@ -170,3 +170,25 @@ def test_a_units_rows_come_out_as_its_batches_pass():
     expected = ENGINES["reference"](q).run(EventBatch.from_rows(rows))
     assert not expected.diff(Result(expected.columns, out, expected.kinds).sorted())
     assert len(out) > 50 and len(at_finish) <= 5  # only the last batch's last instants wait
+
+
+def test_cli_run_on_spark_over_an_empty_file_counts_zero(spark, tmp_path, capsys):
+    """In-process the count was 0; on Spark the empty table failed with CANNOT_INFER_EMPTY_SCHEMA."""
+    from cepagg.cli import main
+
+    events = tmp_path / "e.csv"
+    events.write_text("ts,type,x\n")
+    out = tmp_path / "out.csv"
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B)", "--events", str(events), "--out", str(out)]) == 0
+    assert out.read_text().splitlines() == ["COUNT(*)", "0"]
+
+
+def test_a_total_without_groups_has_its_row_when_no_event_reaches_a_task(spark):
+    """In-process SEQ(C, D) over A and B events counts 0 in one row; on Spark no task ran (no
+    event of the query's types) and the result had no row."""
+    df = spark.createDataFrame([("A", 1, 1), ("B", 2, 2)], "type string, ts long, x long")
+    query = "RETURN COUNT(*), SUM(C.x), MIN(D.x) PATTERN SEQ(C, D) WITHIN 10"
+    assert _spark_rows(run(df, query)) == [(0, None, None)]
+    assert _spark_rows(run(df, query)) == run_local(query, EventBatch.from_rows(
+        [{"type": "A", "ts": 1, "x": 1}, {"type": "B", "ts": 2, "x": 2}])).rows
+    assert [tuple(r) for r in run(df, "RETURN COUNT(*) PATTERN C+", numbers="float").collect()] == [(0.0,)]
