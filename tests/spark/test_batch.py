@@ -140,6 +140,14 @@ def test_bad_arguments_are_named(spark, df, options, error, message):
         run(df, "RETURN COUNT(*) PATTERN SEQ(A, B)", **options)
 
 
+def test_nan_and_infinite_values_are_bad_rows(spark):
+    """A NaN summed to nan on aseq (and failed the reference); the file readers refuse it."""
+    df = spark.createDataFrame([("A", 1, 1.0), ("B", 2, float("nan")), ("B", 3, float("-inf")), ("B", 4, None)],
+                               "type string, ts long, x double")
+    with pytest.raises(InputError, match="2 row.*NaN or infinite"):
+        run(df, "RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B)").collect()
+
+
 def test_counts_are_exact_decimals(spark):
     df = spark.createDataFrame([("A", 1), ("B", 2)], "type string, ts long")
     out = run(df, "RETURN COUNT(*) PATTERN SEQ(A, B)")

@@ -45,8 +45,9 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
     """Normalise an events DataFrame to the columns ``_id, ts, type, <attributes>``.
 
     ``ts`` may be a timestamp (converted exactly to integers in ``time_unit``) or an integer in
-    ``input_time_unit`` (default: ``time_unit``). Rows without type or time are bad rows: an
-    error naming how many and showing some, or (``on_bad_row="reject"``) written to
+    ``input_time_unit`` (default: ``time_unit``). Rows without type or time, or with a NaN or
+    infinite attribute value, are bad rows: an error naming how many and showing some, or
+    (``on_bad_row="reject"``) written to
     ``reject_path`` and counted on stderr. They are never dropped silently.
     """
     from pyspark.sql import functions as F
@@ -82,9 +83,14 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
     attrs = [c for c in df.columns if c not in (type_column, time_column)]
     renamed = [F.col(f"`{c}`").alias(c + "_" if c in ("_id", "ts", "type") else c) for c in attrs]
     with_id = df if ID in df.columns else df.withColumn(ID, F.monotonically_increasing_id())
+    bad_row = F.col(type_column).isNull() | F.col(time_column).isNull() | ~exact
+    for c in (c for c in attrs if isinstance(df.schema[c].dataType, (T.FloatType, T.DoubleType))):
+        # NaN and infinities: no engine adds or orders them exactly (as the file readers refuse them)
+        value = F.col(f"`{c}`")
+        bad_row = bad_row | F.coalesce(F.isnan(value) | (F.abs(value) == float("inf")), F.lit(False))
     events = with_id.select(
         F.col(ID).cast("long").alias(ID), ts.alias("ts"), F.col(type_column).cast("string").alias("type"),
-        (F.col(type_column).isNull() | F.col(time_column).isNull() | ~exact).alias("__bad"), *renamed)
+        bad_row.alias("__bad"), *renamed)
     bad = events.filter("__bad")
     if on_bad_row == "reject":
         if reject_path is None:
@@ -92,14 +98,15 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
         n = bad.count()
         if n:
             bad.drop("__bad").write.mode("overwrite").parquet(reject_path)
-            print(f"cepagg: {n} bad row(s) (no type, no time, or a time not whole in {time_unit}) "
-                  f"written to {reject_path}", file=sys.stderr)
+            print(f"cepagg: {n} bad row(s) (no type, no time, a time not whole in {time_unit}, or a NaN or "
+                  f"infinite value) written to {reject_path}", file=sys.stderr)
     else:
         sample = bad.limit(3).collect()
         if sample:
             n = bad.count()
-            raise InputError(f"{n} row(s) without a type, without a time or with a time that is not a "
-                             f"whole number of {time_unit}, e.g. {[r.asDict() for r in sample]}; "
+            raise InputError(f"{n} row(s) without a type, without a time, with a time that is not a "
+                             f"whole number of {time_unit} or with a NaN or infinite value, e.g. "
+                             f"{[r.asDict() for r in sample]}; "
                              "use on_bad_row='reject' to set them aside")
     return events.filter(~F.col("__bad")).drop("__bad")
 
