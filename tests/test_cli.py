@@ -159,7 +159,10 @@ def test_an_os_error_is_one_line(monkeypatch, capsys):
 
 @pytest.mark.parametrize("option, message", [
     (["--delay", "abc"], "--delay 'abc': expected a duration"),
-    (["--delay", "10s"], "--delay '10s': expected a duration"),
+    (["--delay", "10 parsecs"], "--delay '10 parsecs': expected a duration"),
+    (["--delay=-5s"], "--delay '-5s': expected a duration"),
+    (["--delay=-5 seconds"], "--delay '-5 seconds': expected a duration"),
+    (["--trigger", "5"], "--trigger '5': give a unit"),
     (["--trigger", "often"], "--trigger 'often': expected a duration"),
     (["--rate", "-5"], "--rate -5: give a positive number"),
     (["--events-per-batch", "0"], "--events-per-batch 0: give a positive number"),
@@ -188,6 +191,19 @@ def test_stream_takes_the_intervals_spark_parses(delay):
     assert _SPARK_INTERVAL.fullmatch(delay)
 
 
+@pytest.mark.parametrize("delay, time_unit, interval", [
+    ("10s", "ms", "10000 milliseconds"), ("2 m", "ms", "120000 milliseconds"),
+    ("250 ms", "ms", "250 milliseconds"),
+    ("7", "ms", "7 milliseconds"), ("7", "s", "7000 milliseconds"),
+    ("1 minute 30 seconds", "ms", "1 minute 30 seconds"),
+])
+def test_stream_delay_takes_the_units_slack_and_queries_take(delay, time_unit, interval):
+    """--slack 5s and WITHIN 2 m were accepted while --delay 5s and --delay 2m were refused."""
+    from cepagg.cli import _spark_interval
+
+    assert _spark_interval("--delay", delay, time_unit) == interval
+
+
 def test_a_named_engine_refusing_one_query_of_a_workload_names_the_query(capsys):
     workload = ("-- name: trends\nRETURN COUNT(*) PATTERN A+ WITHIN 5\n---\n"
                 "-- name: pairs\nRETURN COUNT(*) PATTERN SEQ(A a, A b) WITHIN 5\n")
@@ -213,3 +229,34 @@ def test_stream_refuses_ordering_options_that_would_do_nothing(tmp_path, capsys,
                  "--out", str(tmp_path / "o"), "--out-format", "console", *option]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"cepagg: stream: {message}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("master", ["bogus://x", "local[0]", "local[abc]", "spark:/h:7077"])
+def test_a_master_spark_cannot_start_with_is_one_line_before_a_jvm_starts(tmp_path, capsys, master):
+    """Spark refused such a master with a JVM stack trace followed by a Python traceback."""
+    events = _csv(tmp_path, EVENTS)
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B)", "--events", events, "--master", master]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: master {master!r}: expected local") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("option, message", [(["--rows", "0"], "demo: --rows 0: give a positive"),
+                                             (["--rows=-3"], "demo: --rows -3: give a positive"),
+                                             (["--master", "bogus://x"], "master 'bogus://x': expected local")])
+def test_demo_refuses_bad_options_before_loading_data(monkeypatch, capsys, option, message):
+    """--rows -3 printed every row but the last three; a bad master was seen only after loading."""
+    import cepagg.datasets.nycflights as nyc
+
+    monkeypatch.setattr(nyc, "load", lambda: pytest.fail("data loaded"))
+    assert main(["demo", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: {message}") and err.count("\n") == 1
+
+
+def test_a_query_file_and_query_text_together_are_refused(tmp_path, capsys):
+    """-q won and the file was ignored without a word."""
+    path = tmp_path / "q.cep"
+    path.write_text("RETURN COUNT(*) PATTERN SEQ(A, B)")
+    assert main(["check", str(path), "-q", "PATTERN A"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cepagg: give a query file or -q TEXT, not both") and err.count("\n") == 1

@@ -78,10 +78,37 @@ def test_declared_schema_overrides_inference(tmp_path):
     report = read_events(p, schema=schema)
     assert report.batch.attribute_kinds() == {"zip": "str", "qty": "float", "flag": "int"}
     assert report.batch.table.column("zip").to_pylist() == ["00123", "04000"]
+    assert read_events(p, schema="zip:str, qty : float").batch.attribute_kinds() == report.batch.attribute_kinds()
     with pytest.raises(ValueError, match="money"):
         parse_schema("price:money")
     with pytest.raises(InputError, match="'nope'"):
         read_events(p, schema={"nope": "int"})
+
+
+def test_a_schema_declaring_one_attribute_twice_is_refused():
+    """``price:int,price:float`` kept the last kind without a word."""
+    with pytest.raises(ValueError, match="'price' twice"):
+        parse_schema("price:int, qty:int, price:float")
+
+
+def test_nan_and_infinities_are_bad_rows(tmp_path):
+    """'nan' and 'inf' were read as floats: the reference failed on them with an OverflowError
+    traceback, and aseq returned SUM nan or inf."""
+    p = _csv(tmp_path, "ts,type,x\n1,A,1.5\n2,B,nan\n3,B,-inf\n4,B,\n")
+    with pytest.raises(InputError, match=r"row 3: column 'x': nan is not a finite number"):
+        read_events(p)
+    report = read_events(p, on_bad_row="reject", reject_path=str(tmp_path / "bad.jsonl"))
+    assert report.batch.table.column("x").to_pylist() == [1.5, None]
+
+
+def test_an_integer_beyond_64_bits_is_a_bad_value_not_a_rounded_float(tmp_path):
+    """A column of integers with one of 20 digits was read as floats: 99999999999999999999 became
+    1e20 and every integer of the column a float, without a word."""
+    p = _csv(tmp_path, "ts,type,x\n1,A,1\n2,B,-99999999999999999999\n3,B,7\n")
+    with pytest.raises(InputError, match=r"row 3: column 'x': '-99999999999999999999' is not a valid 64-bit "
+                                         r"integer: declare the column float \(--schema x:float\)"):
+        read_events(p)
+    assert read_events(p, schema={"x": "float"}).batch.table.column("x").to_pylist() == [1.0, -1e20, 7.0]
 
 
 def test_timestamps_with_offsets_and_naive_in_timezone(tmp_path):

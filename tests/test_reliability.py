@@ -41,6 +41,14 @@ def test_an_unterminated_quote_fails_naming_its_line(tmp_path, capsys):
     assert err.startswith(f"cepagg: {p}, row 2: a quoted field") and err.count("\n") == 1
 
 
+def test_a_quote_left_open_on_the_last_line_fails_too(tmp_path):
+    """'2,"B' then the file's last line break: read as an event of type 'B\\n', a silent non-match."""
+    p = write_file(tmp_path, 'ts,type\n1,A\n2,"B\n', "last.csv")
+    with pytest.raises(InputError) as e:
+        read_events(p)
+    assert e.value.row == 3 and "not closed" in str(e.value)
+
+
 def test_quoted_line_breaks_are_records_not_losses(tmp_path):
     p = write_file(tmp_path, 'type,ts,x\nA,1000,"two\nlines"\nB,2000,1\n')
     report = read_events(p)
@@ -232,7 +240,9 @@ def test_reject_files_are_valid_and_keep_every_field(tmp_path):
         raise AssertionError(f"bare {name} in a JSON Lines file")
 
     rows = [json.loads(line, parse_constant=no_constants) for line in open(report.reject_path)]
-    assert rows == [{"type": "A", "ts": "x", "x": "nan", "y": None, "_error": rows[0]["_error"]}]
+    # (a NaN is itself a bad value: both rows are rejected, NaN written as the text "nan")
+    assert rows == [{"type": "A", "ts": 1, "x": "nan", "y": None, "_error": rows[0]["_error"]},
+                    {"type": "A", "ts": "x", "x": "nan", "y": None, "_error": rows[1]["_error"]}]
     c = write_file(tmp_path, "type,ts,x\nA,1,1\nA,2,1,extra,more\n", "c.csv")
     report = read_events(c, on_bad_row="reject", reject_path=tmp_path / "r.csv")
     rows = list(csv.DictReader(open(report.reject_path)))

@@ -18,7 +18,7 @@ from pathlib import Path
 from .errors import CepaggError, InputError, OverflowResult, QueryError, UsageError
 from .lang import compile_query
 from .lang.model import TIME_UNITS_MS
-from .units import UNIT_NS
+from .units import UNIT_NS, unit_name
 
 #: a workload query's name, used in output file names: no path separators, no leading dot
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -37,6 +37,8 @@ def _query_text(args: argparse.Namespace) -> str:
     text carries the hierarchy to every driver, Spark's workers included)."""
     from .lang.concepts import Hierarchy, with_hierarchy
 
+    if args.query_text is not None and args.query_file is not None:
+        raise UsageError(f"give a query file or -q TEXT, not both (file {args.query_file!r})")
     if args.query_text is not None:
         text = args.query_text
     elif args.query_file is None:
@@ -51,11 +53,17 @@ def _query_text(args: argparse.Namespace) -> str:
     return text
 
 
+def _unit(text: str) -> str:
+    """A time unit option in any spelling of the one table (``minutes``, ``m``, ``sec``) as its
+    canonical name, which argparse then checks against the option's choices."""
+    return unit_name(text) or text
+
+
 def _add_query_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query_file", nargs="?", help="file holding the query (or a workload: queries "
                    "separated by lines of --- or ;;)")
     p.add_argument("-q", "--query", dest="query_text", help="the query text")
-    p.add_argument("--time-unit", default="ms", choices=list(TIME_UNITS_MS),
+    p.add_argument("--time-unit", default="ms", type=_unit, choices=list(TIME_UNITS_MS),
                    help="unit of the stream's integer timestamps (default ms)")
     p.add_argument("--hierarchy", metavar="FILE", help="concept hierarchy, JSON {concept: [child, ...]}: "
                    "a concept used as a type matches every event type below it")
@@ -66,7 +74,7 @@ def _add_event_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["csv", "jsonl", "parquet"], help="input format (default: from the extension)")
     p.add_argument("--type-column", default="type", help="column holding the event type (default: type)")
     p.add_argument("--time-column", default="ts", help="column holding the event time (default: ts)")
-    p.add_argument("--input-time-unit", choices=list(UNIT_NS),
+    p.add_argument("--input-time-unit", type=_unit, choices=list(UNIT_NS),
                    help="unit of integer times in the file (default: --time-unit)")
     p.add_argument("--timezone", default="UTC", help="zone of timestamps without offset (default UTC)")
     p.add_argument("--schema", help="declared attribute types, e.g. 'price:float,company:str'")
@@ -198,7 +206,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
         from .spark.progress import Progress
 
         spark = spark_session(args)
-        df = spark.createDataFrame(report.batch.table.to_pandas())
+        df = spark.createDataFrame(report.batch.table)  # (Arrow: kept types, and a schema when empty)
         with Progress(spark):
             frames = run_workload(df, text, engine=args.engine, time_unit=args.time_unit, prepared=True,
                                   numbers=args.numbers)
@@ -339,7 +347,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .spark.progress import Progress
 
         spark = spark_session(args)
-        df = spark.createDataFrame(report.batch.table.to_pandas())
+        df = spark.createDataFrame(report.batch.table)  # (Arrow: kept types, and a schema when empty)
         with Progress(spark):
             result = _collected(spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True,
                                           numbers=args.numbers), q, report.batch, args.numbers)
@@ -391,7 +399,7 @@ def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
         from .spark import run as spark_run
 
         spark = spark_session(args)
-        df = spark.createDataFrame(report.batch.table.to_pandas())
+        df = spark.createDataFrame(report.batch.table)  # (Arrow: kept types, and a schema when empty)
         out = spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True)
         pieces = _collected_pieces(out.select(*[f"`{c}`" for c in q.output_columns]), layout.key_width)
         where = f"Spark {spark.sparkContext.master}"
@@ -549,14 +557,32 @@ _SPARK_INTERVAL = re.compile(r"\s*(interval\s+)?([+-]?\d+(\.\d+)?\s*(year|month|
                              r"millisecond|microsecond)s?\s*)+", re.IGNORECASE)
 
 
+def _spark_interval(option: str, value: str, time_unit: str | None) -> str:
+    """``--delay`` or ``--trigger`` as an interval Spark parses. A number with a unit of the one
+    table of time units (:data:`cepagg.units.UNIT_NAMES`, as ``--slack`` and queries take:
+    ``5s``, ``2 m``, ``250 ms``) becomes milliseconds; a bare number is in the stream's
+    ``time_unit`` (None: refused, as for the trigger, a wall-clock interval); Spark's own forms
+    (``1 minute 30 seconds``, ``interval 2 hours``) pass as written. A negative one is refused."""
+    from .order.cli import parse_span
+
+    if re.fullmatch(r"\s*\d+\s*", value) and time_unit is None:
+        raise UsageError(f"stream: {option} {value!r}: give a unit, e.g. '{value.strip()} seconds'")
+    try:
+        return f"{parse_span(value, time_unit or 'ms') * TIME_UNITS_MS[time_unit or 'ms']} milliseconds"
+    except UsageError:
+        if _SPARK_INTERVAL.fullmatch(value) and "-" not in value:
+            return value
+    raise UsageError(f"stream: {option} {value!r}: expected a duration such as '10 seconds', '10s', "
+                     "'500 ms' or '1 minute 30 seconds'")
+
+
 def _check_stream_options(args: argparse.Namespace) -> None:
     """Refuse, before Spark starts, stream options Spark would fail on with a traceback (an
     interval it cannot parse) or take for something else (a rate or batch size not above 0: no
-    limit, or a stream that never advances)."""
-    for option, value in (("--delay", args.delay), ("--trigger", args.trigger)):
-        if not _SPARK_INTERVAL.fullmatch(value):
-            raise UsageError(f"stream: {option} {value!r}: expected a duration such as '10 seconds', "
-                             "'500 milliseconds' or '1 minute 30 seconds'")
+    limit, or a stream that never advances). ``--delay`` and ``--trigger`` are rewritten as
+    intervals Spark parses (:func:`_spark_interval`)."""
+    args.delay = _spark_interval("--delay", args.delay, args.time_unit)
+    args.trigger = _spark_interval("--trigger", args.trigger, None)
     if args.rate is not None and not args.rate > 0:
         raise UsageError(f"stream: --rate {args.rate:g}: give a positive number of events per second")
     if args.events_per_batch is not None and args.events_per_batch < 1:
@@ -584,7 +610,8 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     from .spark.progress import BatchLines
     from .spark.streaming import follow
 
-    slack, lateness = parse_span(args.slack, args.time_unit), parse_span(args.lateness, args.time_unit)
+    slack = parse_span(args.slack, args.time_unit, "--slack")
+    lateness = parse_span(args.lateness, args.time_unit, "--lateness")
     if args.punctuate not in (None, "in-file"):
         raise UsageError("stream: punctuations come from the input (rows of type __punct__)")
     if args.order == "kslack" and slack is None:
@@ -669,13 +696,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_event_args(p)
     p.add_argument("--rate", type=float, help="replay at this many events per second")
     p.add_argument("--events-per-batch", type=int, help="cut micro-batches at this many events")
-    p.add_argument("--delay", default="0 seconds", help="allowed lateness (watermark delay)")
+    p.add_argument("--delay", default="0 seconds", help="allowed lateness (watermark delay): e.g. 10s, 500 ms, "
+                   "2 min, or a number in the stream's time unit (default 0 seconds)")
     p.add_argument("--on-late", choices=["count", "drop", "output", "fail"], default="count",
                    help="late events: count (= drop), output (with --order: to --late-out), fail")
     p.add_argument("--late-out", help="with --order and --on-late output: directory for late events "
                                       "(default OUT/_late)")
     p.add_argument("--follow", action="store_true", help="keep running (no end of input)")
-    p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow")
+    p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow: e.g. 1s, 500 ms "
+                   "(default 1 second)")
     p.add_argument("--engine", default="auto")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"])
@@ -754,6 +783,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cepagg: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a cepagg error raised in a Spark worker or data source, wrapped by Spark
+        from .errors import raised_in_spark
+
+        raised = raised_in_spark(exc)
+        if raised is None:
+            raise
+        print(f"cepagg: {raised[1]}", file=sys.stderr)
+        return 2 if raised[0] == "UsageError" else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

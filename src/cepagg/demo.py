@@ -9,6 +9,7 @@ import sys
 import time
 from decimal import Decimal
 
+from .errors import UsageError
 from .lang import compile_query
 from .plan import plan
 from .result import Result, format_table, output_kinds
@@ -80,6 +81,12 @@ def _run_all(items, batch, args) -> None:
 
 def main(args: argparse.Namespace | None = None) -> int:
     args = args or argparse.Namespace(seed=7, synthetic=False, no_spark=False, master=None, rows=12)
+    if args.rows < 1:  # (a negative count hid all rows but that many, as a Python slice does)
+        raise UsageError(f"demo: --rows {args.rows}: give a positive number of rows")
+    if not args.no_spark:  # before the data is loaded
+        from .spark.session import check_master
+
+        check_master(args.master)
     if args.synthetic:
         from .datasets.stock import generate
 

@@ -8,6 +8,7 @@ and the row.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -97,3 +98,25 @@ class OverflowResult(CepaggError):
 
 class UsageError(CepaggError):
     """A bad command line (an option's value, an output path): the command exits with status 2."""
+
+
+#: the last line of a Python traceback that ends in one of cepagg's errors: ``cepagg.errors.InputError: ...``
+_RAISED = re.compile(r"^(?:[\w.]+\.)?cepagg\.[\w.]+\.(\w+): (.+)$", re.MULTILINE)
+
+
+def raised_in_spark(exc: BaseException) -> tuple[str, str] | None:
+    """(class name, message) of the cepagg error inside ``exc``, a Spark exception (pyspark or
+    py4j) that wraps the traceback of a Python worker or data source that raised it; None for
+    any other exception. Spark shows such an error as pages of Java and Python stack traces; the
+    command line reports its message as one line.
+
+    >>> class AnalysisException(Exception): __module__ = "pyspark.errors.exceptions.captured"
+    >>> raised_in_spark(AnalysisException("Traceback ...\\ncepagg.errors.InputError: e.csv, row 3: bad\\n SQLSTATE"))
+    ('InputError', 'e.csv, row 3: bad')
+    >>> raised_in_spark(ValueError("cepagg.errors.InputError: not from Spark")) is None
+    True
+    """
+    if not type(exc).__module__.startswith(("pyspark", "py4j")):
+        return None
+    found = _RAISED.findall(str(exc))
+    return (found[-1][0], found[-1][1].strip()) if found else None

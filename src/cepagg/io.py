@@ -91,12 +91,16 @@ def parse_schema(text: str) -> dict[str, str]:
     """Parse declared kinds: ``"price:float, company:str"`` -> ``{"price": "float", ...}``.
 
     Raises:
-        ValueError: an entry is not ``name:kind`` or its kind is not int, float, str or bool.
+        ValueError: an entry is not ``name:kind``, its kind is not int, float, str or bool, or a
+            name is declared twice.
     """
     pairs = [(n.strip(), k.strip()) for n, _, k in (e.partition(":") for e in text.split(",") if e.strip())]
     for name, kind in (p for p in pairs if not p[0] or p[1] not in KINDS):
         raise ValueError(f"bad schema entry {name + ':' + kind!r}: expected name:kind with kind in "
                          f"{', '.join(KINDS)}")
+    names = [n for n, _ in pairs]
+    for name in (n for n in names if names.count(n) > 1):
+        raise ValueError(f"schema declares {name!r} twice; give each attribute one kind")
     return dict(pairs)
 
 
@@ -142,7 +146,8 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         time_unit: unit of the output ``ts`` (:data:`cepagg.units.UNIT_NS`: ns, us, ms, s, min, h, d).
         input_time_unit: unit of integer times in the input (default: ``time_unit``).
         timezone: IANA zone of naive timestamps.
-        schema: declared kinds (int, float, str, bool); else int, float, bool (true/false) or str.
+        schema: declared kinds (int, float, str, bool), as a mapping or as ``--schema`` text
+            (``"price:float,company:str"``); else int, float, bool (true/false) or str.
         constant_type: the type of every event; a type column, if any, is then an attribute.
         on_bad_row: "error" raises InputError for the first bad row; "reject" writes the bad rows,
             every field and an ``_error`` column, to the reject file (its format by its extension,
@@ -244,6 +249,8 @@ class _Reader:
     def __init__(self, path, *, format=None, type_column="type", time_column="ts", time_unit="ms",
                  input_time_unit=None, timezone="UTC", schema=None, constant_type=None, on_bad_row="error",
                  reject_path=None):
+        if isinstance(schema, str):  # ("price:float,company:str", as --schema takes it)
+            schema = parse_schema(schema)
         check_read_options(time_unit=time_unit, input_time_unit=input_time_unit, timezone=timezone, schema=schema,
                            on_bad_row=on_bad_row)
         self.path, self.type_column, self.time_column, self.time_unit = path, type_column, time_column, time_unit
@@ -302,7 +309,13 @@ class _Reader:
             if bad and types is not None and name not in self.declared:
                 raise NotChunkable(f"{parts[0].source}: column {name!r} changes kind along the input")
             for i in bad:
-                errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid {declared[name]}")
+                errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid "
+                                                + (declared[name] if name in declared else "64-bit integer: declare "
+                                                   f"the column float (--schema {name}:float) to read it rounded"))
+            if pa.types.is_floating(table[out].type):  # NaN and infinities: no engine adds or orders them exactly
+                for i in np.flatnonzero(np.asarray(pc.fill_null(pc.invert(pc.is_finite(table[out])), False))):
+                    errors.setdefault(int(i), []).append(f"column {name!r}: {table[out][i].as_py()!r} is not a "
+                                                         "finite number (leave a missing value empty)")
 
         def problem(i: int) -> tuple[InputError, Any]:
             k = bisect_right(offsets, i) - 1  # the last part starting at or before i is not empty
@@ -556,13 +569,13 @@ def _csv_parts(src: str, stream, chunk_bytes: int, chunked: bool) -> Iterator[_P
 def _csv_part(src: str, header: list[str], data: bytes | _File, shift: int, chunked: bool) -> _Part:
     """One block (the header, then records) or a whole file, as strings; ``shift`` added to a
     block's line number gives the file's. Records with a wrong field count become null rows."""
-    errors, originals, invalid = {}, {}, []
+    errors, originals, invalid, spans = {}, {}, [], []
 
     @cache
     def numbered() -> list[int]:  # a row per non-empty line, unless records span lines: then ask csv
         text = _contents(data).decode("utf-8", "replace")
         lines = [k + shift for k, t in enumerate(text.split("\n"), 1) if t.strip("\r")][1:]
-        if len(lines) == len(table):
+        if len(lines) == len(table) and not spans:  # (a quote left open on the last line spans no line count)
             return lines
         for strict in (True, False):  # strict: an unterminated quote is an error (else the file's end closes it)
             reader, starts, prev = csv.reader(io.StringIO(text, newline=""), strict=strict), [], 0
@@ -731,13 +744,15 @@ def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     for k in _number_kinds(kind) if len(text) else []:
         if (plain := _plain(text, k)) is not None:
             return plain, []
+        if k == "int" and not text.null_count and pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(text, "-"))).as_py():
+            break  # plain integers beyond 64 bits: the slow path names them (read as floats, they were rounded)
     s = pc.utf8_trim_whitespace(text)
     s = pc.if_else(pc.equal(s, ""), None, s)
     kind = kind or (None if s.null_count < len(s) else "str")
     for k in _number_kinds(kind):
         if kind or pc.all(pc.match_substring_regex(s, _NUMBER_RE[k])).as_py():
             col, bad = _parse(s, k)
-            if kind or not bad:
+            if kind or not bad or k == "int":  # (an integer beyond 64 bits: a bad value, never rounded to a float)
                 return col, bad
     low = pc.utf8_lower(s)
     bad = pc.and_(pc.is_valid(low), pc.invert(pc.is_in(low, pa.array(["true", "false"]))))

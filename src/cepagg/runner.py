@@ -85,6 +85,8 @@ def _check_max_matches(caller: str, max_matches: int | None) -> None:
     no match, which no caller means."""
     from .errors import UsageError
 
+    if max_matches is not None and (not isinstance(max_matches, int) or isinstance(max_matches, bool)):
+        raise TypeError(f"{caller}: max_matches={max_matches!r}: give an int")
     if max_matches is not None and max_matches < 1:
         raise UsageError(f"{caller}: max_matches={max_matches}: give a positive number")
 
@@ -136,8 +138,17 @@ def match_feed(eng, events: EventBatch):
     return feed
 
 
+def _check_events(events: EventBatch) -> None:
+    """Refuse events that are not an :class:`EventBatch` with a TypeError saying how to get one
+    (a path, a pyarrow Table or a pandas frame failed deep inside with an AttributeError)."""
+    if not isinstance(events, EventBatch):
+        raise TypeError(f"events: an EventBatch (cepagg.io.read_events(path).batch, or "
+                        f"cepagg.events.EventBatch.from_rows(rows)), not {type(events).__name__}")
+
+
 def _compiled(query: str | Query, events: EventBatch, hierarchy: Hierarchy | None = None) -> Query:
     """The query compiled for ``events``, its concept types checked against them."""
+    _check_events(events)
     q = query if isinstance(query, Query) else compile_query(
         query, time_unit=events.time_unit, schema=events.attribute_kinds(), hierarchy=hierarchy)
     check_concepts([q], events)
@@ -161,6 +172,7 @@ def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engi
     from .lang.workload import compile_workload
     from .plan import plan_workload
 
+    _check_events(events)
     if isinstance(workload, str):
         named = compile_workload(workload, time_unit=events.time_unit, schema=events.attribute_kinds(),
                                  hierarchy=hierarchy)

@@ -80,6 +80,21 @@ NAMES = [
     Bad("unknown-attribute-in-group-by-with-schema",
         "RETURN COUNT(*)\nPATTERN SEQ(A a, B b)\nGROUP BY sector", 3, 10,
         "Unknown attribute 'sector'", {"price": "float", "company": "str"}),
+    # a list, struct or bytes column (Parquet) raised a TypeError or ArrowNotImplementedError in the engine
+    Bad("list-attribute-in-condition", "RETURN SUM(b.x) PATTERN SEQ(A a, B b) WHERE a.tags < b.tags", 1, 45,
+        "Attribute 'tags' holds list<item: int64> values, which a query cannot compare",
+        {"x": "int", "tags": "list<item: int64>"}),
+    Bad("struct-attribute-in-equivalence", "PATTERN SEQ(A a, B b) WHERE [pos]", 1, 30,
+        "Attribute 'pos' holds struct<x: int64> values", {"pos": "struct<x: int64>"}),
+    Bad("bytes-attribute-in-group-by", "RETURN COUNT(*) PATTERN SEQ(A a, B b) GROUP BY raw", 1, 48,
+        "Attribute 'raw' holds binary values", {"raw": "binary"}),
+    # two output columns of one name: the window's and the group attribute's
+    Bad("group-by-a-window-column", "RETURN COUNT(*) PATTERN SEQ(A, B) GROUP BY window_start WITHIN 10 SLIDE 5",
+        1, 44, "GROUP BY window_start: the output already has a column named 'window_start'"),
+    Bad("group-by-ts-under-emit", "RETURN COUNT(*) PATTERN SEQ(A, B) GROUP BY A.ts WITHIN 10 EMIT ON CHANGE",
+        1, 44, "GROUP BY ts: the output already has a column named 'ts'"),
+    Bad("bytes-attribute-in-aggregate", "RETURN MAX(a.raw) PATTERN SEQ(A a, B b)", 1, 8,
+        "Attribute 'raw' holds binary values", {"raw": "binary"}),
 ]
 
 AGGREGATES = [

@@ -132,3 +132,16 @@ def test_late_events_go_to_csv_by_the_extension_in_any_case(events, tmp_path):
     assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, !C, B) WITHIN 10", "--events", events, "--no-spark",
                  "--order", "kslack", "--slack", "1", "--on-late", "output", "--late-out", str(late)]) == 0
     assert [r["ts"] for r in _read(late)] == ["9"]
+
+
+@pytest.mark.parametrize("value, message", [
+    ("-5", "--slack '-5': not a duration"), ("5parsec", "--slack '5parsec': unknown time unit 'parsec'"),
+    ("5us", "--slack '5us' is not a whole number of ms")])
+def test_a_bad_slack_is_one_line_naming_the_option(tmp_path, capsys, value, message):
+    """The message said "not a duration: '-5'" without saying which option held it."""
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts\nA,1\nB,2\n")
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", str(events), "--no-spark",
+                 "--order", "kslack", f"--slack={value}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cepagg: {message}") and err.count("\n") == 1

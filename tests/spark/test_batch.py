@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from cepagg.errors import InputError
+from cepagg.errors import InputError, UsageError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.plan import split_of
@@ -107,6 +107,47 @@ def test_bad_rows_are_reported_not_dropped(spark, tmp_path):
     assert spark.read.parquet(str(tmp_path / "bad")).count() == 2
 
 
+def test_times_that_are_not_whole_numbers_are_bad_rows_not_cut_or_a_failed_job(spark):
+    """A float time 1.5 was cut to 1 without a word; a string time that is no number failed the
+    job with Spark's CAST_INVALID_INPUT stack trace."""
+    floats = spark.createDataFrame([("A", 1.5), ("B", 2.0)], "type string, ts double")
+    with pytest.raises(InputError, match="1 row"):
+        run(floats, "RETURN COUNT(*) PATTERN SEQ(A, B)").collect()
+    texts = spark.createDataFrame([("A", "1"), ("B", "C3"), ("B", "2")], "type string, ts string")
+    with pytest.raises(InputError, match="1 row"):
+        run(texts, "RETURN COUNT(*) PATTERN SEQ(A, B)").collect()
+    seconds = spark.createDataFrame([("A", "1"), ("B", "2")], "type string, ts string")
+    assert _spark_rows(run(seconds, "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 1500", input_time_unit="s")) == [(1,)]
+    assert _spark_rows(run(seconds, "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 500", input_time_unit="s")) == [(0,)]
+    micros = spark.createDataFrame([("A", 1000), ("B", 2000)], "type string, ts long")  # (KeyError 'us' before)
+    assert _spark_rows(run(micros, "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 2", input_time_unit="us")) == [(1,)]
+
+
+@pytest.mark.parametrize("df, options, error, message", [
+    (None, {}, TypeError, "df: a Spark DataFrame of events .*not NoneType"),
+    ("events.csv", {}, TypeError, "df: a Spark DataFrame of events .*not str"),
+    ("frame", {"time_unit": "parsec"}, UsageError, "time_unit='parsec': expected one of ms"),
+    ("frame", {"input_time_unit": "parsec"}, UsageError, "input_time_unit='parsec': expected one of ns"),
+    ("frame", {"on_bad_row": "ignore"}, UsageError, "on_bad_row='ignore'"),
+    ("frame", {"parallelism": 0}, UsageError, "parallelism=0: give a positive number"),
+])
+def test_bad_arguments_are_named(spark, df, options, error, message):
+    """Each raised AttributeError, KeyError or a Spark error, or (parallelism=0, on_bad_row) was
+    ignored."""
+    if df == "frame":
+        df = spark.createDataFrame([("A", 1), ("B", 2)], "type string, ts long")
+    with pytest.raises(error, match=message):
+        run(df, "RETURN COUNT(*) PATTERN SEQ(A, B)", **options)
+
+
+def test_nan_and_infinite_values_are_bad_rows(spark):
+    """A NaN summed to nan on aseq (and failed the reference); the file readers refuse it."""
+    df = spark.createDataFrame([("A", 1, 1.0), ("B", 2, float("nan")), ("B", 3, float("-inf")), ("B", 4, None)],
+                               "type string, ts long, x double")
+    with pytest.raises(InputError, match="2 row.*NaN or infinite"):
+        run(df, "RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B)").collect()
+
+
 def test_counts_are_exact_decimals(spark):
     df = spark.createDataFrame([("A", 1), ("B", 2)], "type string, ts long")
     out = run(df, "RETURN COUNT(*) PATTERN SEQ(A, B)")
@@ -137,3 +178,25 @@ def test_a_units_rows_come_out_as_its_batches_pass():
     expected = ENGINES["reference"](q).run(EventBatch.from_rows(rows))
     assert not expected.diff(Result(expected.columns, out, expected.kinds).sorted())
     assert len(out) > 50 and len(at_finish) <= 5  # only the last batch's last instants wait
+
+
+def test_cli_run_on_spark_over_an_empty_file_counts_zero(spark, tmp_path, capsys):
+    """In-process the count was 0; on Spark the empty table failed with CANNOT_INFER_EMPTY_SCHEMA."""
+    from cepagg.cli import main
+
+    events = tmp_path / "e.csv"
+    events.write_text("ts,type,x\n")
+    out = tmp_path / "out.csv"
+    assert main(["run", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B)", "--events", str(events), "--out", str(out)]) == 0
+    assert out.read_text().splitlines() == ["COUNT(*)", "0"]
+
+
+def test_a_total_without_groups_has_its_row_when_no_event_reaches_a_task(spark):
+    """In-process SEQ(C, D) over A and B events counts 0 in one row; on Spark no task ran (no
+    event of the query's types) and the result had no row."""
+    df = spark.createDataFrame([("A", 1, 1), ("B", 2, 2)], "type string, ts long, x long")
+    query = "RETURN COUNT(*), SUM(C.x), MIN(D.x) PATTERN SEQ(C, D) WITHIN 10"
+    assert _spark_rows(run(df, query)) == [(0, None, None)]
+    assert _spark_rows(run(df, query)) == run_local(query, EventBatch.from_rows(
+        [{"type": "A", "ts": 1, "x": 1}, {"type": "B", "ts": 2, "x": 2}])).rows
+    assert [tuple(r) for r in run(df, "RETURN COUNT(*) PATTERN C+", numbers="float").collect()] == [(0.0,)]

@@ -60,3 +60,16 @@ def test_cli_stream_writes_csv_with_headers_and_a_line_per_batch(tmp_path):
     assert [int(b) for b, _, _ in progress] == batches, done.stderr
     assert sum(int(n) for _, n, _ in progress) == len(rows) + 1  # and the end-of-stream event
     assert sum(int(n) for _, _, n in progress) == len(expected)
+
+
+def test_cli_stream_over_a_file_with_a_bad_row_is_one_line(spark, tmp_path, capsys):
+    """The stream's source raised the reader's error inside Spark: an AnalysisException with the
+    Python traceback of the data source, not the reader's one line."""
+    from cepagg.cli import main
+
+    events = tmp_path / "events.csv"
+    events.write_text("ts,type,x\n1,A,1\n,B,2\n")
+    assert main(["stream", "-q", QUERY.replace("WHERE [g] GROUP BY g", "").replace("g, ", ""),
+                 "--events", str(events), "--out", str(tmp_path / "out"), "--out-format", "console"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"cepagg: {events}, row 3: time column 'ts' is empty\n"

@@ -195,21 +195,38 @@ def _settled(shape, final, unit, events):
     return (at, clock) if value == final[unit] else None
 
 
+def _fractions(option: str, text: str) -> list[float]:
+    """A comma-separated list of fractions in [0, 1] (of delayed events, of punctuations per arrival)."""
+    from ..errors import UsageError
+
+    out = []
+    for x in (x.strip() for x in text.split(",") if x.strip()):
+        try:
+            value = float(x)
+        except ValueError:
+            value = None
+        if value is None or not 0 <= value <= 1:
+            raise UsageError(f"{option} {x!r}: expected fractions from 0 to 1, comma-separated")
+        out.append(value)
+    return out
+
+
 def main(args: argparse.Namespace) -> int:
     if args.spark:
         return spark_lag(args)
     from ..lang import compile_query
-    from ..order.disorder import disorder
+    from ..order.disorder import DELAYS, disorder
+    from . import chosen
 
-    fractions = [float(x) for x in args.fractions.split(",") if x]
-    delays = [x for x in args.delays.split(",") if x]
-    rates = [float(x) for x in args.rates.split(",") if x]
+    fractions, rates = _fractions("--fractions", args.fractions), _fractions("--rates", args.rates)
+    delays = chosen("--delays", args.delays, DELAYS) or []
+    queries = chosen("--queries", args.queries, QUERIES) or []
     settings = [("exp", f) for f in fractions]
     settings += [(d, args.at_fraction) for d in delays if (d, args.at_fraction) not in settings]
     results = []
     print(f"cepagg bench disorder: {args.events} events, {args.keys} keys, delay scale {args.scale}, "
           f"cap {args.cap}, engine {args.engine}, tick {args.tick}, seed {args.seed}", file=sys.stderr)
-    for qname in [x for x in args.queries.split(",") if x]:
+    for qname in queries:
         query = compile_query(QUERIES[qname])
         for delay, fraction in settings:
             rng = random.Random(args.seed)

@@ -334,7 +334,11 @@ def experiments(full: bool) -> dict[str, dict]:
 def main(args: argparse.Namespace) -> int:
     budget = args.budget or (600.0 if args.full else 60.0)
     exps = experiments(args.full)
-    only = set(args.only.split(",")) if args.only else None
+    from . import chosen, whole_numbers
+
+    only = set(chosen("--only", args.only, exps) or ())
+    engines = chosen("--engines", args.engines, sorted({e for spec in exps.values() for e in spec["engines"]}))
+    sizes = whole_numbers("--sizes", args.sizes, least=0)  # (0: the real-data experiment's one size)
     modes = args.numbers.split(",")
     for mode in modes:
         if mode not in ("exact", "float"):
@@ -360,9 +364,9 @@ def main(args: argparse.Namespace) -> int:
         for label, query in variants.items():
             for grp in groups:
                 dead: set[str] = set()
-                for pw in ([int(x) for x in args.sizes.split(",")] if args.sizes else spec["sizes"]):
+                for pw in sizes or spec["sizes"]:
                     for engine in spec["engines"]:
-                        if args.engines and engine not in args.engines.split(","):
+                        if engines and engine not in engines:
                             continue
                         kw = dict(spec.get("kw", {}))
                         if grp is not None:

@@ -273,6 +273,9 @@ def nested_part(args, batch: EventBatch) -> int:
 
 
 def main(args) -> int:
+    from . import chosen
+
+    parts = set(chosen("--parts", args.parts, ("1", "1b", "2")) or ())
     batch = keyed_stream(args.events, args.keys, args.seed).sorted()
     if args.write:
         import pyarrow.csv as pcsv
@@ -280,7 +283,6 @@ def main(args) -> int:
         pcsv.write_csv(batch.table.select(["type", "ts", "key"]), args.write)
         print(f"wrote {len(batch):,} events to {args.write}")
         return 0
-    parts = {x.strip() for x in args.parts.split(",")}
     failed = 0
     if "1" in parts:
         failed += nested_part(args, batch)

@@ -159,14 +159,17 @@ def main(args: argparse.Namespace) -> int:
         for name, us in unit_costs().items():
             print(f"{name}: {us:.2f} us")
         return 0
-    names = args.only.split(",") if args.only else list(EXPERIMENTS)
+    from . import chosen, whole_numbers
+
+    names = chosen("--only", args.only, EXPERIMENTS) or list(EXPERIMENTS)
+    given = whole_numbers("--windows", args.windows)
     print("| workload | window | engine | tree | condensed stores | matches | CPU s | events/s "
           "| condition evaluations |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in names:
         texts, windows = EXPERIMENTS[name]
-        if args.windows:
-            windows = tuple(int(w) for w in args.windows.split(","))
+        if given:
+            windows = tuple(given)
         if name == "query2":
             rows = random_walk(4, args.ticks)
         elif name == "query3":

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Mapping
 
 from .analyze import analyze
-from .concepts import Hierarchy, HierarchyError, extract_concepts, with_hierarchy
+from .concepts import Hierarchy, HierarchyError, as_hierarchy, extract_concepts, with_hierarchy
 from .model import Query
 from .parser import parse
 from .printer import to_text
@@ -22,7 +22,8 @@ def compile_query(text: str, *, time_unit: str = "ms", schema: Mapping[str, str]
         text: the query.
         time_unit: unit of the stream's integer timestamps; durations are converted to it.
         schema: attribute name -> kind of the events, when known (attribute names are checked).
-        hierarchy: a concept hierarchy (:mod:`.concepts`), merged with the text's CONCEPT lines.
+        hierarchy: a concept hierarchy (:mod:`.concepts`; or its mapping ``{concept: [child, ...]}``),
+            merged with the text's CONCEPT lines.
             The query's ``text`` then ends with the merged hierarchy's CONCEPT lines, so that
             recompiling the text (as Spark workers do) gives the same query.
 
@@ -33,8 +34,10 @@ def compile_query(text: str, *, time_unit: str = "ms", schema: Mapping[str, str]
     >>> q.within, q.mode
     (10000, 'total')
     """
+    if not isinstance(text, str):
+        raise TypeError(f"the query: text (a str), not {type(text).__name__}")
     body, declared = extract_concepts(text)
-    merged = declared.merged(hierarchy)
+    merged = declared.merged(as_hierarchy(hierarchy))
     query = analyze(parse(body), body, time_unit=time_unit, schema=schema)
     if not merged:
         return query

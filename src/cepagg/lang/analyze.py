@@ -8,10 +8,12 @@ docs/semantics.md; this module is their executable form.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from ..errors import Position, QueryError
+from ..units import UNIT_NS
 from . import ast
 from .model import (
     STRATEGIES,
@@ -335,8 +337,7 @@ class _Analyzer:
         """A time duration in the stream's time unit: positive, whole, at most MAX_SPAN."""
         if d.count:
             raise self.error("A tuple-count window is only allowed in the query's WITHIN.", d)
-        factor = TIME_UNITS_MS[d.unit] if d.unit else TIME_UNITS_MS[self.time_unit]
-        value = d.value * factor / TIME_UNITS_MS[self.time_unit]
+        value = d.value * UNIT_NS[d.unit or self.time_unit] / UNIT_NS[self.time_unit]
         written = " ".join(self.text[d.pos.start:d.pos.end].split())
         if value <= 0:
             raise self.error(f"{clause} must be positive.", d)
@@ -352,10 +353,20 @@ class _Analyzer:
     # Schema checks
 
     def check_attr(self, name: str, node: ast.Node) -> None:
-        if self.schema is None or name in BUILTIN_ATTRS or name in self.schema:
+        if self.schema is None or name in BUILTIN_ATTRS:
             return
-        raise self.error(f"Unknown attribute '{name}'; the events have "
-                         f"{_listing(list(BUILTIN_ATTRS) + sorted(self.schema))}.", node)
+        if name not in self.schema:
+            raise self.error(f"Unknown attribute '{name}'; the events have "
+                             f"{_listing(list(BUILTIN_ATTRS) + sorted(self.schema))}.", node)
+        kind = self.schema[name]
+        if re.match(_UNUSABLE_KINDS, kind):
+            raise self.error(f"Attribute '{name}' holds {kind} values, which a query cannot compare, group or "
+                             "aggregate; store it as a number or a string.", node)
+
+
+#: Arrow kinds of attribute columns that a query cannot use (the engines compare, hash and add
+#: scalars): lists, structs, maps, unions and bytes. Such a column is still carried to returned matches.
+_UNUSABLE_KINDS = r"(large_|fixed_size_)?(list|binary)\b|struct\b|map\b|(dense_|sparse_)?union\b"
 
 
 def _listing(names) -> str:
@@ -419,6 +430,10 @@ def analyze(syntax: ast.QuerySyntax, text: str, *, time_unit: str = "ms",
         emit_on_change=syntax.emit_on_change, strategy=strategy, time_unit=time_unit, syntax=syntax,
     )
     columns = query.output_columns
+    for attr, key in zip(syntax.group_by, group_by):  # (an attribute named window_start, ts, match, ...)
+        if columns.count(key.column) > 1:
+            raise a.error(f"GROUP BY {key.column}: the output already has a column named '{key.column}' "
+                          "(a window or result column); rename the attribute.", attr)
     for item in list(syntax.returns) + list(syntax.agg):
         if item.alias and columns.count(item.alias) > 1:
             raise a.error(f"The output already has a column named '{item.alias}'; choose another alias.", item)

@@ -250,9 +250,22 @@ def extract_concepts(text: str, where: str = "the query") -> tuple[str, Hierarch
     return "\n".join(lines), Hierarchy.of_pairs(pairs, where)
 
 
-def with_hierarchy(text: str, hierarchy: Hierarchy | None) -> str:
+def as_hierarchy(obj: Hierarchy | Mapping | None) -> Hierarchy | None:
+    """``hierarchy=`` as Python callers give it: None, a :class:`Hierarchy`, or the mapping a
+    ``--hierarchy`` file holds, ``{concept: [child, ...]}`` (checked as the file is).
+
+    >>> as_hierarchy({"Vehicle": ["Bus", "Taxi"]}).leaves("Vehicle") == {"Bus", "Taxi"}
+    True
+    """
+    if obj is None or isinstance(obj, Hierarchy):
+        return obj
+    return Hierarchy.from_mapping(obj, "hierarchy=")
+
+
+def with_hierarchy(text: str, hierarchy: Hierarchy | Mapping | None) -> str:
     """``text`` carrying ``hierarchy`` as CONCEPT lines after it (after, so that positions in the
     text stay those the user wrote)."""
+    hierarchy = as_hierarchy(hierarchy)
     if not hierarchy:
         return text
     return text.rstrip() + "\n" + hierarchy.lines() + "\n"

@@ -23,12 +23,13 @@ from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..errors import Position, QueryError
-from ..units import UNIT_NAMES, UNIT_NS
+from ..units import UNIT_NAMES
 from . import ast
 
-#: the query's words for durations: the time units of the one table (milliseconds and longer; the
-#: grammar's UNIT terminal spells the same words), and EVENTS for a window counted in events
-_UNITS = {word: unit for word, unit in UNIT_NAMES.items() if UNIT_NS[unit] >= UNIT_NS["ms"]} | {
+#: the query's words for durations: the time units of the one table (the grammar's UNIT terminal
+#: spells the same words; a duration must be a whole number of the stream's unit), and EVENTS for
+#: a window counted in events
+_UNITS = dict(UNIT_NAMES) | {
     "tuple": "events", "tuples": "events", "event": "events", "events": "events"}
 
 # Human names for grammar terminals, used in "Expected one of ..." messages.

@@ -8,12 +8,13 @@ import random
 import re
 
 from ..errors import UsageError
+from ..lang.analyze import MAX_SPAN
 from ..units import UNIT_NS, unit_name
 from .policy import POLICIES
 from .stream import Arrival
 
 
-def parse_span(text: str | None, time_unit: str) -> int | None:
+def parse_span(text: str | None, time_unit: str, option: str = "") -> int | None:
     """``"10"`` (stream units), ``"5s"``, ``"2 m"`` or ``"250 ms"`` -> an integer in ``time_unit``
     (units as in queries: :data:`cepagg.units.UNIT_NAMES`).
 
@@ -22,15 +23,18 @@ def parse_span(text: str | None, time_unit: str) -> int | None:
     """
     if text is None:
         return None
+    where = f"{option} " if option else ""
     m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", str(text))
     if not m:
-        raise UsageError(f"not a duration: {text!r}")
+        raise UsageError(f"{where}{text!r}: not a duration (e.g. 10, 5s, 250 ms)")
     value, unit = int(m.group(1)), unit_name(m.group(2)) if m.group(2) else time_unit
     if unit is None:
-        raise UsageError(f"unknown time unit {m.group(2)!r} in {text!r}")
+        raise UsageError(f"{where}{text!r}: unknown time unit {m.group(2)!r}")
     ns = value * UNIT_NS[unit]
     if ns % UNIT_NS[time_unit]:
-        raise UsageError(f"{text!r} is not a whole number of {time_unit}")
+        raise UsageError(f"{where}{text!r} is not a whole number of {time_unit}")
+    if ns // UNIT_NS[time_unit] > MAX_SPAN:  # (the layer computes clock - K - 1 in 64-bit integers)
+        raise UsageError(f"{where}{text!r} is too long: at most 2^61 = {MAX_SPAN} {time_unit}, as a window")
     return ns // UNIT_NS[time_unit]
 
 
@@ -85,8 +89,8 @@ def check_order_options(args: argparse.Namespace, command: str = "run") -> None:
 def config_from_args(args: argparse.Namespace):
     from . import OrderConfig
 
-    slack = parse_span(args.slack, args.time_unit)
-    lateness = parse_span(args.lateness, args.time_unit)
+    slack = parse_span(args.slack, args.time_unit, "--slack")
+    lateness = parse_span(args.lateness, args.time_unit, "--lateness")
     if args.order == "kslack" and slack is None:
         raise UsageError("--order kslack needs --slack K")
     if args.on_late == "output" and not args.late_out:

@@ -30,6 +30,7 @@ from ..lang.concepts import check_types, with_hierarchy
 from ..lang.model import TIME_UNITS_MS, Query
 from ..plan import plan
 from ..plan.split import time_slices
+from ..units import UNIT_NS
 from . import schema as S
 from .merge import attach_attributes, in_order, merge_results
 from .tasks import Spec, out_columns, run_keys, run_slices
@@ -44,13 +45,20 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
     """Normalise an events DataFrame to the columns ``_id, ts, type, <attributes>``.
 
     ``ts`` may be a timestamp (converted exactly to integers in ``time_unit``) or an integer in
-    ``input_time_unit`` (default: ``time_unit``). Rows without type or time are bad rows: an
-    error naming how many and showing some, or (``on_bad_row="reject"``) written to
+    ``input_time_unit`` (default: ``time_unit``). Rows without type or time, or with a NaN or
+    infinite attribute value, are bad rows: an error naming how many and showing some, or
+    (``on_bad_row="reject"``) written to
     ``reject_path`` and counted on stderr. They are never dropped silently.
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    _check_dataframe(df)
+    for what, unit, units in (("time_unit", time_unit, TIME_UNITS_MS), ("input_time_unit", input_time_unit, UNIT_NS)):
+        if unit is not None and unit not in units:
+            raise UsageError(f"{what}={unit!r}: expected one of {', '.join(units)}")
+    if on_bad_row not in ("error", "reject"):
+        raise UsageError(f"on_bad_row={on_bad_row!r}: expected 'error' or 'reject'")
     for col in (type_column, time_column):
         if col not in df.columns:
             raise InputError(f"the events have no column {col!r} (columns: {', '.join(df.columns)})")
@@ -61,18 +69,28 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
         ts = (micros / F.lit(unit_ms * 1000)).cast("long")
         exact = micros % F.lit(unit_ms * 1000) == 0
     else:
-        factor = TIME_UNITS_MS[input_time_unit or time_unit] / unit_ms
-        if factor >= 1:
-            ts, exact = F.col(time_column).cast("long") * F.lit(int(factor)), F.lit(True)
+        # a time that is not a whole number (1.5, "abc", beyond 64 bits) is null here: a bad row,
+        # where a plain cast failed the job (ANSI) or cut 1.5 to 1 without a word
+        whole = F.col(time_column).try_cast("long")
+        whole = F.when(whole == F.col(time_column).try_cast("decimal(38,9)"), whole)
+        in_ns, out_ns = UNIT_NS[input_time_unit or time_unit], UNIT_NS[time_unit]
+        if in_ns >= out_ns:
+            ts = (whole.cast("decimal(38,0)") * F.lit(in_ns // out_ns)).try_cast("long")
+            exact = ts.isNotNull()
         else:
-            div = int(round(1 / factor))
-            ts, exact = (F.col(time_column).cast("long") / F.lit(div)).cast("long"), F.col(time_column) % div == 0
+            ts, exact = (whole / F.lit(out_ns // in_ns)).cast("long"), whole % F.lit(out_ns // in_ns) == 0
+        exact = F.coalesce(exact, F.lit(False))
     attrs = [c for c in df.columns if c not in (type_column, time_column)]
     renamed = [F.col(f"`{c}`").alias(c + "_" if c in ("_id", "ts", "type") else c) for c in attrs]
     with_id = df if ID in df.columns else df.withColumn(ID, F.monotonically_increasing_id())
+    bad_row = F.col(type_column).isNull() | F.col(time_column).isNull() | ~exact
+    for c in (c for c in attrs if isinstance(df.schema[c].dataType, (T.FloatType, T.DoubleType))):
+        # NaN and infinities: no engine adds or orders them exactly (as the file readers refuse them)
+        value = F.col(f"`{c}`")
+        bad_row = bad_row | F.coalesce(F.isnan(value) | (F.abs(value) == float("inf")), F.lit(False))
     events = with_id.select(
         F.col(ID).cast("long").alias(ID), ts.alias("ts"), F.col(type_column).cast("string").alias("type"),
-        (F.col(type_column).isNull() | F.col(time_column).isNull() | ~exact).alias("__bad"), *renamed)
+        bad_row.alias("__bad"), *renamed)
     bad = events.filter("__bad")
     if on_bad_row == "reject":
         if reject_path is None:
@@ -80,16 +98,27 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
         n = bad.count()
         if n:
             bad.drop("__bad").write.mode("overwrite").parquet(reject_path)
-            print(f"cepagg: {n} bad row(s) (no type, no time, or a time not whole in {time_unit}) "
-                  f"written to {reject_path}", file=sys.stderr)
+            print(f"cepagg: {n} bad row(s) (no type, no time, a time not whole in {time_unit}, or a NaN or "
+                  f"infinite value) written to {reject_path}", file=sys.stderr)
     else:
         sample = bad.limit(3).collect()
         if sample:
             n = bad.count()
-            raise InputError(f"{n} row(s) without a type, without a time or with a time that is not a "
-                             f"whole number of {time_unit}, e.g. {[r.asDict() for r in sample]}; "
+            raise InputError(f"{n} row(s) without a type, without a time, with a time that is not a "
+                             f"whole number of {time_unit} or with a NaN or infinite value, e.g. "
+                             f"{[r.asDict() for r in sample]}; "
                              "use on_bad_row='reject' to set them aside")
     return events.filter(~F.col("__bad")).drop("__bad")
+
+
+def _check_dataframe(df) -> None:
+    """Refuse an events argument that is not a Spark DataFrame (an EventBatch, a path, None) with
+    a TypeError saying what to give."""
+    from pyspark.sql import DataFrame
+
+    if not isinstance(df, DataFrame):
+        raise TypeError(f"df: a Spark DataFrame of events (e.g. spark.read.csv(path, header=True, "
+                        f"inferSchema=True)), not {type(df).__name__}")
 
 
 def narrow(events, queries):
@@ -153,6 +182,9 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         events = spark.read.csv("examples/ticks.csv", header=True, inferSchema=True)
         run(events, "RETURN COUNT(*) PATTERN SEQ(Stock a, Stock b) WHERE a.price < b.price WITHIN 1 s").show()
     """
+    _check_dataframe(df)
+    if parallelism is not None and (not isinstance(parallelism, int) or parallelism < 1):
+        raise UsageError(f"parallelism={parallelism!r}: give a positive number of partitions")
     if df.isStreaming:
         if hierarchy is not None:  # (the stream's workers read it from the text's CONCEPT lines)
             query = with_hierarchy(query.text if isinstance(query, Query) else query, hierarchy)

@@ -67,7 +67,26 @@ def merge_results(raw, q: Query, spec: Spec, kinds: dict[str, str]):
         order = [F.col(f"`{c}`") for c in key_cols] + [F.col("__part"), F.col("match")]
         numbered = raw.withColumn("__m", F.dense_rank().over(Window.orderBy(*order)))
         return numbered.withColumn("match", F.col("__m").cast("long")).drop("__m", "__part")
+    if q.mode == "total" and not q.group_by:
+        return _one_row(raw, q)
     return raw
+
+
+def _one_row(raw, q: Query):
+    """A WITHIN-alone aggregate without GROUP BY has one row even with no match (COUNT 0, the
+    others null; docs/semantics.md §7). An engine's task gives it; where no task ran (no event
+    of the query's types reached a task) it is added here. ``raw`` has at most one row."""
+    from decimal import Decimal
+
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    counts = {a.column for a in q.aggregates if a.func == "COUNT"}
+    zero = {T.DecimalType: Decimal(0), T.DoubleType: 0.0}
+    empty = [zero.get(type(f.dataType), 0) if f.name in counts else None for f in raw.schema.fields]
+    fallback = raw.sparkSession.createDataFrame([empty], raw.schema).withColumn("__fallback", F.lit(1))
+    both = raw.withColumn("__fallback", F.lit(0)).unionByName(fallback)
+    return both.orderBy("__fallback").limit(1).drop("__fallback")
 
 
 def attach_attributes(result, events):

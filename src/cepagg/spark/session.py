@@ -13,9 +13,12 @@ docs/benchmarks.md); the test suite, made of many tiny jobs, sets it for itself.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Mapping
+
+from ..errors import CepaggError, UsageError
 
 DEFAULTS = {
     "spark.ui.enabled": "false",
@@ -27,6 +30,31 @@ DEFAULTS = {
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC",
     "spark.python.worker.reuse": "true",
 }
+
+
+#: the master URLs Spark starts with: yarn, spark:// and k8s:// URLs, local[N], local[*], local[N,F]
+#: and local-cluster[N,C,M]. Spark refuses any other with a JVM stack trace and a Python one.
+_MASTER = re.compile(r"yarn|(spark|k8s)://\S+|local(\[(\*|[1-9]\d*)(,\s*[1-9]\d*)?\])?"
+                     r"|local-cluster\[\s*[1-9]\d*\s*,\s*[1-9]\d*\s*,\s*[1-9]\d*\s*\]")
+
+
+class SparkStartError(CepaggError):
+    """Spark did not start (a setting it refuses, no Java): its own message is on stderr above."""
+
+
+def check_master(master: str | None) -> None:
+    """Refuse, before a JVM starts, a master URL Spark would not start with (UsageError).
+
+    >>> check_master("local[2]"), check_master("spark://h:7077"), check_master(None)
+    (None, None, None)
+    >>> check_master("local[0]")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cepagg.errors.UsageError: master 'local[0]': expected local, local[N], ...
+    """
+    if master is not None and not _MASTER.fullmatch(master):
+        raise UsageError(f"master {master!r}: expected local, local[N], local[*], local[N,F], spark://HOST:PORT, "
+                         "k8s://URL or yarn")
 
 
 def prepare_environment() -> None:
@@ -50,7 +78,9 @@ def get_session(master: str | None = None, config: Mapping[str, str] | None = No
         master: e.g. ``local[2]``, ``local[*]``, ``spark://host:7077``, ``yarn``.
         config: extra Spark settings; they override cepagg's defaults.
     """
+    check_master(master)
     prepare_environment()
+    from pyspark.errors import PySparkRuntimeError
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -64,7 +94,11 @@ def get_session(master: str | None = None, config: Mapping[str, str] | None = No
     settings.update(config or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except PySparkRuntimeError as e:  # the JVM exited before the session existed; it said why on stderr
+        raise SparkStartError(f"Spark did not start (master {master or 'local[2]'}, {e.getErrorClass()}); "
+                              "Spark's reason is printed above") from None
     spark.sparkContext.setLogLevel(log_level)
     return spark
 

@@ -1,0 +1,46 @@
+"""The Python API (`cepagg.runner`) refuses arguments of the wrong kind with an exception that
+says what to give, instead of an AttributeError from deep inside."""
+
+from __future__ import annotations
+
+import pytest
+
+from cepagg.events import EventBatch
+from cepagg.lang import compile_query
+from cepagg.runner import run, run_workload, write_matches
+
+EVENTS = EventBatch.from_rows([{"type": "Bus", "ts": 1, "x": 1}, {"type": "Taxi", "ts": 2, "x": 2}])
+QUERY = "RETURN COUNT(*) PATTERN SEQ(Vehicle a, Vehicle b) WITHIN 10"
+
+
+@pytest.mark.parametrize("events", [None, "events.csv", [1, 2], EVENTS.table])
+def test_events_that_are_not_an_event_batch_are_refused(events):
+    for call in (lambda: run("PATTERN SEQ(A a, B b)", events), lambda: run_workload("PATTERN SEQ(A a, B b)", events),
+                 lambda: write_matches("PATTERN SEQ(A a, B b)", events, "-")):
+        with pytest.raises(TypeError, match=f"events: an EventBatch .*not {type(events).__name__}"):
+            call()
+
+
+@pytest.mark.parametrize("query", [None, 5, b"PATTERN A"])
+def test_a_query_that_is_not_text_is_refused(query):
+    with pytest.raises(TypeError, match=f"the query: text \\(a str\\), not {type(query).__name__}"):
+        compile_query(query)
+
+
+def test_a_hierarchy_given_as_a_mapping_is_the_hierarchy_of_a_file():
+    """The docs give a hierarchy as JSON {concept: [child, ...]}; from Python the same dict raised
+    AttributeError ('dict' object has no attribute 'edges')."""
+    assert run(QUERY, EVENTS, hierarchy={"Vehicle": ["Bus", "Taxi"]}).rows == [(1,)]
+    assert run_workload(QUERY, EVENTS, hierarchy={"Vehicle": ["Bus", "Taxi"]})["q0"].rows == [(1,)]
+
+
+def test_a_hierarchy_of_the_wrong_shape_names_the_argument():
+    from cepagg.lang import HierarchyError
+
+    with pytest.raises(HierarchyError, match="hierarchy=: concept 'Vehicle' needs a non-empty list"):
+        run(QUERY, EVENTS, hierarchy={"Vehicle": "Bus"})
+
+
+def test_max_matches_that_is_not_an_int_is_refused():
+    with pytest.raises(TypeError, match="max_matches='3': give an int"):
+        run("PATTERN SEQ(Bus a, Taxi b)", EVENTS, max_matches="3")
