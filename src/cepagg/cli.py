@@ -21,7 +21,6 @@ from .lang.model import TIME_UNITS_MS
 from .units import UNIT_NS, unit_name
 
 #: a workload query's name, used in output file names: no path separators, no leading dot
-_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,7 +94,7 @@ def _read_options(args: argparse.Namespace) -> dict:
 def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, str | None],
                         directories: dict[str, str | None] | None = None) -> None:
     """Refuse a bad command line before reading anything (UsageError, exit status 2): bad read
-    options, a workload query name unfit for a file name, an output file that is an input file,
+    options, an output file that is an input file,
     a directory, of an unknown format or in a missing directory, an output directory that is an
     input. ``outputs``/``directories``: option -> path (None: not given)."""
     from .io import check_read_options, input_files
@@ -106,11 +105,7 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
         options = _read_options(args)
         check_read_options(**{k: options[k] for k in ("time_unit", "input_time_unit", "timezone", "schema",
                                                        "on_bad_row")})
-        names = [n for n, _ in split_workload(text)] if is_workload(text) else []
-        for name in names:
-            if not _SAFE_NAME.fullmatch(name) or ".." in name:
-                raise ValueError(f"workload query name {name!r}: names go into file names; use letters, "
-                                 "digits, '_', '-' and '.'")
+        names = [n for n, _ in split_workload(text)] if is_workload(text) else []  # names fit file names
         if outputs.get("--out") not in (None, "-") and names and not directories:  # `run`: a file per query
             out = Path(outputs.pop("--out"))
             outputs.update({f"--out ({n})": str(out.with_name(f"{out.stem}.{n}{out.suffix}")) for n in names})

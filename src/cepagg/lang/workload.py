@@ -23,9 +23,10 @@ from .model import Query
 
 _SEPARATOR = re.compile(r"^\s*(---+|;;)\s*$")
 _NAME = re.compile(r"^\s*--\s*name\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
-#: characters a query name may not hold: it names the query's output file (``--out r.csv``
-#: writes ``r.<name>.csv``, ``cepagg cube --out DIR`` writes ``DIR/<name>.csv``)
-_UNSAFE = re.compile(r'[/\\:*?"<>|\x00-\x1f]')
+#: a query name names its output file (``--out r.csv`` writes ``r.<name>.csv``, ``cepagg cube
+#: --out DIR`` writes ``DIR/<name>.csv``, ``cepagg stream`` a folder per query), so it must be one
+#: plain file name on every system
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 def split_workload(text: str) -> list[tuple[str, str]]:
@@ -61,9 +62,9 @@ def split_workload(text: str) -> list[tuple[str, str]]:
         out.append((name or f"q{len(out)}", with_hierarchy(query, declared)))
     seen: dict[str, str] = {}
     for n, _ in out:
-        if _UNSAFE.search(n) or n.startswith("."):
-            raise QueryError(f"The workload's query name '{n}' cannot name a file: use letters, digits, "
-                             "spaces and _ - . (not first).")
+        if not _FILE_NAME.fullmatch(n) or ".." in n:
+            raise QueryError(f"The workload's query name '{n}' cannot name a file: use letters, digits and "
+                             "'_', '-', '.' (not first, no '..').")
         if n.casefold() in seen:
             same = f"'{n}'" if seen[n.casefold()] == n else f"'{seen[n.casefold()]}' and '{n}'"
             raise QueryError(f"The workload names two queries {same} (names differing only in case "
