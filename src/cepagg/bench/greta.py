@@ -414,7 +414,7 @@ def keys_section(args: argparse.Namespace, numbers: str = "exact") -> None:
     ``--repeat`` runs; the kernels are loaded before timing."""
     from ..engines.greta.engine import Greta
     from ..lang import compile_query
-    from .aseq import _timed, cycling
+    from .aseq import _timed, cycling, micro_batch_cpu
 
     n = KEYS_EVENTS
     print(f"keys ({numbers}): {KEYS_QUERY}, {n:,} events (one per ms, A B C cycling, key uniform)")
@@ -438,25 +438,7 @@ def keys_section(args: argparse.Namespace, numbers: str = "exact") -> None:
         base = base or best
         print(f"{k:>10,} {best:>12,.0f} {best / base:>9.2f}x", flush=True)
     m, k = KEYS_MICRO
-    stream_ = cycling(3 * m, "ABC", k)
-    best = None
-    for _ in range(args.repeat):
-        st = eng.new_state()
-        eng.process(st, stream_.slice(0, m))
-        st = eng.restore(eng.snapshot(st))
-        cpu = []
-        for b in (1, 2):
-            part = stream_.slice(b * m, m)
-            last = part.table.column("ts")[m - 1].as_py()
-
-            def step():
-                nonlocal st
-                eng.process(st, part)
-                eng.advance(st, last)
-                st = eng.restore(eng.snapshot(st))
-
-            cpu.append(_timed(step))
-        best = min(cpu) if best is None else min(best, *cpu)
+    best = micro_batch_cpu(lambda: eng, cycling(3 * m, "ABC", k), m, args.repeat)
     print(f"  streaming micro-batch of {m:,} events over {k:,} keys after the first "
           f"(process, watermark, snapshot, restore): {best:.3f} s CPU", flush=True)
 

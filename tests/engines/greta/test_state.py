@@ -95,6 +95,18 @@ def test_packed_arrays_come_back_equal_writable_and_apart():
     assert unpack_arrays(pack_arrays([]), 0) == []
 
 
+def test_packed_arrays_of_states_with_other_names_come_back_as_given():
+    """States whose arrays are named differently (as many names each) are not packed by name."""
+    import numpy as np
+
+    from cepagg.engines.greta.state import pack_arrays, unpack_arrays
+
+    dicts = [{"a": np.zeros(3), "b": np.ones(2)}, {"a": np.zeros(3), "c": np.ones(4)}]
+    back = unpack_arrays(pickle.loads(pickle.dumps(pack_arrays(dicts), protocol=5)), 2)
+    assert [d.keys() for d in back] == [d.keys() for d in dicts]
+    assert all((d[k] == e[k]).all() for d, e in zip(dicts, back) for k in d)
+
+
 def test_snapshot_of_many_keys_is_compact_and_exact():
     q = compile_query("RETURN COUNT(*), SUM(A.x) PATTERN SEQ(A, B+) WHERE [k] WITHIN 50")
     eng = ENGINES["greta"](q)

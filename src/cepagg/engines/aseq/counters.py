@@ -459,7 +459,7 @@ class PartPool:
 
     def __setstate__(self, d: dict) -> None:
         self.__dict__.update(d)
-        if isinstance(self.key_of, list):  # a pool pickled when the keys were a list
+        if isinstance(self.key_of, list):  # (a snapshot of the older format: its keys a list)
             self.key_of = np.fromiter(self.key_of, object, len(self.key_of))
 
     @property

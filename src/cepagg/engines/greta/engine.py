@@ -369,7 +369,7 @@ class Greta(Engine):
     def _fresh(self, layout: lay.Layout) -> PosState:
         """A new positive graph of ``layout``, to be copied for each new (sub-)partition
         (:meth:`.state.PosState.copy`): building one allocates some fifty arrays one by one,
-        which with a key per few events was most of a batch's time."""
+        and a stream with a key per few events builds one per few events."""
         got = self._fresh_state
         if got is None or got[0] is not layout:  # one kept: a restored state brings a new layout
             st = PosState(layout, np.full(len(layout.bits), K.NEG_INF, dtype=np.int64),

@@ -603,7 +603,7 @@ class PosState:
 def gc_paused():
     """No cyclic garbage collection inside: packing or unpacking the state of many partitions
     makes hundreds of thousands of small objects, none of them garbage, and the collector,
-    run every few hundred allocations over a heap that large, took over half the time."""
+    run every few hundred allocations, would walk a heap that large each time."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -623,7 +623,7 @@ def pack_arrays(dicts: list[dict]) -> dict:
     if not dicts:
         return out
     names = list(dicts[0])
-    if any(len(d) != len(names) for d in dicts):
+    if any(d.keys() != dicts[0].keys() for d in dicts):  # (names differ: nothing packed)
         return {"": dicts}
     for name in names:
         arrs = [d[name] for d in dicts]

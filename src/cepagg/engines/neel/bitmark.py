@@ -234,13 +234,6 @@ class EventIndex:
     def __len__(self) -> int:
         return len(self.order)
 
-    def holds(self, part: tuple, col: tuple, lo: int, hi: int) -> bool:
-        """Truth of the column over the open gap ``(lo, hi)`` of partition ``part``."""
-        times = self.times.get(part, {})
-        if col[0] == "not":
-            return not _any_in(times.get(col[1], ()), lo, hi)
-        return exists_in(times, col[1], lo, hi)
-
 
 def _any_in(lst, lo: int, hi: int) -> bool:
     i = bisect.bisect_right(lst, lo)

@@ -59,18 +59,17 @@ from .terms import (
 
 
 @dataclass
-class MatchTerm:
-    """One disjunct as a flat match query.
+class FlatMatch:
+    """A flat RETURN-of-events query that a match engine runs for the union.
 
     Attributes:
-        query: the flat query, returning every positive variable of the disjunct (what a
-            match is, for the seen set).
-        text: the disjunct's pattern as text.
+        query: the flat query, returning every positive variable (what a match is, for the
+            seen set).
+        text: its pattern as text.
         binds: its positive variables, in order.
         returned: those of them the whole query returns (the rows kept).
-        shared: another disjunct binds the same variables in the same order and does not
-            contradict this one (:func:`.terms._intersection`), so their matches may coincide
-            and pass the seen set.
+        shared: another disjunct or unit may find the same match (its matches pass the seen
+            set).
         engine: the match engine (rcep or tree), and ``why`` it was chosen.
         offsets, scale, witnesses: as :class:`.terms.Term`'s.
     """
@@ -85,27 +84,25 @@ class MatchTerm:
     offsets: dict[str, int] = field(default_factory=dict)
     scale: int = 1
     witnesses: dict[str, tuple] = field(default_factory=dict)
-    pattern: ast.Pattern | None = None  # the disjunct, NOT/EXISTS items as written
 
 
 @dataclass
-class MatchUnit:
-    """What one match engine runs: a disjunct alone (``emap`` None: its own flat query), or a
-    bit-marked group of disjuncts with the same positive events (:mod:`.bitmark`: the flat
-    query of those events, each match tested against the group's EMap). ``shared``: another
-    unit may find the same match (they pass the seen set)."""
+class MatchTerm(FlatMatch):
+    """One disjunct as a flat match query (``pattern``: the disjunct, NOT/EXISTS items as
+    written). ``shared``: another disjunct binds the same variables in the same order and does
+    not contradict this one (:func:`.terms._intersection`)."""
 
-    members: tuple[int, ...]
-    query: Query
-    text: str
-    binds: tuple[str, ...]
-    returned: frozenset[str]
-    shared: bool
-    engine: str
-    why: str
-    offsets: dict[str, int] = field(default_factory=dict)
-    scale: int = 1
-    witnesses: dict[str, tuple] = field(default_factory=dict)
+    pattern: ast.Pattern | None = None
+
+
+@dataclass
+class MatchUnit(FlatMatch):
+    """What one match engine runs: the disjuncts ``members``, one alone (``emap`` None: its own
+    flat query), or a bit-marked group of disjuncts with the same positive events
+    (:mod:`.bitmark`: the flat query of those events, each match tested against the group's
+    EMap)."""
+
+    members: tuple[int, ...] = ()
     emap: EMap | None = None
 
 
@@ -199,8 +196,8 @@ def _units(query: Query, terms: list[MatchTerm], groups, taken: set[str], densit
         for i in g:  # (alone; or a group whose common events are no query of their own)
             t = terms[i]
             shared = any((i, j) in overlaps for j in range(len(terms)) if j != i)
-            units.append(MatchUnit((i,), t.query, t.text, t.binds, t.returned, shared, t.engine, t.why,
-                                   t.offsets, t.scale, t.witnesses))
+            units.append(MatchUnit(t.query, t.text, t.binds, t.returned, shared, t.engine, t.why,
+                                   t.offsets, t.scale, t.witnesses, members=(i,)))
     return units, finder
 
 
@@ -222,8 +219,8 @@ def _marked_unit(query: Query, ts: list[MatchTerm], g: tuple[int, ...], shared: 
     if ENGINES["rcep"].refusal(flat) is not None:
         return None
     engine, reason, _ = choose(flat)
-    return MatchUnit(g, flat, pattern_text(skeleton), t.binds, t.returned, shared, engine, reason,
-                     emap=EMap.of([x.pattern for x in ts]))
+    return MatchUnit(flat, pattern_text(skeleton), t.binds, t.returned, shared, engine, reason,
+                     members=g, emap=EMap.of([x.pattern for x in ts]))
 
 
 def _positive_key(t: MatchTerm) -> tuple:

@@ -183,6 +183,36 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
         c = _first(ts, start, stop, q, ts[stack_i[L - 1]], upper[q], q == k - 1)
 
 
+@helper
+def _write_match(L, stack_p, stack_i, ret_pos, ref, tidx, out_match, out_var, out_pos, out_idx, fill, cap,
+                 number):
+    """Write the match on the stack (levels ``0..L-1``) as match ``number`` from row ``fill``
+    on: one row per event of a returned variable, in RETURN order, each run's events numbered
+    from 0. Returns the row after the last written, or -1 (nothing written) when the match
+    does not fit below ``cap``."""
+    n_ret = ret_pos.shape[0]
+    rows = 0
+    for r in range(n_ret):
+        for lv in range(L):
+            if stack_p[lv] == ret_pos[r]:
+                rows += 1
+    if fill + rows > cap:
+        return -1
+    for r in range(n_ret):
+        rp = ret_pos[r]
+        pos = 0
+        for lv in range(L):
+            if stack_p[lv] == rp:
+                out_match[fill] = number
+                out_var[fill] = r
+                out_pos[fill] = pos
+                x = stack_i[lv]
+                out_idx[fill] = ref[tidx] if x == TRIG else ref[x]
+                fill += 1
+                pos += 1
+    return fill
+
+
 @step
 def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, lo, first_hi, cond, consts, vals,
                       stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number):
@@ -201,7 +231,6 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
     k = start.shape[0]
     tidx = ts.shape[0] - 1
     trig_ts = ts[tidx]
-    n_ret = ret_pos.shape[0]
     if state[1] == DONE:
         return fill, number
     # bounds of the events a position may take (recomputed on every call: cheap)
@@ -240,27 +269,12 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
             top = L - 1
             i = stack_i[top]
             if i == TRIG:  # a match: write it, then move the top on
-                rows = 0
-                for r in range(n_ret):
-                    rp = ret_pos[r]
-                    for lv in range(L):
-                        if stack_p[lv] == rp:
-                            rows += 1
-                if fill + rows > cap:
+                end = _write_match(L, stack_p, stack_i, ret_pos, ref, tidx, out_match, out_var, out_pos, out_idx,
+                                   fill, cap, number)
+                if end < 0:  # (it does not fit: the next call writes it)
                     state[0] = L
                     return fill, number
-                for r in range(n_ret):
-                    rp = ret_pos[r]
-                    pos = 0
-                    for lv in range(L):
-                        if stack_p[lv] == rp:
-                            out_match[fill] = number
-                            out_var[fill] = r
-                            out_pos[fill] = pos
-                            x = stack_i[lv]
-                            out_idx[fill] = ref[tidx] if x == TRIG else ref[x]
-                            fill += 1
-                            pos += 1
+                fill = end
                 number += 1
                 back = True
                 continue

@@ -162,9 +162,9 @@ class Store:
 
     @classmethod
     def of_buffers(cls, buffers: list, slots: tuple[str, ...] = ()) -> "Store | None":
-        """The store of per-position buffers of events (the Python join's state, as a snapshot
-        written before the compiled path kept stores holds it, or by an engine that moved to
-        the Python join); None when a value of a slot is not :func:`numeric`."""
+        """The store of per-position buffers of events (the Python join's state: a snapshot of an
+        engine that moved to the Python join, or of the older format without stores); None when
+        a value of a slot is not :func:`numeric`."""
         found: dict = {}
         for p, b in enumerate(buffers):
             for e in b.events[b.head:]:

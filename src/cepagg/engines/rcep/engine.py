@@ -320,7 +320,7 @@ class Rcep(Engine):
                     state.partitions[key].store = store
                     state.partitions[key].buffers = []
                 for part in state.partitions.values():
-                    if not hasattr(part.store, "vals"):  # (a store written before stores kept values)
+                    if not hasattr(part.store, "vals"):  # (a store of the older format, without values)
                         part.store.vals = np.empty((0, part.store.ts.shape[0]), dtype=np.float64)
         return state
 
