@@ -20,14 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engines import ENGINES, Engine
+from ..engines.aggregates import combine_rows
 from ..engines.base import check_numbers
 from ..engines.floats import FLOAT_FUNCS, FloatRows, FloatWorkload, affected
 from ..errors import UnsupportedQuery, UsageError
 from ..lang.model import Query
 from ..lang.printer import duration_text
+from ..result import Result, output_kinds
 from .matches import MATCHERS
 from .matches import choose as choose_matcher
 from .nested import explain_lines as nested_lines
+from .nested_terms import NestedTerms, nested_terms
 from .split import Split, bucket_keys, split_of
 
 #: Engines tried by ``auto``, fastest first. ``neel`` takes nested patterns that aseq and GRETA
@@ -156,21 +159,47 @@ def _var(v) -> str:
 @dataclass
 class WorkloadPlan:
     """Several queries run together: those aseq accepts as one shared aseq plan (PreTree,
-    Chop-Connect), the others each with its own engine."""
+    Chop-Connect), joined by the terms of nested queries on neel that fit it
+    (:mod:`.nested_terms`); the others each with its own engine."""
 
     names: list[str]
     plans: list[Plan]
-    shared: list[int]  # indices run in the shared aseq workload
+    shared: list[int]  # indices of flat queries run in the shared aseq workload
     numbers: str = "exact"  # every plan's numeric mode
+    nested: dict[int, NestedTerms] = field(default_factory=dict)  # per query on neel, its terms' sharing
+
+    @property
+    def shared_terms(self) -> list[tuple[int, int]]:
+        """(query, term) of the nested terms in the shared aseq plan."""
+        return [(i, k) for i, n in self.nested.items() for k in n.shared]
+
+    def joint(self) -> tuple[list[tuple[int, int | None]], list[int]]:
+        """The members of the shared aseq plan -- (query, None) for a flat query, (query, term)
+        for a nested query's term -- and the flat queries run in a second shared plan: with
+        terms, the plan holds partial rows, which a flat query under EMIT ON CHANGE has not."""
+        terms = self.shared_terms
+        if not terms:
+            return [(i, None) for i in self.shared], []
+        apart = [i for i in self.shared if self.plans[i].query.mode == "emit"]
+        return [(i, None) for i in self.shared if i not in apart] + terms, apart
+
+    def _member_query(self, member: tuple[int, int | None]) -> Query:
+        i, k = member
+        return self.plans[i].query if k is None else self.nested[i].queries[k]
 
     def build_shared(self):
-        return shared_evaluator([self.plans[i].query for i in self.shared], numbers=self.numbers) \
-            if self.shared else None
+        """The evaluator of the shared aseq plan (None when it has no member)."""
+        members, _ = self.joint()
+        if not members:
+            return None
+        partial = bool(self.shared_terms)
+        return shared_evaluator([self._member_query(m) for m in members], numbers=self.numbers,
+                                **({"partial": True} if partial else {}))
 
     def shared_jobs(self) -> list[tuple[Split, list[int]]]:
-        """The shared queries grouped into jobs that can see the same partitions: one job per
-        distinct (split kind, keys, partial), in order of first appearance. The split's reason
-        is the first member's."""
+        """The shared flat queries grouped into Spark jobs that can see the same partitions: one
+        job per distinct (split kind, keys, partial), in order of first appearance. The split's
+        reason is the first member's. (On Spark, a nested query runs as its own job.)"""
         jobs: dict[tuple, tuple[Split, list[int]]] = {}
         for i in self.shared:
             split = self.plans[i].split
@@ -179,32 +208,57 @@ class WorkloadPlan:
 
     def explain(self) -> str:
         lines = []
-        for name, p in zip(self.names, self.plans):
+        for i, (name, p) in enumerate(zip(self.names, self.plans)):
             lines.append(f"-- {name}: engine {p.engine}" + (" (shared plan)" if p.engine == "aseq" else ""))
             for eng, reason in p.refusals.items():
                 lines.append(f"     not {eng}: {reason}")
             if self.numbers == "float":
                 lines.append("     " + numbers_line(p.query, p.engine))
+            if i in self.nested:
+                lines += self.nested[i].lines()
         wl = self.build_shared()
         if wl is not None:
+            members, apart = self.joint()
             lines.append("")
-            lines.append("shared aseq plan:")
+            lines.append("shared aseq plan" + (" (partial rows: nested terms are combined from them):"
+                                               if self.shared_terms else ":"))
             text = wl.explain()
-            for k, i in sorted(enumerate(self.shared), reverse=True):
-                text = text.replace(f"q{k}", f"<{self.names[i]}>")
+            for j, (i, k) in sorted(enumerate(members), reverse=True):
+                text = text.replace(f"q{j}", f"<{self.names[i]}>" if k is None else f"<{self.names[i]}.t{k}>")
             lines += ["  " + line for line in text.splitlines()]
+            if apart:
+                lines.append("in a second shared aseq plan (EMIT ON CHANGE has no partial rows): "
+                             + ", ".join(self.names[i] for i in apart))
             for split, members in self.shared_jobs():
                 names = ", ".join(self.names[i] for i in members)
                 lines.append(f"on Spark, one job for {names}: {split.why}")
+            if self.shared_terms:
+                lines.append("on Spark, each nested query runs as its own job, its terms in its own neel engine")
         return "\n".join(lines)
 
     def run(self, batch):
         """One Result per query, in order."""
         results: list = [None] * len(self.plans)
+        members, apart = self.joint()
         wl = self.build_shared()
-        if wl is not None:
+        if wl is not None and not self.shared_terms:
             for i, r in zip(self.shared, wl.run(batch)):
                 results[i] = r
+        elif wl is not None:
+            kinds = batch.attribute_kinds()
+            outside: dict[int, dict[int, list]] = {}
+            for (i, k), rows in zip(members, wl.run_rows(batch)):
+                if k is None:
+                    q = self.plans[i].query
+                    results[i] = Result(q.output_columns, combine_rows(q, rows), output_kinds(q, kinds)).sorted()
+                else:
+                    outside.setdefault(i, {})[k] = rows
+            if apart:
+                for i, r in zip(apart, shared_evaluator([self.plans[i].query for i in apart],
+                                                        numbers=self.numbers).run(batch)):
+                    results[i] = r
+            for i, got in outside.items():
+                results[i] = ENGINES["neel"](self.plans[i].query, external=frozenset(got)).run_with(batch, got)
         for i, p in enumerate(self.plans):
             if results[i] is None:
                 results[i] = p.build().run(batch)
@@ -226,7 +280,8 @@ def shared_evaluator(queries: list[Query], numbers: str = "exact", **options):
 
 def plan_workload(queries: list[Query], names: list[str] | None = None, engine: str = "auto",
                   numbers: str = "exact") -> WorkloadPlan:
-    """Plan every query; with ``auto`` those aseq accepts share one aseq plan."""
+    """Plan every query; with ``auto`` those aseq accepts share one aseq plan, with the terms of
+    nested queries on neel that fit it (:mod:`.nested_terms`)."""
     names = names or [f"q{i}" for i in range(len(queries))]
     plans = []
     for name, q in zip(names, queries):
@@ -235,7 +290,9 @@ def plan_workload(queries: list[Query], names: list[str] | None = None, engine: 
         except UnsupportedQuery as e:  # (the named engine refuses one query: say which)
             raise UnsupportedQuery(e.engine, f"{e.reason} (query {name})") from None
     shared = [i for i, p in enumerate(plans) if p.engine == "aseq"]
-    return WorkloadPlan(names, plans, shared, numbers)
+    nested = {i: nested_terms(p.query, numbers) for i, p in enumerate(plans)
+              if engine == "auto" and p.engine == "neel"}
+    return WorkloadPlan(names, plans, shared, numbers, nested)
 
 
 def plan(query: Query, engine: str = "auto", numbers: str = "exact") -> Plan:
