@@ -225,7 +225,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
                 write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
             except OverflowResult as e:
                 raise OverflowResult(f"query {name}: {e}") from None
-    terms = f" with {len(wp.shared_terms)} nested terms" if wp.shared_terms and args.no_spark else ""
+    terms = f" with {len(wp.shared_terms)} nested terms" if wp.shared_terms else ""
     print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan{terms}, "
           f"{where}{_numbers_note(args)}) in {elapsed:.3f} s", file=sys.stderr)
     return 0

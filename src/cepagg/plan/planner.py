@@ -20,13 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engines import ENGINES, Engine
-from ..engines.aggregates import combine_rows
 from ..engines.base import check_numbers
 from ..engines.floats import FLOAT_FUNCS, FloatRows, FloatWorkload, affected
 from ..errors import UnsupportedQuery, UsageError
 from ..lang.model import Query
 from ..lang.printer import duration_text
-from ..result import Result, output_kinds
 from .matches import MATCHERS
 from .matches import choose as choose_matcher
 from .nested import explain_lines as nested_lines
@@ -173,38 +171,30 @@ class WorkloadPlan:
         """(query, term) of the nested terms in the shared aseq plan."""
         return [(i, k) for i, n in self.nested.items() for k in n.shared]
 
-    def joint(self) -> tuple[list[tuple[int, int | None]], list[int]]:
-        """The members of the shared aseq plan -- (query, None) for a flat query, (query, term)
-        for a nested query's term -- and the flat queries run in a second shared plan: with
-        terms, the plan holds partial rows, which a flat query under EMIT ON CHANGE has not."""
-        terms = self.shared_terms
-        if not terms:
-            return [(i, None) for i in self.shared], []
+    def groups(self) -> list[list[int]]:
+        """The queries evaluated together, each group by one :func:`workload_evaluator`: the flat
+        queries aseq accepts and the nested queries whose terms join them; with such terms, the
+        plan holds partial rows, which a flat query under EMIT ON CHANGE has not: those form a
+        second group."""
+        nested = sorted({i for i, _ in self.shared_terms})
+        if not nested:
+            return [self.shared] if self.shared else []
         apart = [i for i in self.shared if self.plans[i].query.mode == "emit"]
-        return [(i, None) for i in self.shared if i not in apart] + terms, apart
-
-    def _member_query(self, member: tuple[int, int | None]) -> Query:
-        i, k = member
-        return self.plans[i].query if k is None else self.nested[i].queries[k]
-
-    def build_shared(self):
-        """The evaluator of the shared aseq plan (None when it has no member)."""
-        members, _ = self.joint()
-        if not members:
-            return None
-        partial = bool(self.shared_terms)
-        return shared_evaluator([self._member_query(m) for m in members], numbers=self.numbers,
-                                **({"partial": True} if partial else {}))
+        joint = sorted([i for i in self.shared if i not in apart] + nested)
+        return [joint] + ([apart] if apart else [])
 
     def shared_jobs(self) -> list[tuple[Split, list[int]]]:
-        """The shared flat queries grouped into Spark jobs that can see the same partitions: one
-        job per distinct (split kind, keys, partial), in order of first appearance. The split's
-        reason is the first member's. (On Spark, a nested query runs as its own job.)"""
-        jobs: dict[tuple, tuple[Split, list[int]]] = {}
-        for i in self.shared:
-            split = self.plans[i].split
-            jobs.setdefault(split[:3], (split, []))[1].append(i)
-        return list(jobs.values())
+        """Each group split into jobs whose queries can see the same partitions: one job per
+        distinct (split kind, keys, partial), in order of first appearance. The split's reason
+        is the first member's."""
+        out = []
+        for group in self.groups():
+            jobs: dict[tuple, tuple[Split, list[int]]] = {}
+            for i in group:
+                split = self.plans[i].split
+                jobs.setdefault(split[:3], (split, []))[1].append(i)
+            out += list(jobs.values())
+        return out
 
     def explain(self) -> str:
         lines = []
@@ -216,53 +206,48 @@ class WorkloadPlan:
                 lines.append("     " + numbers_line(p.query, p.engine))
             if i in self.nested:
                 lines += self.nested[i].lines()
-        wl = self.build_shared()
-        if wl is not None:
-            members, apart = self.joint()
+        for group in self.groups():
+            wl = workload_evaluator([self.plans[i].query for i in group], self.numbers)
             lines.append("")
             lines.append("shared aseq plan" + (" (partial rows: nested terms are combined from them):"
                                                if self.shared_terms else ":"))
             text = wl.explain()
-            for j, (i, k) in sorted(enumerate(members), reverse=True):
-                text = text.replace(f"q{j}", f"<{self.names[i]}>" if k is None else f"<{self.names[i]}.t{k}>")
+            members = getattr(wl, "members", [(j, None) for j in range(len(group))])
+            for m, (j, k) in sorted(enumerate(members), reverse=True):
+                name = self.names[group[j]]
+                text = text.replace(f"q{m}", f"<{name}>" if k is None else f"<{name}.t{k}>")
             lines += ["  " + line for line in text.splitlines()]
-            if apart:
-                lines.append("in a second shared aseq plan (EMIT ON CHANGE has no partial rows): "
-                             + ", ".join(self.names[i] for i in apart))
-            for split, members in self.shared_jobs():
-                names = ", ".join(self.names[i] for i in members)
-                lines.append(f"on Spark, one job for {names}: {split.why}")
-            if self.shared_terms:
-                lines.append("on Spark, each nested query runs as its own job, its terms in its own neel engine")
+        for split, members in self.shared_jobs():
+            names = ", ".join(self.names[i] for i in members)
+            lines.append(f"on Spark, one job for {names}: {split.why}")
         return "\n".join(lines)
 
     def run(self, batch):
         """One Result per query, in order."""
         results: list = [None] * len(self.plans)
-        members, apart = self.joint()
-        wl = self.build_shared()
-        if wl is not None and not self.shared_terms:
-            for i, r in zip(self.shared, wl.run(batch)):
+        for group in self.groups():
+            wl = workload_evaluator([self.plans[i].query for i in group], self.numbers)
+            for i, r in zip(group, wl.run(batch)):
                 results[i] = r
-        elif wl is not None:
-            kinds = batch.attribute_kinds()
-            outside: dict[int, dict[int, list]] = {}
-            for (i, k), rows in zip(members, wl.run_rows(batch)):
-                if k is None:
-                    q = self.plans[i].query
-                    results[i] = Result(q.output_columns, combine_rows(q, rows), output_kinds(q, kinds)).sorted()
-                else:
-                    outside.setdefault(i, {})[k] = rows
-            if apart:
-                for i, r in zip(apart, shared_evaluator([self.plans[i].query for i in apart],
-                                                        numbers=self.numbers).run(batch)):
-                    results[i] = r
-            for i, got in outside.items():
-                results[i] = ENGINES["neel"](self.plans[i].query, external=frozenset(got)).run_with(batch, got)
         for i, p in enumerate(self.plans):
             if results[i] is None:
                 results[i] = p.build().run(batch)
         return results
+
+
+def workload_evaluator(queries: list[Query], numbers: str = "exact", **options):
+    """The evaluator of one group of a workload (:meth:`WorkloadPlan.groups`): rows tagged by
+    query index; ``options`` are the protocol's (``partial``, ``start_range``). Flat queries
+    only: :func:`shared_evaluator`. With nested queries (those aseq refuses, planned on neel):
+    their terms that fit the shared plan (:mod:`.nested_terms`) join it
+    (:class:`~cepagg.engines.neel.workload.SharedWorkload`)."""
+    terms = {j: nested_terms(q, numbers).shared for j, q in enumerate(queries)
+             if ENGINES["aseq"].refusal(q) is not None}
+    if not terms:
+        return shared_evaluator(queries, numbers, **options)
+    from ..engines.neel.workload import SharedWorkload
+
+    return SharedWorkload(queries, terms, **options)
 
 
 def shared_evaluator(queries: list[Query], numbers: str = "exact", **options):

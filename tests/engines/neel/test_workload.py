@@ -85,9 +85,55 @@ def test_a_nested_query_shares_with_another_nested_query():
     texts = ["RETURN COUNT(*) PATTERN SEQ(A a, OR(B b, C c), D d) WITHIN 6",
              "RETURN COUNT(*) PATTERN SEQ(A a, OR(B b, E e)) WITHIN 6"]
     wp = plan_workload([compile_query(t) for t in texts], ["x", "y"])
-    assert len(wp.build_shared().sharing.units) == 1
+    assert wp.groups() == [[0, 1]]
+    assert "[0] A" in wp.explain() and wp.explain().count("unit ") == 1
     rng = seeded("two nested")
     for _ in range(30):
         batch = EventBatch.from_rows(random_stream(rng, "ABCDE", n=12, max_gap=1, attrs=ATTRS))
         for text, got in zip(texts, wp.run(batch)):
             assert not ENGINES["reference"](compile_query(text)).run(batch).diff(got)
+
+
+def _chunks(batch: EventBatch, rng: random.Random) -> list[tuple[EventBatch, int]]:
+    """The batch cut at 1-2 random times: (events, the last time of the chunk), each chunk's
+    events all later than the one before's."""
+    ts = batch.table.column("ts").to_pylist()
+    cuts = sorted(rng.sample(sorted(set(ts)), min(2, len(set(ts)))))
+    out, lo = [], 0
+    for t in cuts + [ts[-1]]:
+        hi = max((i + 1 for i, x in enumerate(ts) if x <= t), default=lo)
+        if hi > lo:
+            out.append((EventBatch(batch.table.slice(lo, hi - lo), batch.time_unit), t))
+        lo = hi
+    return out
+
+
+def test_mixed_workloads_partial_and_in_chunks_equal_the_reference():
+    """The shared evaluator as the drivers use it: with partial rows (Spark's time slices,
+    merged here), and fed batch by batch with ``advance`` between (SLIDE windows released)."""
+    from cepagg.engines.aggregates import combine_rows
+    from cepagg.plan import workload_evaluator
+
+    rng = seeded("neel-workload-partial")
+    for texts in _workloads(rng, N // 2):
+        queries = [compile_query(t) for t in texts]
+        wp = plan_workload(queries)
+        rows = random_stream(rng, TYPES, n=rng.randint(6, 13), max_gap=2, attrs=ATTRS)
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = [ENGINES["reference"](q).run(batch) for q in queries]
+        for group in wp.groups():
+            qs = [queries[i] for i in group]
+            for partial in (True, False) if all(q.mode != "emit" for q in qs) else (False,):
+                wl = workload_evaluator(qs, partial=partial)
+                state = wl.new_state()
+                tagged = []
+                for chunk, last in _chunks(batch, rng):
+                    tagged += wl.process(state, chunk)
+                    tagged += wl.advance(state, last)
+                tagged += wl.finish(state)
+                for j, i in enumerate(group):
+                    got = [r for qj, r in tagged if qj == j]
+                    got = combine_rows(queries[i], got) if partial else got
+                    problems = expected[i].diff(expected[i].__class__(expected[i].columns, got))
+                    assert not problems, "\n".join([f"query: {texts[i]}", f"partial: {partial}",
+                                                    f"stream: {rows}", *problems])

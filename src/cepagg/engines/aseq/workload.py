@@ -137,20 +137,15 @@ class Workload:
             raise ValueError(f"state of {name} format {version} cannot be restored")
         return state
 
-    def run_rows(self, batch: EventBatch) -> list[list[tuple]]:
-        """Evaluate over a whole batch; per query, its rows as the units give them (partial rows
-        when ``partial``: a caller combining several queries' cells merges them itself)."""
-        state = self.new_state()
-        per: list[list[tuple]] = [[] for _ in self.queries]
-        for qi, r in self.process(state, batch.sorted()) + self.finish(state):
-            per[qi].append(r)
-        return per
-
     def run(self, batch: EventBatch) -> list[Result]:
         """Evaluate over a whole batch; one sorted result per query."""
+        state = self.new_state()
+        batch = batch.sorted()
+        tagged = self.process(state, batch) + self.finish(state)
         out = []
         kinds = batch.attribute_kinds()
-        for q, rows in zip(self.queries, self.run_rows(batch)):
+        for i, q in enumerate(self.queries):
+            rows = [r for qi, r in tagged if qi == i]
             if self.partial:
                 rows = combine_rows(q, rows)
             out.append(Result(q.output_columns, rows, output_kinds(q, kinds)).sorted())

@@ -27,7 +27,6 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from ...events import EventBatch
 from ...lang.model import Query
-from ...result import Result, output_kinds
 from ..aggregates import combine_rows, funcs_of, key_width, merge
 from ..base import Engine
 from .terms import Decomposition, NotDecomposable, Term, decompose, interleaving_lines
@@ -138,7 +137,8 @@ class Neel(Engine):
         units to run instead of Plan-Finder's; ``density``, events of each type per window of a
         partition, for Plan-Finder's cost model (:mod:`.plan_finder`; default: its ``DENSITY``).
         ``external``: terms (indices into ``decompose(query).terms``) the engine does not run:
-        a workload runs them in its shared aseq plan and hands their rows to :meth:`run_with`."""
+        a workload runs them in its shared aseq plan and hands their rows to :meth:`take`
+        (:mod:`.workload`)."""
         super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
         if query.returns_matches:  # the union of the disjuncts' matches (:mod:`.union`)
             from .union import match_plan
@@ -203,16 +203,11 @@ class Neel(Engine):
 
     # -- combining -----------------------------------------------------------------------------
 
-    def run_with(self, batch: EventBatch, outside: dict[int, list[tuple]]) -> Result:
-        """The whole result over ``batch``, the rows of the ``external`` terms given: ``outside``
-        maps each to its partial rows over the same batch (from a shared aseq workload)."""
-        if self.partial or self.union is not None or set(outside) != self.external:
-            raise ValueError("run_with: an exact, non-partial aggregate query with every external term's rows")
-        state = self.new_state()
-        rows = self.process(state, batch.sorted())
-        rows += self._out(state, [self._term_row(k, row) for k, rs in sorted(outside.items()) for row in rs], None)
-        rows += self.finish(state)
-        return Result(self.query.output_columns, rows, output_kinds(self.query, batch.attribute_kinds())).sorted()
+    def take(self, state: NeelState, k: int, rows: list[tuple]) -> list[tuple]:
+        """Partial rows of external term ``k`` (from a shared workload), added to the query's:
+        returned signed at once when ``partial``, else held for :meth:`advance` and
+        :meth:`finish` to release."""
+        return self._out(state, [self._term_row(k, row) for row in rows], None)
 
     def _signed(self, r: Runner, rows: list) -> list[tuple]:
         """A runner's rows as partial rows of the whole query."""
