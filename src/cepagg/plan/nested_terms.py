@@ -52,7 +52,7 @@ def nested_terms(query: Query, numbers: str) -> NestedTerms:
     terms = decompose(query).terms
     texts = [("+ " if t.sign > 0 else "- ") + t.text for t in terms]
     if numbers != "exact":
-        return NestedTerms(texts, why="float mode: the shared plan combines terms exactly")
+        return NestedTerms(texts, why="in float mode terms join no shared plan (neel combines them exactly)")
     out = NestedTerms(texts, [t.query for t in terms])
     for k, t in enumerate(terms):
         reason = shared_term_refusal(t)

@@ -245,6 +245,8 @@ def workload_evaluator(queries: list[Query], numbers: str = "exact", **options):
              if ENGINES["aseq"].refusal(q) is not None}
     if not terms:
         return shared_evaluator(queries, numbers, **options)
+    if numbers != "exact":  # (WorkloadPlan.groups holds no nested query then)
+        raise UsageError("a workload's nested queries share its aseq plan in exact mode only")
     from ..engines.neel.workload import SharedWorkload
 
     return SharedWorkload(queries, terms, **options)

@@ -130,6 +130,7 @@ def test_mixed_workloads_partial_and_in_chunks_equal_the_reference():
                 for chunk, last in _chunks(batch, rng):
                     tagged += wl.process(state, chunk)
                     tagged += wl.advance(state, last)
+                    state = wl.restore(wl.snapshot(state))  # (a checkpoint between batches)
                 tagged += wl.finish(state)
                 for j, i in enumerate(group):
                     got = [r for qj, r in tagged if qj == j]

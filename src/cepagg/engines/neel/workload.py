@@ -9,14 +9,14 @@ which receives the shared terms' rows and combines all of them as it does alone.
 
 The shared workload holds partial rows (terms are combined from partial cells). Without
 ``partial`` a flat query's rows are held and finalised the way neel holds a nested query's
-(:class:`Held`): SLIDE windows once ``advance`` passes their end, WITHIN-alone totals at
+(:func:`hold`): SLIDE windows once ``advance`` passes their end, WITHIN-alone totals at
 ``finish``. It follows the engine protocol of a workload: rows are ``(query index, row)``.
 """
 
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 from ...events import EventBatch
@@ -29,37 +29,33 @@ from .engine import Neel
 STATE_FORMAT = 1
 
 
-@dataclass
-class Held:
-    """A query's partial rows merged per key until they are final (see the module docstring)."""
+def hold(query: Query, held: dict[tuple, tuple], rows: list[tuple], watermark: int | None) -> list[tuple]:
+    """Merge ``query``'s partial ``rows`` into ``held`` (key -> cells); return the final rows of
+    the windows ``watermark`` closes (see the module docstring)."""
+    w = key_width(query)
+    funcs = funcs_of(query)
+    for row in rows:
+        key, cells = row[:w], row[w:]
+        held[key] = merge(funcs, held[key], cells) if key in held else cells
+    if watermark is None or query.mode != "slide":
+        return []
+    groups = len(query.group_by)
+    ready = [k for k in held if k[groups + 1] - 1 <= watermark]
+    return combine_rows(query, [k + held.pop(k) for k in ready])
 
-    query: Query
-    rows: dict[tuple, tuple] = field(default_factory=dict)
 
-    def add(self, rows: list[tuple], watermark: int | None) -> list[tuple]:
-        """Merge ``rows``; return the final rows of the windows ``watermark`` closes."""
-        q, w = self.query, key_width(self.query)
-        funcs = funcs_of(q)
-        for row in rows:
-            key, cells = row[:w], row[w:]
-            self.rows[key] = merge(funcs, self.rows[key], cells) if key in self.rows else cells
-        if watermark is None or q.mode != "slide":
-            return []
-        groups = len(q.group_by)
-        ready = [k for k in self.rows if k[groups + 1] - 1 <= watermark]
-        return combine_rows(q, [k + self.rows.pop(k) for k in ready])
-
-    def finish(self) -> list[tuple]:
-        out = combine_rows(self.query, [k + c for k, c in self.rows.items()])
-        self.rows.clear()
-        return out
+def release(query: Query, held: dict[tuple, tuple]) -> list[tuple]:
+    """Every held row, final (at ``finish``)."""
+    out = combine_rows(query, [k + c for k, c in held.items()])
+    held.clear()
+    return out
 
 
 @dataclass
 class SharedState:
     aseq: object
     nested: dict[int, object]
-    held: dict[int, Held]
+    held: dict[int, dict[tuple, tuple]]  # per flat query without ``partial``: key -> merged cells
 
 
 class SharedWorkload:
@@ -87,7 +83,7 @@ class SharedWorkload:
     def new_state(self) -> SharedState:
         flat = {j for j, k in self.members if k is None}
         return SharedState(self.aseq.new_state(), {j: e.new_state() for j, e in self.nested.items()},
-                           {} if self.partial else {j: Held(self.queries[j]) for j in flat})
+                           {} if self.partial else {j: {} for j in flat})
 
     def _routed(self, state: SharedState, tagged: list[tuple[int, tuple]], watermark: int | None):
         """The shared workload's rows: a flat query's out (held without ``partial``), a term's
@@ -101,9 +97,10 @@ class SharedWorkload:
             else:
                 out += [(j, r) for r in self.nested[j].take(state.nested[j], k, [row])]
         for j, rows in flat.items():
-            out += [(j, r) for r in (rows if self.partial else state.held[j].add(rows, watermark))]
+            out += [(j, r) for r in (rows if self.partial else hold(self.queries[j], state.held[j], rows, watermark))]
         if watermark is not None and not self.partial:
-            out += [(j, r) for j, h in state.held.items() if j not in flat for r in h.add([], watermark)]
+            out += [(j, r) for j, h in state.held.items() if j not in flat
+                    for r in hold(self.queries[j], h, [], watermark)]
         return out
 
     def process(self, state: SharedState, batch: EventBatch) -> list[tuple[int, tuple]]:
@@ -121,7 +118,7 @@ class SharedWorkload:
     def finish(self, state: SharedState) -> list[tuple[int, tuple]]:
         out = self._routed(state, self.aseq.finish(state.aseq), None)
         for j, h in state.held.items():
-            out += [(j, r) for r in h.finish()]
+            out += [(j, r) for r in release(self.queries[j], h)]
         for j, e in self.nested.items():
             out += [(j, r) for r in e.finish(state.nested[j])]
         return out
