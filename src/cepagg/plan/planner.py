@@ -209,8 +209,11 @@ class WorkloadPlan:
         for group in self.groups():
             wl = workload_evaluator([self.plans[i].query for i in group], self.numbers)
             lines.append("")
-            lines.append("shared aseq plan" + (" (partial rows: nested terms are combined from them):"
-                                               if self.shared_terms else ":"))
+            with_terms = any(i in self.nested for i in group)
+            lines.append("shared aseq plan" + (
+                " (partial rows: nested terms are combined from them):" if with_terms else
+                " of EMIT ON CHANGE queries (no partial rows, so apart from nested terms):" if self.shared_terms
+                else ":"))
             text = wl.explain()
             members = getattr(wl, "members", [(j, None) for j in range(len(group))])
             for m, (j, k) in sorted(enumerate(members), reverse=True):
