@@ -185,7 +185,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     """Every query of a workload file over the events; one result per query, named. On Spark
-    the queries aseq accepts run as one shared job (``cepagg.spark.run_workload``)."""
+    the queries aseq accepts, with the nested queries whose terms join their plan, run as shared
+    jobs (``cepagg.spark.run_workload``)."""
     from .lang.workload import compile_workload
     from .output import write_result
     from .plan import plan_workload
