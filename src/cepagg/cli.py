@@ -180,7 +180,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     """Every query of a workload file over the events; one result per query, named. On Spark
-    the queries aseq accepts run as one shared job (``cepagg.spark.run_workload``)."""
+    the queries aseq accepts, with the nested queries whose terms join their plan, run as shared
+    jobs (``cepagg.spark.run_workload``)."""
     from .lang.workload import compile_workload
     from .output import write_result
     from .plan import plan_workload
@@ -220,7 +221,8 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
                 write_result(result, str(path.with_name(f"{path.stem}.{name}{path.suffix}")))
             except OverflowResult as e:
                 raise OverflowResult(f"query {name}: {e}") from None
-    print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan, "
+    terms = f" with {len(wp.shared_terms)} nested terms" if wp.shared_terms else ""
+    print(f"cepagg: {len(report.batch)} events, {len(named)} queries ({len(wp.shared)} in one shared aseq plan{terms}, "
           f"{where}{_numbers_note(args)}) in {elapsed:.3f} s", file=sys.stderr)
     return 0
 

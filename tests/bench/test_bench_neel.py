@@ -16,7 +16,8 @@ def test_the_benchmark_checks_its_results(capsys):
     args = p.parse_args(["--events", "400", "--keys", "3", "--chapter-events", "120", "--repeat", "1"])
     assert neel.main(args) == 0
     out = capsys.readouterr().out
-    assert "DIFFERENT" not in out and "refuses" not in out and out.count("same rows") == 2
+    assert "DIFFERENT" not in out and "refuses" not in out and out.count("same rows") == 2 + 3  # 1, 1w
+    assert "part 1w: the three queries of part 1 as one workload (3 nested terms in the shared" in out
     assert out.count("same matches") == len(neel.NESTED_MATCHES + neel.PLANS_ONLY) == 5
     assert out.count("    plan {") >= 6 and out.count("  chosen") == 3  # every priced plan of 3 queries
 

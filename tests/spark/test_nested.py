@@ -71,6 +71,38 @@ def test_nested_query_in_a_workload(spark):
         assert not diff, (name, diff)
 
 
+SHARING = """
+-- name: flat_keyed
+RETURN g, COUNT(*) PATTERN SEQ(A a, B b, D d) WHERE [g] GROUP BY g WITHIN 6
+---
+-- name: or_keyed
+RETURN g, COUNT(*), SUM(a.x) PATTERN SEQ(A a, OR(B b, C c), D d) WHERE [g] GROUP BY g WITHIN 6
+---
+-- name: flat
+RETURN COUNT(*) PATTERN SEQ(A, C, D) WITHIN 5 SLIDE 2
+---
+-- name: and
+RETURN COUNT(*), MAX(b.x) PATTERN SEQ(A a, AND(B b, C c), D d) WITHIN 5 SLIDE 2
+"""
+
+
+def test_nested_terms_share_a_job_with_flat_queries(spark):
+    """Keyed (split by key) and keyless (time slices, partial rows merged): each nested query
+    runs in the same job as the flat query of its split, its fitting terms in their shared plan."""
+    from cepagg.plan import plan_workload
+
+    rows = random_stream(random.Random(23), "ABCD", n=80, max_gap=2, attrs={"x": (0, 9), "g": ["u", "v"]})
+    batch = EventBatch.from_rows(rows)
+    named = compile_workload(SHARING, schema=batch.attribute_kinds())
+    wp = plan_workload([q for _, q in named], [n for n, _ in named])
+    assert [m for _, m in wp.shared_jobs()] == [[0, 1], [2, 3]] and len(wp.shared_terms) == 3
+    got = run_workload(_frame(spark, rows), SHARING, parallelism=2)
+    for name, q in named:
+        expected = ENGINES["reference"](q).run(batch)
+        diff = expected.diff(Result(expected.columns, _rows(got[name])))
+        assert not diff, (name, diff)
+
+
 MATCH_QUERIES = [
     "PATTERN SEQ(A a, NOT AND(B, C), D d) WHERE [g] WITHIN 5",
     "RETURN a, c PATTERN SEQ(A a, OR(B b, C c), D d) WITHIN 6 SLIDE 3",

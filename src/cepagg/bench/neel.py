@@ -26,6 +26,13 @@ each type per window of a key, and the CPU seconds of writing the matches with i
 longer ``SEQ(A a, NOT AND(B, C), D d, B b, C c)``, whose matches the reference is too slow to
 enumerate on the whole file, is compared with it on the first events only.
 
+Part 1w, part 1's three queries (the flat one and the OR and AND queries, ``COUNT(*)`` per key)
+as one workload (:func:`cepagg.plan.plan_workload`: the nested queries' terms that fit join the
+flat query's shared aseq plan) against each query run alone on its own plan; CPU seconds of
+the evaluation, best of ``--repeat``, every query's rows compared between the two.
+``--write`` also writes the workload file beside the events (``.cep``), for ``cepagg run
+--no-spark`` and ``cepagg explain``.
+
 Part 2, the workloads of the NEEL chapter's experiments (Mo Liu, "Extending Event Sequence
 Processing: New Models and Optimization Techniques", PhD dissertation, WPI, 2012, §5.5): an
 outer SEQ with 1-3 negated children, one child of length 2-4, nesting depth 1-3, on a stream of
@@ -37,7 +44,7 @@ reference's value is checked too. A query ``neel`` refuses is reported with its 
 executor builds and then tests against the negated children (its cost grows with them, while
 ``neel``'s grows with the events and the disjuncts).
 
-``--parts`` picks parts (``1,1b,2``), ``--only`` part 2's workloads by name prefix.
+``--parts`` picks parts (``1,1w,1b,2``), ``--only`` part 2's workloads by name prefix.
 """
 
 from __future__ import annotations
@@ -102,12 +109,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="part 1 without the reference (results then checked against neel-iterative: no)")
     p.add_argument("--check-events", type=int, default=5_000,
                    help="events on which part 1b compares neel's match set with the reference's (default 5,000)")
-    p.add_argument("--parts", default="1,1b,2", help="parts to run, comma-separated (default 1,1b,2)")
+    p.add_argument("--parts", default="1,1w,1b,2", help="parts to run, comma-separated (default 1,1w,1b,2)")
     p.add_argument("--only", metavar="NAME", help="part 2: only the workloads whose name starts with NAME "
                    "(children, length, nesting, complex)")
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--write", metavar="CSV", help="also write part 1's events to this CSV file (to time "
-                   "`cepagg run --no-spark` on it) and stop")
+    p.add_argument("--write", metavar="CSV", help="also write part 1's events to this CSV file and part 1w's "
+                   "workload beside it (.cep), to time `cepagg run --no-spark` on them, and stop")
 
 
 def keyed_stream(n: int, keys: int, seed: int) -> EventBatch:
@@ -272,20 +279,62 @@ def nested_part(args, batch: EventBatch) -> int:
     return failed
 
 
+def workload_text() -> str:
+    """Part 1's three queries as a workload file."""
+    named = [("flat", FLAT)] + [(name.lower(), pattern) for name, pattern in NESTED.items()]
+    return "---\n".join(f"-- name: {n}\n{GROUPED.format(p)}\n" for n, p in named)
+
+
+def workload_part(args, batch: EventBatch) -> int:
+    """Part 1w (module docstring); the number of queries whose rows differ."""
+    from ..lang.workload import compile_workload
+    from ..plan import plan, plan_workload
+
+    named = compile_workload(workload_text(), schema=batch.attribute_kinds())
+    wp = plan_workload([q for _, q in named], [n for n, _ in named])
+    wp.run(batch.slice(0, 100))  # compile the kernels outside the timing
+
+    def best(f):
+        out, cpu = None, float("inf")
+        for _ in range(args.repeat):
+            c = time.process_time()
+            out = f()
+            cpu = min(cpu, time.process_time() - c)
+        return cpu, out
+
+    shared_s, shared = best(lambda: wp.run(batch))
+    print(f"part 1w: the three queries of part 1 as one workload ({len(wp.shared_terms)} nested terms "
+          f"in the shared aseq plan)")
+    failed, alone_s = 0, 0.0
+    for (name, q), got in zip(named, shared):
+        cpu, own = best(lambda p=plan(q): p.build().run(batch))
+        alone_s += cpu
+        diff = own.diff(got)
+        failed += bool(diff)
+        print(f"  {name:6} alone {cpu:8.3f} s" + ("  same rows" if not diff else f"  DIFFERENT: {diff[:3]}"))
+    print(f"  alone together {alone_s:8.3f} s, as one workload {shared_s:8.3f} s ({alone_s / shared_s:.2f}x)")
+    return failed
+
+
 def main(args) -> int:
     from . import chosen
 
-    parts = set(chosen("--parts", args.parts, ("1", "1b", "2")) or ())
+    parts = set(chosen("--parts", args.parts, ("1", "1w", "1b", "2")) or ())
     batch = keyed_stream(args.events, args.keys, args.seed).sorted()
     if args.write:
         import pyarrow.csv as pcsv
 
         pcsv.write_csv(batch.table.select(["type", "ts", "key"]), args.write)
-        print(f"wrote {len(batch):,} events to {args.write}")
+        cep = os.path.splitext(args.write)[0] + ".cep"
+        with open(cep, "w") as f:
+            f.write(workload_text())
+        print(f"wrote {len(batch):,} events to {args.write}, part 1w's workload to {cep}")
         return 0
     failed = 0
     if "1" in parts:
         failed += nested_part(args, batch)
+    if "1w" in parts:
+        failed += workload_part(args, batch)
     if "1b" in parts:
         failed += matches_part(args, batch)
     if "2" in parts:

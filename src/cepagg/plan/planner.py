@@ -28,6 +28,7 @@ from ..lang.printer import duration_text
 from .matches import MATCHERS
 from .matches import choose as choose_matcher
 from .nested import explain_lines as nested_lines
+from .nested_terms import NestedTerms, nested_terms
 from .split import Split, bucket_keys, split_of
 
 #: Engines tried by ``auto``, fastest first. ``neel`` takes nested patterns that aseq and GRETA
@@ -156,59 +157,102 @@ def _var(v) -> str:
 @dataclass
 class WorkloadPlan:
     """Several queries run together: those aseq accepts as one shared aseq plan (PreTree,
-    Chop-Connect), the others each with its own engine."""
+    Chop-Connect), joined by the terms of nested queries on neel that fit it
+    (:mod:`.nested_terms`); the others each with its own engine."""
 
     names: list[str]
     plans: list[Plan]
-    shared: list[int]  # indices run in the shared aseq workload
+    shared: list[int]  # indices of flat queries run in the shared aseq workload
     numbers: str = "exact"  # every plan's numeric mode
+    nested: dict[int, NestedTerms] = field(default_factory=dict)  # per query on neel, its terms' sharing
 
-    def build_shared(self):
-        return shared_evaluator([self.plans[i].query for i in self.shared], numbers=self.numbers) \
-            if self.shared else None
+    @property
+    def shared_terms(self) -> list[tuple[int, int]]:
+        """(query, term) of the nested terms in the shared aseq plan."""
+        return [(i, k) for i, n in self.nested.items() for k in n.shared]
+
+    def groups(self) -> list[list[int]]:
+        """The queries evaluated together, each group by one :func:`workload_evaluator`: the flat
+        queries aseq accepts and the nested queries whose terms join them; with such terms, the
+        plan holds partial rows, which a flat query under EMIT ON CHANGE has not: those form a
+        second group."""
+        nested = sorted({i for i, _ in self.shared_terms})
+        if not nested:
+            return [self.shared] if self.shared else []
+        apart = [i for i in self.shared if self.plans[i].query.mode == "emit"]
+        joint = sorted([i for i in self.shared if i not in apart] + nested)
+        return [joint] + ([apart] if apart else [])
 
     def shared_jobs(self) -> list[tuple[Split, list[int]]]:
-        """The shared queries grouped into jobs that can see the same partitions: one job per
+        """Each group split into jobs whose queries can see the same partitions: one job per
         distinct (split kind, keys, partial), in order of first appearance. The split's reason
         is the first member's."""
-        jobs: dict[tuple, tuple[Split, list[int]]] = {}
-        for i in self.shared:
-            split = self.plans[i].split
-            jobs.setdefault(split[:3], (split, []))[1].append(i)
-        return list(jobs.values())
+        out = []
+        for group in self.groups():
+            jobs: dict[tuple, tuple[Split, list[int]]] = {}
+            for i in group:
+                split = self.plans[i].split
+                jobs.setdefault(split[:3], (split, []))[1].append(i)
+            out += list(jobs.values())
+        return out
 
     def explain(self) -> str:
         lines = []
-        for name, p in zip(self.names, self.plans):
+        for i, (name, p) in enumerate(zip(self.names, self.plans)):
             lines.append(f"-- {name}: engine {p.engine}" + (" (shared plan)" if p.engine == "aseq" else ""))
             for eng, reason in p.refusals.items():
                 lines.append(f"     not {eng}: {reason}")
             if self.numbers == "float":
                 lines.append("     " + numbers_line(p.query, p.engine))
-        wl = self.build_shared()
-        if wl is not None:
+            if i in self.nested:
+                lines += self.nested[i].lines()
+        for group in self.groups():
+            wl = workload_evaluator([self.plans[i].query for i in group], self.numbers)
             lines.append("")
-            lines.append("shared aseq plan:")
+            with_terms = any(i in self.nested for i in group)
+            lines.append("shared aseq plan" + (
+                " (partial rows: nested terms are combined from them):" if with_terms else
+                " of EMIT ON CHANGE queries (no partial rows, so apart from nested terms):" if self.shared_terms
+                else ":"))
             text = wl.explain()
-            for k, i in sorted(enumerate(self.shared), reverse=True):
-                text = text.replace(f"q{k}", f"<{self.names[i]}>")
+            members = getattr(wl, "members", [(j, None) for j in range(len(group))])
+            for m, (j, k) in sorted(enumerate(members), reverse=True):
+                name = self.names[group[j]]
+                text = text.replace(f"q{m}", f"<{name}>" if k is None else f"<{name}.t{k}>")
             lines += ["  " + line for line in text.splitlines()]
-            for split, members in self.shared_jobs():
-                names = ", ".join(self.names[i] for i in members)
-                lines.append(f"on Spark, one job for {names}: {split.why}")
+        for split, members in self.shared_jobs():
+            names = ", ".join(self.names[i] for i in members)
+            lines.append(f"on Spark, one job for {names}: {split.why}")
         return "\n".join(lines)
 
     def run(self, batch):
         """One Result per query, in order."""
         results: list = [None] * len(self.plans)
-        wl = self.build_shared()
-        if wl is not None:
-            for i, r in zip(self.shared, wl.run(batch)):
+        for group in self.groups():
+            wl = workload_evaluator([self.plans[i].query for i in group], self.numbers)
+            for i, r in zip(group, wl.run(batch)):
                 results[i] = r
         for i, p in enumerate(self.plans):
             if results[i] is None:
                 results[i] = p.build().run(batch)
         return results
+
+
+def workload_evaluator(queries: list[Query], numbers: str = "exact", **options):
+    """The evaluator of one group of a workload (:meth:`WorkloadPlan.groups`): rows tagged by
+    query index; ``options`` are the protocol's (``partial``, ``start_range``). Flat queries
+    only: :func:`shared_evaluator`. With nested queries (those aseq refuses, planned on neel):
+    their terms that fit the shared plan (:mod:`.nested_terms`) join it
+    (:class:`~cepagg.engines.neel.workload.SharedWorkload`)."""
+    terms = {j: nested_terms(q, numbers).shared for j, q in enumerate(queries)
+             if ENGINES["aseq"].refusal(q) is not None}
+    if not terms:
+        return shared_evaluator(queries, numbers, **options)
+    if numbers != "exact":  # (WorkloadPlan.groups holds no nested query then)
+        raise UsageError("a workload's nested queries share its aseq plan in exact mode only")
+    from ..engines.neel.workload import SharedWorkload
+
+    return SharedWorkload(queries, terms, **options)
 
 
 def shared_evaluator(queries: list[Query], numbers: str = "exact", **options):
@@ -226,7 +270,8 @@ def shared_evaluator(queries: list[Query], numbers: str = "exact", **options):
 
 def plan_workload(queries: list[Query], names: list[str] | None = None, engine: str = "auto",
                   numbers: str = "exact") -> WorkloadPlan:
-    """Plan every query; with ``auto`` those aseq accepts share one aseq plan."""
+    """Plan every query; with ``auto`` those aseq accepts share one aseq plan, with the terms of
+    nested queries on neel that fit it (:mod:`.nested_terms`)."""
     names = names or [f"q{i}" for i in range(len(queries))]
     plans = []
     for name, q in zip(names, queries):
@@ -235,7 +280,9 @@ def plan_workload(queries: list[Query], names: list[str] | None = None, engine: 
         except UnsupportedQuery as e:  # (the named engine refuses one query: say which)
             raise UnsupportedQuery(e.engine, f"{e.reason} (query {name})") from None
     shared = [i for i, p in enumerate(plans) if p.engine == "aseq"]
-    return WorkloadPlan(names, plans, shared, numbers)
+    nested = {i: nested_terms(p.query, numbers) for i, p in enumerate(plans)
+              if engine == "auto" and p.engine == "neel"}
+    return WorkloadPlan(names, plans, shared, numbers, nested)
 
 
 def plan(query: Query, engine: str = "auto", numbers: str = "exact") -> Plan:

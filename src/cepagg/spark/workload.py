@@ -1,15 +1,16 @@
 """A workload of several queries on Spark, as one job: ``run_workload(df, text) -> {name: DataFrame}``.
 
-The queries aseq accepts run in one shared aseq plan (PreTree, Chop-Connect; see
-:mod:`cepagg.engines.aseq.workload`): one pass of ``mapInArrow`` over the events evaluates
+The queries aseq accepts, and the nested queries whose terms the plan joins to them, run in one
+shared aseq plan (PreTree, Chop-Connect; see :mod:`cepagg.engines.aseq.workload` and
+:func:`cepagg.plan.workload_evaluator`): one pass of ``mapInArrow`` over the events evaluates
 all of them, and its output -- every query's rows side by side, tagged ``__q`` -- is persisted,
 so each query's DataFrame is a filter of that one evaluation. The plan
 (:meth:`cepagg.plan.WorkloadPlan.shared_jobs`) says which queries share: those that agree on
 the split, since queries partitioned by different keys cannot see the same partitions. A
 time split cuts slices wide enough, and overlapping enough, for the longest window of its
 queries; each query still counts only the matches that start in a slice (``start_range``).
-The other queries (Kleene patterns for GRETA, anything for the reference) run as separate
-jobs with :func:`~cepagg.spark.batch.run`.
+The other queries (Kleene patterns for GRETA, nested queries with no term in the shared plan,
+anything for the reference) run as separate jobs with :func:`~cepagg.spark.batch.run`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..lang import Hierarchy
 from ..lang.concepts import with_hierarchy
 from ..lang.model import Query
 from ..lang.workload import compile_workload
-from ..plan import plan_workload, shared_evaluator
+from ..plan import plan_workload, workload_evaluator
 from . import schema as S
 from .batch import arrange, check_types_on_spark, narrow, prepare_events, run
 from .merge import in_order, merge_results
@@ -50,8 +51,8 @@ def _workload(texts: tuple[str, ...], time_unit: str, kinds: tuple, partial: boo
               numbers: str = "exact") -> Evaluator:
     """One shared evaluator per worker process and slice range (building the sharing plan is
     not free)."""
-    return shared_evaluator([compiled(t, time_unit, kinds) for t in texts], numbers=numbers, partial=partial,
-                            start_range=start_range)
+    return workload_evaluator([compiled(t, time_unit, kinds) for t in texts], numbers, partial=partial,
+                              start_range=start_range)
 
 
 def _columns(wspec: WorkloadSpec) -> list[tuple[str, str]]:
@@ -131,7 +132,8 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
         ordered, split, t0, width = arrange(narrow(events, [named[i][1] for i in members]), split, keys,
                                             n_parts, within)
         kt = tuple(sorted(kinds.items()))
-        specs = tuple(Spec(named[i][1].text, time_unit, kt, "aseq", split, keys, partial and split != "single",
+        specs = tuple(Spec(named[i][1].text, time_unit, kt, wp.plans[i].engine, split, keys,
+                           partial and split != "single",
                            t0=t0, width=width, numbers=numbers) for i in members)
         wspec = WorkloadSpec(specs)
         raw = ordered.mapInArrow(lambda it, w=wspec: run_shared(w, it), S.ddl_string(_columns(wspec)))

@@ -71,15 +71,18 @@ class Runner:
         return self.scale != 1 or bool(self.witnesses)
 
 
-def runners_of(terms: list[Term], start_range=None) -> list[Runner]:
+def runners_of(terms: list[Term], start_range=None, external: frozenset[int] = frozenset()) -> list[Runner]:
     """The terms grouped into runners. Terms on aseq with the same time transform share one
     workload; terms that ignore events of types they do not name (:func:`_blind`) share it
     whatever their witness types, the runner adding the witness events of all of them (a term
     never sees another's witness types), so that the disjuncts of a negated sequence -- one
-    witness chain longer each -- run as one PreTree over one stream."""
+    witness chain longer each -- run as one PreTree over one stream. Terms in ``external`` get
+    no runner: a workload runs them in its shared plan (:func:`shared_term_refusal`)."""
     groups: dict[tuple, list[int]] = {}
     engines = [engine_of(t) for t in terms]
     for i, (t, e) in enumerate(zip(terms, engines)):
+        if i in external:
+            continue
         if e != "aseq":
             key: tuple = (e, i)
         else:
@@ -109,15 +112,33 @@ def _blind(t: Term) -> bool:
     return all(v.type is not None for v in q.variables.values()) and not q.equivalences and not q.stream_filters
 
 
+def shared_term_refusal(t: Term) -> str | None:
+    """Why the term cannot join a workload's shared aseq plan, whose queries all read the
+    workload's events as they are (None: it can)."""
+    engine = engine_of(t)
+    if engine != "aseq":
+        return f"runs on {engine}"
+    if t.scale != 1 or any(t.offsets.values()):
+        return f"reads times scaled to {t.scale}*ts + offset per type (an interleaving of an AND)"
+    if t.witnesses:
+        return ("reads witness events of " + ", ".join(sorted({b for b, _ in t.witnesses.values()}))
+                + " added to the stream (a negated sequence)")
+    return None
+
+
 class Neel(Engine):
     name = "neel"
 
     def __init__(self, query: Query, *, partial: bool = False,
                  start_range: tuple[int, int] | None = None, numbers: str = "exact",
-                 match_groups: list[tuple[int, ...]] | None = None, density: float | None = None):
+                 match_groups: list[tuple[int, ...]] | None = None, density: float | None = None,
+                 external: frozenset[int] = frozenset()):
         """For a query returning matches: ``match_groups``, the partition of its disjuncts into
         units to run instead of Plan-Finder's; ``density``, events of each type per window of a
-        partition, for Plan-Finder's cost model (:mod:`.plan_finder`; default: its ``DENSITY``)."""
+        partition, for Plan-Finder's cost model (:mod:`.plan_finder`; default: its ``DENSITY``).
+        ``external``: terms (indices into ``decompose(query).terms``) the engine does not run:
+        a workload runs them in its shared aseq plan and hands their rows to :meth:`take`
+        (:mod:`.workload`)."""
         super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
         if query.returns_matches:  # the union of the disjuncts' matches (:mod:`.union`)
             from .union import match_plan
@@ -130,7 +151,8 @@ class Neel(Engine):
         self.union = None
         self.funcs = funcs_of(query)
         self.width = key_width(query)
-        self.runners = runners_of(self.plan.terms, start_range)
+        self.external = frozenset(external)
+        self.runners = runners_of(self.plan.terms, start_range, self.external)
 
     @classmethod
     def refusal(cls, query: Query) -> str | None:
@@ -181,25 +203,34 @@ class Neel(Engine):
 
     # -- combining -----------------------------------------------------------------------------
 
+    def take(self, state: NeelState, k: int, rows: list[tuple]) -> list[tuple]:
+        """Partial rows of external term ``k`` (from a shared workload), added to the query's:
+        returned signed at once when ``partial``, else held for :meth:`advance` and
+        :meth:`finish` to release."""
+        return self._out(state, [self._term_row(k, row) for row in rows], None)
+
     def _signed(self, r: Runner, rows: list) -> list[tuple]:
-        """A runner's rows as partial rows of the whole query: window columns back in the
-        query's time, cells in the query's order, signed."""
-        groups = len(self.query.group_by)
+        """A runner's rows as partial rows of the whole query."""
         out = []
         for row in rows:
             if r.shared:
                 qi, row = row
-                t = self.plan.terms[r.terms[qi]]
+                out.append(self._term_row(r.terms[qi], row))
             else:
-                t = self.plan.terms[r.terms[0]]
-            sub_width = key_width(t.query)
-            key = row[:sub_width]
-            if t.scale != 1 and self.query.mode == "slide":
-                key = key[:groups] + tuple(x // t.scale for x in key[groups:])
-            cells = row[sub_width:]
-            out.append(tuple(key) + tuple(_cell(f, None if i is None else cells[i], t)
-                                          for f, i in zip(self.funcs, t.cells)))
+                out.append(self._term_row(r.terms[0], row))
         return out
+
+    def _term_row(self, k: int, row: tuple) -> tuple:
+        """A partial row of term ``k`` as a partial row of the whole query: window columns back
+        in the query's time, cells in the query's order, signed."""
+        t = self.plan.terms[k]
+        groups = len(self.query.group_by)
+        sub_width = key_width(t.query)
+        key = row[:sub_width]
+        if t.scale != 1 and self.query.mode == "slide":
+            key = key[:groups] + tuple(x // t.scale for x in key[groups:])
+        cells = row[sub_width:]
+        return tuple(key) + tuple(_cell(f, None if i is None else cells[i], t) for f, i in zip(self.funcs, t.cells))
 
     def _out(self, state: NeelState, rows: list[tuple], watermark: int | None) -> list[tuple]:
         if self.partial:
