@@ -23,7 +23,7 @@ from cepagg.cli import main
     (["disorder", "--queries", "nosuch"], "--queries 'nosuch': expected one of slide, match"),
     (["tree", "--only", "nosuch"], "--only 'nosuch': expected one of query2, query3, versus"),
     (["tree", "--windows=-1"], "--windows '-1': expected whole numbers of at least 1"),
-    (["neel", "--parts", "9"], "--parts '9': expected one of 1, 1b, 2"),
+    (["neel", "--parts", "9"], "--parts '9': expected one of 1, 1w, 1b, 2"),
 ])
 def test_a_bad_bench_option_is_one_line(capsys, argv, message):
     assert main(["bench", *argv]) == 2
