@@ -75,6 +75,14 @@ def test_what_chunks_cannot_read_is_read_whole(tmp_path, capsys, text, why):
     assert f"read whole, not in chunks ({p}: " in captured.err and "cepagg: 4 events, engine" in captured.err
 
 
+def test_a_column_of_text_in_the_first_rows_and_numbers_after_is_not_chunked(tmp_path):
+    """Read whole, the column is mostly numbers, so numeric ('u' a bad value); its first chunk alone is text."""
+    p = write_file(tmp_path, "type,ts,x\nA,1,u\nB,2,1\nA,3,2\nB,4,3\n")
+    assert read_events(p, on_bad_row="reject").batch.attribute_kinds() == {"x": "int"}
+    with pytest.raises(NotChunkable, match="column 'x' is mostly numbers"):
+        list(EventChunks(p, chunk_bytes=16, on_bad_row="reject"))
+
+
 def test_chunked_rejects_are_those_of_a_whole_read(tmp_path, monkeypatch, capsys):
     p = write_file(tmp_path, "type,ts,x\nA,1,1\nA,x,1\nB,2,1\n,3,1\nB,4,1\n")
     monkeypatch.setenv("CEPAGG_CHUNK_BYTES", "12")

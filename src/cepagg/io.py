@@ -147,7 +147,8 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         input_time_unit: unit of integer times in the input (default: ``time_unit``).
         timezone: IANA zone of naive timestamps.
         schema: declared kinds (int, float, str, bool), as a mapping or as ``--schema`` text
-            (``"price:float,company:str"``); else int, float, bool (true/false) or str.
+            (``"price:float,company:str"``); else inferred (a column mostly of numbers is numeric,
+            its other values bad values: docs/semantics.md §1).
         constant_type: the type of every event; a type column, if any, is then an attribute.
         on_bad_row: "error" raises InputError for the first bad row; "reject" writes the bad rows,
             every field and an ``_error`` column, to the reject file (its format by its extension,
@@ -214,6 +215,8 @@ class EventChunks:
                     undecided = {name for name, out in r.out_names.items()
                                  if name not in r.declared and table.column(out).null_count == table.num_rows}
                     columns, first_names = table.column_names, dict(r.out_names)
+                    texts = {name: [0, 0] for name, t in types.items()  # (numbers, values) of inferred text columns
+                             if t == pa.string() and name not in r.declared and name not in undecided}
                 else:
                     if extra := sorted(r.attributes(part) - types.keys()):
                         raise NotChunkable(f"{part.source}: column {extra[0]!r} is not in the first rows")
@@ -226,6 +229,10 @@ class EventChunks:
                         if out not in table.column_names:
                             table = table.append_column(out, pa.nulls(table.num_rows, types[name]))
                     table = table.select(columns)
+                for name in (n for n in texts if n in part.table.column_names):  # (a whole read's kind may be numeric)
+                    texts[name] = [a + b for a, b in zip(texts[name], _number_count(part.table.column(name)))]
+                    if _mostly_numbers(*texts[name]):
+                        raise NotChunkable(f"{part.source}: column {name!r} is mostly numbers, text in the first rows")
                 if table.num_rows == 0:
                     continue
                 ts = table.column("ts")
@@ -309,9 +316,7 @@ class _Reader:
             if bad and types is not None and name not in self.declared:
                 raise NotChunkable(f"{parts[0].source}: column {name!r} changes kind along the input")
             for i in bad:
-                errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid "
-                                                + (declared[name] if name in declared else "64-bit integer: declare "
-                                                   f"the column float (--schema {name}:float) to read it rounded"))
+                errors.setdefault(i, []).append(_bad_value(name, arr[i].as_py(), declared.get(name)))
             if pa.types.is_floating(table[out].type):  # NaN and infinities: no engine adds or orders them exactly
                 for i in np.flatnonzero(np.asarray(pc.fill_null(pc.invert(pc.is_finite(table[out])), False))):
                     errors.setdefault(int(i), []).append(f"column {name!r}: {table[out][i].as_py()!r} is not a "
@@ -754,11 +759,41 @@ def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
             col, bad = _parse(s, k)
             if kind or not bad or k == "int":  # (an integer beyond 64 bits: a bad value, never rounded to a float)
                 return col, bad
+    if kind is None and _mostly_numbers(*_number_count(s)):  # the other values are bad values
+        numbers = pc.fill_null(pc.match_substring_regex(s, _NUMBER_RE["float"]), False)
+        ints = pc.fill_null(pc.match_substring_regex(s, _NUMBER_RE["int"]), False)
+        return _parse(s, "int" if pc.all(pc.equal(numbers, ints)).as_py() else "float")
     low = pc.utf8_lower(s)
     bad = pc.and_(pc.is_valid(low), pc.invert(pc.is_in(low, pa.array(["true", "false"]))))
     if kind == "bool" or kind is None and not pc.any(bad).as_py():
         return pc.if_else(bad, None, pc.equal(low, "true")), np.flatnonzero(np.asarray(bad)).tolist()
     return pc.if_else(pc.equal(text, ""), None, text), []
+
+
+def _number_count(arr: pa.Array) -> tuple[int, int]:
+    """How many values of a column read as numbers, and how many are not empty."""
+    s = pc.utf8_trim_whitespace(pc.cast(arr, pa.string()))
+    s = pc.if_else(pc.equal(s, ""), None, s)
+    return pc.sum(pc.cast(pc.match_substring_regex(s, _NUMBER_RE["float"]), pa.int64())).as_py() or 0, \
+        len(s) - s.null_count
+
+
+def _mostly_numbers(numbers: int, values: int) -> bool:
+    """The rule that makes an undeclared column numeric: more than half of its values are numbers
+    (the others are then bad values, not a reason to compare the numbers as text)."""
+    return 2 * numbers > values
+
+
+def _bad_value(name: str, value: Any, declared: str | None) -> str:
+    """Why a value of an attribute column is bad: not of the declared kind, or, in an inferred
+    numeric column, not a number or an integer beyond 64 bits."""
+    if declared:
+        return f"column {name!r}: {value!r} is not a valid {declared}"
+    if isinstance(value, str) and pc.match_substring_regex(pa.array([value.strip()]), _NUMBER_RE["int"])[0].as_py():
+        return (f"column {name!r}: {value!r} is not a valid 64-bit integer: declare the column float "
+                f"(--schema {name}:float) to read it rounded")
+    return f"column {name!r}: {value!r} is not a number, as most values of the column are (declare it text " \
+           f"with --schema {name}:str)"
 
 
 def _times(arr: pa.Array, name: str, in_unit: str, unit: str, zone: zoneinfo.ZoneInfo) -> tuple[pa.Array, dict]:
