@@ -241,6 +241,8 @@ def test_csv_bad_rows_name_file_and_line(tmp_path, text, line, message):
     ('{"ts": 1, "type": "A"}\n{"ts": 2.5, "type": "A"}\n', 2, "2.5 is neither an integer"),
     ('{"ts": 1, "type": "A"}\n{"ts": 2, "type": null}\n', 2, "type column 'type' is empty"),
     ('{"ts": 1, "type": "A", "v": 1}\n{"ts": 2, "type": "A", "v": "x"}\n', 2, "column 'v': 'x' is not a valid int"),
+    ('{"ts": 1, "type": "A"}\n{"ts": 2, "type": "A", "x": 1, "x": 5}\n', 2, "bad JSON: key 'x' appears twice"),
+    ('{"ts": 1, "type": "A", "x": {"k": 1, "k": 2}}\n', 1, "bad JSON: key 'k' appears twice"),
 ])
 def test_jsonl_bad_rows_name_file_and_line(tmp_path, text, line, message):
     p = tmp_path / "bad.jsonl"

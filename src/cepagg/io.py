@@ -660,7 +660,7 @@ def _jsonl_part(src: str, data: bytes | _File, shift: int) -> _Part:
         records = []
         for k, (_, line) in enumerate(lines()):
             try:
-                originals[k] = obj = json.loads(line)
+                originals[k] = obj = json.loads(line, object_pairs_hook=_unique_keys)
                 if not isinstance(obj, dict):
                     raise ValueError(f"not a JSON object but a {type(obj).__name__}")
             except ValueError as e:
@@ -669,6 +669,15 @@ def _jsonl_part(src: str, data: bytes | _File, shift: int) -> _Part:
         n, table = len(records), pa.table({c: _py_column([r.get(c) for r in records])
                                            for c in dict.fromkeys(c for r in records for c in r)})
     return _Part(src, n, table, errors, originals, cache(lambda: [no for no, _ in lines()]))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (json keeps the last of repeated keys silently)."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        raise ValueError(f"key {next(k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1)!r} appears "
+                         "twice in the record")
+    return obj
 
 
 def _line_breaks(data: bytes | _File) -> tuple[int, bool]:
