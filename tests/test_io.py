@@ -198,6 +198,17 @@ def test_constant_type(tmp_path):
         read_events(p)
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_a_constant_type_over_a_file_with_a_type_column_is_refused(tmp_path, fmt):
+    """The type column silently became an attribute ``type_`` and every event the constant type."""
+    p = _write(tmp_path / f"e.{fmt}", [{"ts": 1, "type": "A", "x": 1}, {"ts": 2, "type": "B", "x": 2}], fmt)
+    with pytest.raises(InputError, match=r"e\.\w+: column 'type' holds the events' types, and constant_type "
+                                         r"\(--constant-type\) gives every event the type 'tick'"):
+        read_events(p, constant_type="tick")
+    with pytest.raises(InputError, match="column 'kind' holds"):
+        read_events(_write(tmp_path / f"k.{fmt}", [{"ts": 1, "kind": "A"}], fmt), constant_type="t", type_column="kind")
+
+
 def test_reserved_names_are_renamed(tmp_path):
     p = _csv(tmp_path, "time,kind,ts,type,_id,id\n1,A,x,y,z,5\n")
     report = read_events(p, time_column="time", type_column="kind")

@@ -78,7 +78,7 @@ def _add_event_args(p: argparse.ArgumentParser) -> None:
                    help="unit of integer times in the file (default: --time-unit)")
     p.add_argument("--timezone", default="UTC", help="zone of timestamps without offset (default UTC)")
     p.add_argument("--schema", help="declared attribute types, e.g. 'price:float,company:str'")
-    p.add_argument("--constant-type", help="type of every event, when the file has no type column")
+    p.add_argument("--constant-type", help="type of every event, when the file has no type column (with one: an error)")
     p.add_argument("--reject", metavar="PATH", help="write bad rows here (.csv or .jsonl) instead of failing")
 
 

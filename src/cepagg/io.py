@@ -149,7 +149,8 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         schema: declared kinds (int, float, str, bool), as a mapping or as ``--schema`` text
             (``"price:float,company:str"``); else inferred (a column mostly of numbers is numeric,
             its other values bad values: docs/semantics.md §1).
-        constant_type: the type of every event; a type column, if any, is then an attribute.
+        constant_type: the type of every event, for input without a column ``type_column`` (with
+            one, an error: to keep such a column as an attribute, name another ``type_column``).
         on_bad_row: "error" raises InputError for the first bad row; "reject" writes the bad rows,
             every field and an ``_error`` column, to the reject file (its format by its extension,
             .csv or .jsonl; without one CSV for CSV input, else JSON Lines).
@@ -282,6 +283,11 @@ class _Reader:
             missing = min(used - set(p.table.column_names))
             raise InputError(f"no column {missing!r} (columns: {', '.join(p.table.column_names)})" + (
                 "; pass constant_type for single-stream data" if missing == self.type_column else ""), p.source)
+        for p in (p for p in parts if self.constant_type is not None and self.type_column in p.table.column_names):
+            raise InputError(f"column {self.type_column!r} holds the events' types, and constant_type "
+                             f"(--constant-type) gives every event the type {self.constant_type!r}: give one of "
+                             f"them (to read the column as an attribute, name a type column the input lacks, "
+                             f"such as --type-column none)", p.source)
         offsets, total, cols = np.cumsum([0] + [p.n for p in parts])[:-1].tolist(), sum(p.n for p in parts), {}
         for name in dict.fromkeys(n for p in parts for n in p.table.column_names):
             arrays = [p.table.column(name).combine_chunks() if name in p.table.column_names else pa.nulls(p.n)
