@@ -52,6 +52,18 @@ def test_a_progress_line_says_events_rows_watermark_and_state():
     assert "watermark 78," in BatchLines("s").line(report)
 
 
+def test_the_end_of_stream_marker_is_not_counted_as_an_event():
+    """The batch holding the end-of-stream marker said "1 event in" when no event of the input came."""
+    report = {"batchId": 4, "numInputRows": 1, "observedMetrics": {ROWS_OUT: {"rows": 0}},
+              "eventTime": {"max": "2255-03-14T16:00:00.000Z", "min": "2255-03-14T16:00:00.000Z",
+                            "watermark": "1970-01-01T00:00:00.078Z"}}
+    assert BatchLines("ms").line(report) == "batch 4: 0 events in, end of input, 0 rows out, watermark 78"
+    report.update(numInputRows=3, eventTime={**report["eventTime"], "min": "1970-01-01T00:00:00.080Z"})
+    assert BatchLines("ms").line(report).startswith("batch 4: 2 events in, end of input, 0 rows out")
+    report["eventTime"]["max"] = "1970-01-01T00:00:00.090Z"
+    assert BatchLines("ms").line(report).startswith("batch 4: 3 events in, 0 rows out")
+
+
 def test_each_batch_is_reported_once(capsys):
     class Query:
         recentProgress = [{"batchId": 0, "numInputRows": 2}, {"batchId": 1, "numInputRows": 0}]

@@ -63,6 +63,8 @@ class BatchLines:
 
     ``cepagg: batch 3: 20 events in, 5 rows out, watermark 78, state 4 rows / 12.1 KB``
 
+    and, for the batch that holds the end of a finite input, ``..., 20 events in, end of input, ...``.
+
     The watermark is in the stream's time unit (absent where the query keeps its own clocks,
     as the ordering layer does); the state is what the stateful operator's store holds.
     Call it with the query whenever convenient (:func:`cepagg.spark.streaming.run_until` does
@@ -88,7 +90,10 @@ class BatchLines:
             print(self.prefix + self.line(report), file=self.stream or sys.stderr, flush=True)
 
     def line(self, report: dict) -> str:
-        parts = [f"batch {report['batchId']}: {_count(int(report.get('numInputRows', 0)), 'event')} in"]
+        end = _holds_the_end(report)  # (the marker is a row of the input to Spark, not an event of the user's)
+        parts = [f"batch {report['batchId']}: {_count(int(report.get('numInputRows', 0)) - end, 'event')} in"]
+        if end:
+            parts.append("end of input")
         observed = (report.get("observedMetrics") or {}).get(ROWS_OUT)
         if observed is not None:
             parts.append(f"{_count(int(observed['rows']), 'row')} out")
@@ -107,6 +112,20 @@ class BatchLines:
             size = sum(int(op.get("memoryUsedBytes", 0)) for op in operators)
             parts.append(f"state {_count(rows, 'row')} / {size / 1024:.1f} KB")
         return ", ".join(parts)
+
+
+def _holds_the_end(report: dict) -> bool:
+    """Whether a micro-batch held the end-of-stream marker of a finite ``cepagg`` source: its
+    latest event time is the marker's, beyond every real one (known where Spark keeps a
+    watermark and so reports event times; the ordering layer keeps its own clocks)."""
+    latest = (report.get("eventTime") or {}).get("max")
+    if not latest:
+        return False
+    from datetime import datetime
+
+    from .streaming import END_WATERMARK_MS
+
+    return datetime.fromisoformat(latest.replace("Z", "+00:00")).timestamp() * 1000 > END_WATERMARK_MS
 
 
 def _count(n: int, noun: str) -> str:
