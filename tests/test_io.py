@@ -121,7 +121,8 @@ def test_a_word_in_a_column_of_numbers_is_a_bad_value_not_a_text_column(tmp_path
         p = tmp_path / "e.jsonl"
         p.write_text("".join(json.dumps({"ts": t, "type": "A", "x": x if x in ("abc", "") else float(x)}) + "\n"
                              for t, x in rows))
-    with pytest.raises(InputError, match=rf"row {4 if fmt == 'csv' else 3}: column 'x': 'abc' is not a number, as most values of the "
+    line = 4 if fmt == "csv" else 3  # (CSV: the header is line 1)
+    with pytest.raises(InputError, match=rf"row {line}: column 'x': 'abc' is not a number, as most values of the "
                                          r"column are \(declare it text with --schema x:str\)"):
         read_events(p)
     report = read_events(p, on_bad_row="reject", reject_path=str(tmp_path / "bad.jsonl"))

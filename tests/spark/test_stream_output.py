@@ -54,7 +54,8 @@ def test_cli_stream_writes_csv_with_headers_and_a_line_per_batch(tmp_path):
     assert "TransformWithStateInPandas" not in done.stderr
     assert "Received UDF from JVM" not in done.stderr
 
-    progress = re.findall(r"^cepagg: batch (\d+): (\d+) events? in,(?: end of input,)? (\d+) rows? out, watermark [^,]+, "
+    progress = re.findall(r"^cepagg: batch (\d+): (\d+) events? in,(?: end of input,)? (\d+) rows? out, "
+                          r"watermark [^,]+, "
                           r"state \d+ rows? / [\d.]+ KB$", done.stderr, re.M)
     batches = sorted(int(name) for name in os.listdir(chk / "commits") if name.isdigit())
     assert [int(b) for b, _, _ in progress] == batches, done.stderr
