@@ -123,7 +123,8 @@ def test_a_word_in_a_column_of_numbers_is_a_bad_value_not_a_text_column(tmp_path
                              for t, x in rows))
     line = 4 if fmt == "csv" else 3  # (CSV: the header is line 1)
     with pytest.raises(InputError, match=rf"row {line}: column 'x': 'abc' is not a number, as most values of the "
-                                         r"column are \(declare it text with --schema x:str\)"):
+                                         r"column are \(leave a missing value empty, or declare the column "
+                                         r"text with --schema x:str\)"):
         read_events(p)
     report = read_events(p, on_bad_row="reject", reject_path=str(tmp_path / "bad.jsonl"))
     assert report.batch.attribute_kinds() == {"x": "float"} and report.rejected == 1

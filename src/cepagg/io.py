@@ -807,8 +807,8 @@ def _bad_value(name: str, value: Any, declared: str | None) -> str:
     if isinstance(value, str) and pc.match_substring_regex(pa.array([value.strip()]), _NUMBER_RE["int"])[0].as_py():
         return (f"column {name!r}: {value!r} is not a valid 64-bit integer: declare the column float "
                 f"(--schema {name}:float) to read it rounded")
-    return f"column {name!r}: {value!r} is not a number, as most values of the column are (declare it text " \
-           f"with --schema {name}:str)"
+    return f"column {name!r}: {value!r} is not a number, as most values of the column are (leave a missing " \
+           f"value empty, or declare the column text with --schema {name}:str)"
 
 
 def _times(arr: pa.Array, name: str, in_unit: str, unit: str, zone: zoneinfo.ZoneInfo) -> tuple[pa.Array, dict]:
