@@ -282,7 +282,8 @@ class _Reader:
         for p in (p for p in parts if p.table.num_columns and not used <= set(p.table.column_names)):
             missing = min(used - set(p.table.column_names))
             raise InputError(f"no column {missing!r} (columns: {', '.join(p.table.column_names)})" + (
-                "; pass constant_type for single-stream data" if missing == self.type_column else ""), p.source)
+                "; for input of one event type, give it with constant_type (--constant-type)"
+                if missing == self.type_column else ""), p.source)
         for p in (p for p in parts if self.constant_type is not None and self.type_column in p.table.column_names):
             raise InputError(f"column {self.type_column!r} holds the events' types, and constant_type "
                              f"(--constant-type) gives every event the type {self.constant_type!r}: give one of "
