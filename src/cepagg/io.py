@@ -770,15 +770,18 @@ def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     s = pc.utf8_trim_whitespace(text)
     s = pc.if_else(pc.equal(s, ""), None, s)
     kind = kind or (None if s.null_count < len(s) else "str")
+    numbers = None  # (inferring: which values read as numbers)
     for k in _number_kinds(kind):
-        if kind or pc.all(pc.match_substring_regex(s, _NUMBER_RE[k])).as_py():
+        match = None if kind else pc.match_substring_regex(s, _NUMBER_RE[k])
+        numbers = match if k == "float" else numbers
+        if kind or pc.all(match).as_py():
             col, bad = _parse(s, k)
             if kind or not bad or k == "int":  # (an integer beyond 64 bits: a bad value, never rounded to a float)
                 return col, bad
-    if kind is None and _mostly_numbers(*_number_count(s)):  # the other values are bad values
-        numbers = pc.fill_null(pc.match_substring_regex(s, _NUMBER_RE["float"]), False)
+    if numbers is not None and _mostly_numbers(pc.sum(pc.cast(numbers, pa.int64())).as_py() or 0,
+                                               len(s) - s.null_count):  # the other values are bad values
         ints = pc.fill_null(pc.match_substring_regex(s, _NUMBER_RE["int"]), False)
-        return _parse(s, "int" if pc.all(pc.equal(numbers, ints)).as_py() else "float")
+        return _parse(s, "int" if pc.all(pc.equal(pc.fill_null(numbers, False), ints)).as_py() else "float")
     low = pc.utf8_lower(s)
     bad = pc.and_(pc.is_valid(low), pc.invert(pc.is_in(low, pa.array(["true", "false"]))))
     if kind == "bool" or kind is None and not pc.any(bad).as_py():
