@@ -533,7 +533,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     running = []
     for name, body, out, checkpoint in jobs:
         options.update(out=out, checkpoint=checkpoint)
-        progress = BatchLines(args.time_unit, name)
+        progress = BatchLines(args.time_unit, name, finite=not args.follow)
         if args.follow:
             q = start(df, body, available_now=False, processing_time=args.trigger, count_out=True, **options)
             running.append((q, progress))
@@ -628,7 +628,7 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
             follow([(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
                      BatchLines(args.time_unit))])
         else:
-            run_to_end(df, text, progress=BatchLines(args.time_unit), **options)
+            run_to_end(df, text, progress=BatchLines(args.time_unit, finite=True), **options)
         print(f"cepagg: results in {args.out} (K-slack on Spark's watermark, delay {delay})", file=sys.stderr)
         return 0
     if args.clock == "global":
@@ -642,7 +642,7 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
         follow([(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
                                **options), BatchLines(args.time_unit))])
     else:
-        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit), **options)
+        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit, finite=True), **options)
     if args.checkpoint:
         count, samples = late_count(spark, args.checkpoint)
         if count:

@@ -64,6 +64,17 @@ def test_the_end_of_stream_marker_is_not_counted_as_an_event():
     assert BatchLines("ms").line(report).startswith("batch 4: 3 events in, 0 rows out")
 
 
+def test_the_end_of_stream_marker_is_found_by_offset_where_spark_reports_no_event_times():
+    """The ordering layer keeps its own clocks: Spark reports no event times, and the batch holding
+    the marker said "1 event in"."""
+    source = {"startOffset": '{"pos": 3}', "endOffset": '{"pos": 4}', "latestOffset": '{"pos": 4}'}
+    report = {"batchId": 1, "numInputRows": 1, "eventTime": {}, "sources": [source]}
+    assert BatchLines("ms", finite=True).line(report) == "batch 1: 0 events in, end of input"
+    assert BatchLines("ms").line(report) == "batch 1: 1 event in"  # (a source that runs on has no marker)
+    first = {"batchId": 0, "numInputRows": 3, "sources": [{**source, "startOffset": "null", "endOffset": '{"pos": 3}'}]}
+    assert BatchLines("ms", finite=True).line(first) == "batch 0: 3 events in"
+
+
 def test_each_batch_is_reported_once(capsys):
     class Query:
         recentProgress = [{"batchId": 0, "numInputRows": 2}, {"batchId": 1, "numInputRows": 0}]
