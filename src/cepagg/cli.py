@@ -280,9 +280,13 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     _tell_read(chunks)
     write_result(result, args.out)
     print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process{_numbers_note(args, q)}), "
-          f"{len(result)} rows "
-          f"in {elapsed:.3f} s", file=sys.stderr)
+          f"{_count(len(result), 'row')} in {elapsed:.3f} s", file=sys.stderr)
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 match``, ``2 matches``: a count with its noun (nouns ending in ch take -es)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
 def _spark_config(args: argparse.Namespace) -> dict[str, str]:
@@ -355,7 +359,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     write_result(result, args.out)
     print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}{_numbers_note(args, p)}), "
-          f"{len(result)} rows in {elapsed:.3f} s", file=sys.stderr)
+          f"{_count(len(result), 'row')} in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
@@ -406,9 +410,9 @@ def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
     written = write(pieces, layout, args.out, max_matches=args.max_matches)
     elapsed = time.perf_counter() - started
     if written.stopped:
-        print(f"cepagg: stopped at {written.matches} matches (--max-matches)", file=sys.stderr)
-    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {written.matches} matches, "
-          f"{written.rows} rows in {elapsed:.3f} s", file=sys.stderr)
+        print(f"cepagg: stopped at {_count(written.matches, 'match')} (--max-matches)", file=sys.stderr)
+    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {_count(written.matches, 'match')}, "
+          f"{_count(written.rows, 'row')} in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
