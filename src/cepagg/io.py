@@ -204,6 +204,7 @@ class EventChunks:
     def __iter__(self) -> Iterator[EventBatch]:
         r = self._reader
         types = undecided = None  # the first chunk's Arrow type per attribute, and its empty columns
+        before = []  # parts of bad rows alone, read before the kinds were learnt (their values count too)
         last = None  # the latest time so far
         for f in r.files:
             rows = r.rows
@@ -211,6 +212,7 @@ class EventChunks:
                 if types is None:
                     table = r.convert([part])
                     if table.num_rows == 0:  # (a header alone, or only bad rows: nothing to learn kinds from)
+                        before.append(part)
                         continue
                     types = {name: table.schema.field(out).type for name, out in r.out_names.items()}
                     undecided = {name for name, out in r.out_names.items()
@@ -230,10 +232,13 @@ class EventChunks:
                         if out not in table.column_names:
                             table = table.append_column(out, pa.nulls(table.num_rows, types[name]))
                     table = table.select(columns)
-                for name in (n for n in texts if n in part.table.column_names):  # (a whole read's kind may be numeric)
-                    texts[name] = [a + b for a, b in zip(texts[name], _number_count(part.table.column(name)))]
-                    if _mostly_numbers(*texts[name]):
-                        raise NotChunkable(f"{part.source}: column {name!r} is mostly numbers, text in the first rows")
+                for earlier in [*before, part]:  # (a whole read's kind may be numeric)
+                    for name in (n for n in texts if n in earlier.table.column_names):
+                        texts[name] = [a + b for a, b in zip(texts[name], _number_count(earlier.table.column(name)))]
+                        if _mostly_numbers(*texts[name]):
+                            raise NotChunkable(f"{part.source}: column {name!r} is mostly numbers, text in the first "
+                                               "rows")
+                before = []
                 if table.num_rows == 0:
                     continue
                 ts = table.column("ts")
