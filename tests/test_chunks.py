@@ -89,8 +89,20 @@ def test_values_of_bad_rows_before_the_first_event_count_for_the_kind(tmp_path):
     p = write_file(tmp_path, "type,ts,x\nA,bad,1\nA,bad,2\nA,bad,3\nA,4,u\nB,5,v\n")
     whole = read_events(p, on_bad_row="reject", reject_path=tmp_path / "w.csv")
     assert whole.rejected == 5 and len(whole.batch) == 0
-    with pytest.raises(NotChunkable, match="column 'x' is mostly numbers"):
+    with pytest.raises(NotChunkable, match="column 'x' reads as another kind"):
         list(EventChunks(p, chunk_bytes=10, on_bad_row="reject", reject_path=tmp_path / "c.csv"))
+    for text in ("type,ts,x\nA,bad,u\nA,bad,v\nA,bad,w\nA,4,1\nB,5,2\n",  # (whole: text)
+                 "type,ts,x\nA,bad,u\nA,bad,v\nA,bad,w\nA,bad,y\nA,4,1\nB,5,2\nB,6,3\n"):
+        p = write_file(tmp_path, text)
+        whole = read_events(p, on_bad_row="reject", reject_path=tmp_path / "w.csv").batch
+        assert whole.attribute_kinds() == {"x": "str"}
+        for size in (1, 10, 20):
+            try:
+                parts = [b.table for b in EventChunks(p, chunk_bytes=size, on_bad_row="reject",
+                                                      reject_path=tmp_path / "c.csv")]
+            except NotChunkable:
+                continue
+            assert pa.concat_tables(parts).equals(whole.table), (text, size)
 
 
 def test_chunked_rejects_are_those_of_a_whole_read(tmp_path, monkeypatch, capsys):

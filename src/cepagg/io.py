@@ -220,6 +220,12 @@ class EventChunks:
                     columns, first_names = table.column_names, dict(r.out_names)
                     texts = {name: [0, 0] for name, t in types.items()  # (numbers, values) of inferred text columns
                              if t == pa.string() and name not in r.declared and name not in undecided}
+                    for name in (n for n in types if n not in r.declared and before):  # (their values count too)
+                        text = pa.concat_arrays([pc.cast(p.table.column(name).combine_chunks(), pa.string())
+                                                 for p in [*before, part] if name in p.table.column_names])
+                        if _attribute(text, None)[0].type not in (types[name], pa.null()):
+                            raise NotChunkable(f"{part.source}: column {name!r} reads as another kind with the values "
+                                               "of the bad rows before it")
                 else:
                     if extra := sorted(r.attributes(part) - types.keys()):
                         raise NotChunkable(f"{part.source}: column {extra[0]!r} is not in the first rows")
