@@ -75,6 +75,36 @@ def test_what_chunks_cannot_read_is_read_whole(tmp_path, capsys, text, why):
     assert f"read whole, not in chunks ({p}: " in captured.err and "cepagg: 4 events, engine" in captured.err
 
 
+def test_a_column_of_text_in_the_first_rows_and_numbers_after_is_not_chunked(tmp_path):
+    """Read whole, the column is mostly numbers, so numeric ('u' a bad value); its first chunk alone is text."""
+    p = write_file(tmp_path, "type,ts,x\nA,1,u\nB,2,1\nA,3,2\nB,4,3\n")
+    assert read_events(p, on_bad_row="reject").batch.attribute_kinds() == {"x": "int"}
+    with pytest.raises(NotChunkable, match="column 'x' is mostly numbers"):
+        list(EventChunks(p, chunk_bytes=16, on_bad_row="reject"))
+
+
+def test_values_of_bad_rows_before_the_first_event_count_for_the_kind(tmp_path):
+    """Chunks of bad rows alone were skipped before the kinds were learnt: their numbers were not
+    counted, and the chunks read 'u' and 'v' as text where the whole read has them bad values."""
+    p = write_file(tmp_path, "type,ts,x\nA,bad,1\nA,bad,2\nA,bad,3\nA,4,u\nB,5,v\n")
+    whole = read_events(p, on_bad_row="reject", reject_path=tmp_path / "w.csv")
+    assert whole.rejected == 5 and len(whole.batch) == 0
+    with pytest.raises(NotChunkable, match="column 'x' reads as another kind"):
+        list(EventChunks(p, chunk_bytes=10, on_bad_row="reject", reject_path=tmp_path / "c.csv"))
+    for text in ("type,ts,x\nA,bad,u\nA,bad,v\nA,bad,w\nA,4,1\nB,5,2\n",  # (whole: text)
+                 "type,ts,x\nA,bad,u\nA,bad,v\nA,bad,w\nA,bad,y\nA,4,1\nB,5,2\nB,6,3\n"):
+        p = write_file(tmp_path, text)
+        whole = read_events(p, on_bad_row="reject", reject_path=tmp_path / "w.csv").batch
+        assert whole.attribute_kinds() == {"x": "str"}
+        for size in (1, 10, 20):
+            try:
+                parts = [b.table for b in EventChunks(p, chunk_bytes=size, on_bad_row="reject",
+                                                      reject_path=tmp_path / "c.csv")]
+            except NotChunkable:
+                continue
+            assert pa.concat_tables(parts).equals(whole.table), (text, size)
+
+
 def test_chunked_rejects_are_those_of_a_whole_read(tmp_path, monkeypatch, capsys):
     p = write_file(tmp_path, "type,ts,x\nA,1,1\nA,x,1\nB,2,1\n,3,1\nB,4,1\n")
     monkeypatch.setenv("CEPAGG_CHUNK_BYTES", "12")

@@ -124,6 +124,6 @@ def test_the_terminal_table_shows_every_digit_of_a_whole_float(tmp_path, capsys)
 def test_the_summary_line_says_float64_only_where_it_changes_the_result(events, capsys):
     assert main(["run", "-q", "RETURN MAX(B.x) PATTERN SEQ(A, B) WITHIN 8", "--events", events, "--no-spark",
                  "--numbers", "float"]) == 0
-    assert "(in-process), 1 rows" in capsys.readouterr().err
+    assert "(in-process), 1 row in" in capsys.readouterr().err
     assert main(["run", "-q", QUERY, "--events", events, "--no-spark", "--numbers", "float"]) == 0
-    assert "(in-process, float64), 1 rows" in capsys.readouterr().err
+    assert "(in-process, float64), 1 row in" in capsys.readouterr().err

@@ -59,7 +59,7 @@ def test_round_trip_each_format(tmp_path, fmt):
 
 
 def test_inference_of_int_float_str_bool(tmp_path):
-    p = _csv(tmp_path, "ts,type,i,f,b,s,e,mixed\n1,A,1,1.5,TRUE,x,,1\n2,A, +2 ,2,false,3,,true\n3,A,,1e3,,y,,2.5\n")
+    p = _csv(tmp_path, "ts,type,i,f,b,s,e,mixed\n1,A,1,1.5,TRUE,x,,a\n2,A, +2 ,2,false,3,,true\n3,A,,1e3,,y,,2.5\n")
     report = read_events(p)
     assert report.batch.attribute_kinds() == {"i": "int", "f": "float", "b": "bool", "s": "str", "e": "str",
                                               "mixed": "str"}
@@ -109,6 +109,34 @@ def test_an_integer_beyond_64_bits_is_a_bad_value_not_a_rounded_float(tmp_path):
                                          r"integer: declare the column float \(--schema x:float\)"):
         read_events(p)
     assert read_events(p, schema={"x": "float"}).batch.table.column("x").to_pylist() == [1.0, -1e20, 7.0]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_a_word_in_a_column_of_numbers_is_a_bad_value_not_a_text_column(tmp_path, fmt):
+    """One ``abc`` among numbers made the whole column text: ``a.x < b.x`` then compared "10" < "9"."""
+    rows = [(1, "10"), (2, "9"), (3, "abc"), (4, "2.5"), (5, "")]
+    if fmt == "csv":
+        p = _csv(tmp_path, "ts,type,x\n" + "".join(f"{t},A,{x}\n" for t, x in rows))
+    else:
+        p = tmp_path / "e.jsonl"
+        p.write_text("".join(json.dumps({"ts": t, "type": "A", "x": x if x in ("abc", "") else float(x)}) + "\n"
+                             for t, x in rows))
+    line = 4 if fmt == "csv" else 3  # (CSV: the header is line 1)
+    with pytest.raises(InputError, match=rf"row {line}: column 'x': 'abc' is not a number, as most values of the "
+                                         r"column are \(leave a missing value empty, or declare the column "
+                                         r"text with --schema x:str\)"):
+        read_events(p)
+    report = read_events(p, on_bad_row="reject", reject_path=str(tmp_path / "bad.jsonl"))
+    assert report.batch.attribute_kinds() == {"x": "float"} and report.rejected == 1
+    assert report.batch.table.column("x").to_pylist() == [10.0, 9.0, 2.5, None]
+    assert read_events(p, schema={"x": "str"}).batch.attribute_kinds() == {"x": "str"}
+
+
+def test_a_column_mostly_of_words_stays_text(tmp_path):
+    p = _csv(tmp_path, "ts,type,x\n1,A,abc\n2,A,7\n3,A,def\n4,A,3M\n")
+    report = read_events(p)
+    assert report.batch.attribute_kinds() == {"x": "str"}
+    assert report.batch.table.column("x").to_pylist() == ["abc", "7", "def", "3M"]
 
 
 def test_timestamps_with_offsets_and_naive_in_timezone(tmp_path):
@@ -172,6 +200,17 @@ def test_constant_type(tmp_path):
         read_events(p)
 
 
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_a_constant_type_over_a_file_with_a_type_column_is_refused(tmp_path, fmt):
+    """The type column silently became an attribute ``type_`` and every event the constant type."""
+    p = _write(tmp_path / f"e.{fmt}", [{"ts": 1, "type": "A", "x": 1}, {"ts": 2, "type": "B", "x": 2}], fmt)
+    with pytest.raises(InputError, match=r"e\.\w+: column 'type' holds the events' types, and constant_type "
+                                         r"\(--constant-type\) gives every event the type 'tick'"):
+        read_events(p, constant_type="tick")
+    with pytest.raises(InputError, match="column 'kind' holds"):
+        read_events(_write(tmp_path / f"k.{fmt}", [{"ts": 1, "kind": "A"}], fmt), constant_type="t", type_column="kind")
+
+
 def test_reserved_names_are_renamed(tmp_path):
     p = _csv(tmp_path, "time,kind,ts,type,_id,id\n1,A,x,y,z,5\n")
     report = read_events(p, time_column="time", type_column="kind")
@@ -215,6 +254,8 @@ def test_csv_bad_rows_name_file_and_line(tmp_path, text, line, message):
     ('{"ts": 1, "type": "A"}\n{"ts": 2.5, "type": "A"}\n', 2, "2.5 is neither an integer"),
     ('{"ts": 1, "type": "A"}\n{"ts": 2, "type": null}\n', 2, "type column 'type' is empty"),
     ('{"ts": 1, "type": "A", "v": 1}\n{"ts": 2, "type": "A", "v": "x"}\n', 2, "column 'v': 'x' is not a valid int"),
+    ('{"ts": 1, "type": "A"}\n{"ts": 2, "type": "A", "x": 1, "x": 5}\n', 2, "bad JSON: key 'x' appears twice"),
+    ('{"ts": 1, "type": "A", "x": {"k": 1, "k": 2}}\n', 1, "bad JSON: key 'k' appears twice"),
 ])
 def test_jsonl_bad_rows_name_file_and_line(tmp_path, text, line, message):
     p = tmp_path / "bad.jsonl"

@@ -214,6 +214,14 @@ def _rows(piece) -> list[tuple]:
     return [r[:4] for r in piece]
 
 
+def test_one_match_is_one_match_on_stderr(tmp_path, capsys):
+    """The summary said "stopped at 1 matches" and "1 matches, 1 rows"."""
+    assert main(["run", "-q", "PATTERN SEQ(A a, B b, C c) WITHIN 30", "--events", str(_events_file(tmp_path)),
+                 "--no-spark", "--max-matches", "1", "--match-format", "wide"]) == 0
+    err = capsys.readouterr().err
+    assert "stopped at 1 match (--max-matches)" in err and ", 1 match, 1 row in " in err
+
+
 @pytest.mark.parametrize("out", ["-", "m.jsonl", "m.parquet"])
 def test_the_wide_form_reports_one_row_per_match(tmp_path, capsys, out):
     target = out if out == "-" else str(tmp_path / out)

@@ -77,7 +77,7 @@ def _add_event_args(p: argparse.ArgumentParser) -> None:
                    help="unit of integer times in the file (default: --time-unit)")
     p.add_argument("--timezone", default="UTC", help="zone of timestamps without offset (default UTC)")
     p.add_argument("--schema", help="declared attribute types, e.g. 'price:float,company:str'")
-    p.add_argument("--constant-type", help="type of every event, when the file has no type column")
+    p.add_argument("--constant-type", help="type of every event, when the file has no type column (with one: an error)")
     p.add_argument("--reject", metavar="PATH", help="write bad rows here (.csv or .jsonl) instead of failing")
 
 
@@ -277,9 +277,13 @@ def _run_chunked(args: argparse.Namespace, text: str) -> int | str | None:
     _tell_read(chunks)
     write_result(result, args.out)
     print(f"cepagg: {events} events (read in chunks), engine {engine} (in-process{_numbers_note(args, q)}), "
-          f"{len(result)} rows "
-          f"in {elapsed:.3f} s", file=sys.stderr)
+          f"{_count(len(result), 'row')} in {elapsed:.3f} s", file=sys.stderr)
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 match``, ``2 matches``: a count with its noun (nouns ending in ch take -es)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
 def _spark_config(args: argparse.Namespace) -> dict[str, str]:
@@ -352,7 +356,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     write_result(result, args.out)
     print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}{_numbers_note(args, p)}), "
-          f"{len(result)} rows in {elapsed:.3f} s", file=sys.stderr)
+          f"{_count(len(result), 'row')} in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
@@ -403,9 +407,9 @@ def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
     written = write(pieces, layout, args.out, max_matches=args.max_matches)
     elapsed = time.perf_counter() - started
     if written.stopped:
-        print(f"cepagg: stopped at {written.matches} matches (--max-matches)", file=sys.stderr)
-    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {written.matches} matches, "
-          f"{written.rows} rows in {elapsed:.3f} s", file=sys.stderr)
+        print(f"cepagg: stopped at {_count(written.matches, 'match')} (--max-matches)", file=sys.stderr)
+    print(f"cepagg: {len(report.batch)} events, engine {p.engine} ({where}), {_count(written.matches, 'match')}, "
+          f"{_count(written.rows, 'row')} in {elapsed:.3f} s", file=sys.stderr)
     return 0
 
 
@@ -530,7 +534,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     running = []
     for name, body, out, checkpoint in jobs:
         options.update(out=out, checkpoint=checkpoint)
-        progress = BatchLines(args.time_unit, name)
+        progress = BatchLines(args.time_unit, name, finite=not args.follow)
         if args.follow:
             q = start(df, body, available_now=False, processing_time=args.trigger, count_out=True, **options)
             running.append((q, progress))
@@ -625,7 +629,7 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
             follow([(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
                      BatchLines(args.time_unit))])
         else:
-            run_to_end(df, text, progress=BatchLines(args.time_unit), **options)
+            run_to_end(df, text, progress=BatchLines(args.time_unit, finite=True), **options)
         print(f"cepagg: results in {args.out} (K-slack on Spark's watermark, delay {delay})", file=sys.stderr)
         return 0
     if args.clock == "global":
@@ -639,7 +643,7 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
         follow([(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
                                **options), BatchLines(args.time_unit))])
     else:
-        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit), **options)
+        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit, finite=True), **options)
     if args.checkpoint:
         count, samples = late_count(spark, args.checkpoint)
         if count:

@@ -147,8 +147,10 @@ def read_events(path: str | Path | Sequence[str | Path], *, format: str | None =
         input_time_unit: unit of integer times in the input (default: ``time_unit``).
         timezone: IANA zone of naive timestamps.
         schema: declared kinds (int, float, str, bool), as a mapping or as ``--schema`` text
-            (``"price:float,company:str"``); else int, float, bool (true/false) or str.
-        constant_type: the type of every event; a type column, if any, is then an attribute.
+            (``"price:float,company:str"``); else inferred (a column mostly of numbers is numeric,
+            its other values bad values: docs/semantics.md §1).
+        constant_type: the type of every event, for input without a column ``type_column`` (with
+            one, an error: to keep such a column as an attribute, name another ``type_column``).
         on_bad_row: "error" raises InputError for the first bad row; "reject" writes the bad rows,
             every field and an ``_error`` column, to the reject file (its format by its extension,
             .csv or .jsonl; without one CSV for CSV input, else JSON Lines).
@@ -202,6 +204,7 @@ class EventChunks:
     def __iter__(self) -> Iterator[EventBatch]:
         r = self._reader
         types = undecided = None  # the first chunk's Arrow type per attribute, and its empty columns
+        before = []  # parts of bad rows alone, read before the kinds were learnt (their values count too)
         last = None  # the latest time so far
         for f in r.files:
             rows = r.rows
@@ -209,11 +212,23 @@ class EventChunks:
                 if types is None:
                     table = r.convert([part])
                     if table.num_rows == 0:  # (a header alone, or only bad rows: nothing to learn kinds from)
+                        before.append(part)
                         continue
                     types = {name: table.schema.field(out).type for name, out in r.out_names.items()}
                     undecided = {name for name, out in r.out_names.items()
                                  if name not in r.declared and table.column(out).null_count == table.num_rows}
                     columns, first_names = table.column_names, dict(r.out_names)
+                    texts = {name: [0, 0] for name, t in types.items()  # (numbers, values) of inferred text columns
+                             if t == pa.string() and name not in r.declared and name not in undecided}
+                    for name in (n for n in types if n not in r.declared and before):  # (their values count too)
+                        try:
+                            text = pa.concat_arrays([pc.cast(p.table.column(name).combine_chunks(), pa.string())
+                                                     for p in [*before, part] if name in p.table.column_names])
+                        except _BAD:  # (lists, structs, bytes: of a kind no value changes)
+                            continue
+                        if _attribute(text, None)[0].type not in (types[name], pa.null()):
+                            raise NotChunkable(f"{part.source}: column {name!r} reads as another kind with the values "
+                                               "of the bad rows before it")
                 else:
                     if extra := sorted(r.attributes(part) - types.keys()):
                         raise NotChunkable(f"{part.source}: column {extra[0]!r} is not in the first rows")
@@ -226,6 +241,13 @@ class EventChunks:
                         if out not in table.column_names:
                             table = table.append_column(out, pa.nulls(table.num_rows, types[name]))
                     table = table.select(columns)
+                for earlier in [*before, part]:  # (a whole read's kind may be numeric)
+                    for name in (n for n in texts if n in earlier.table.column_names):
+                        texts[name] = [a + b for a, b in zip(texts[name], _number_count(earlier.table.column(name)))]
+                        if _mostly_numbers(*texts[name]):
+                            raise NotChunkable(f"{part.source}: column {name!r} is mostly numbers, text in the first "
+                                               "rows")
+                before = []
                 if table.num_rows == 0:
                     continue
                 ts = table.column("ts")
@@ -274,7 +296,13 @@ class _Reader:
         for p in (p for p in parts if p.table.num_columns and not used <= set(p.table.column_names)):
             missing = min(used - set(p.table.column_names))
             raise InputError(f"no column {missing!r} (columns: {', '.join(p.table.column_names)})" + (
-                "; pass constant_type for single-stream data" if missing == self.type_column else ""), p.source)
+                "; for input of one event type, give it with constant_type (--constant-type)"
+                if missing == self.type_column else ""), p.source)
+        for p in (p for p in parts if self.constant_type is not None and self.type_column in p.table.column_names):
+            raise InputError(f"column {self.type_column!r} holds the events' types, and constant_type "
+                             f"(--constant-type) gives every event the type {self.constant_type!r}: give one of "
+                             f"them (to read the column as an attribute, name a type column the input lacks, "
+                             f"such as --type-column none)", p.source)
         offsets, total, cols = np.cumsum([0] + [p.n for p in parts])[:-1].tolist(), sum(p.n for p in parts), {}
         for name in dict.fromkeys(n for p in parts for n in p.table.column_names):
             arrays = [p.table.column(name).combine_chunks() if name in p.table.column_names else pa.nulls(p.n)
@@ -309,9 +337,7 @@ class _Reader:
             if bad and types is not None and name not in self.declared:
                 raise NotChunkable(f"{parts[0].source}: column {name!r} changes kind along the input")
             for i in bad:
-                errors.setdefault(i, []).append(f"column {name!r}: {arr[i].as_py()!r} is not a valid "
-                                                + (declared[name] if name in declared else "64-bit integer: declare "
-                                                   f"the column float (--schema {name}:float) to read it rounded"))
+                errors.setdefault(i, []).append(_bad_value(name, arr[i].as_py(), declared.get(name)))
             if pa.types.is_floating(table[out].type):  # NaN and infinities: no engine adds or orders them exactly
                 for i in np.flatnonzero(np.asarray(pc.fill_null(pc.invert(pc.is_finite(table[out])), False))):
                     errors.setdefault(int(i), []).append(f"column {name!r}: {table[out][i].as_py()!r} is not a "
@@ -655,7 +681,7 @@ def _jsonl_part(src: str, data: bytes | _File, shift: int) -> _Part:
         records = []
         for k, (_, line) in enumerate(lines()):
             try:
-                originals[k] = obj = json.loads(line)
+                originals[k] = obj = json.loads(line, object_pairs_hook=_unique_keys)
                 if not isinstance(obj, dict):
                     raise ValueError(f"not a JSON object but a {type(obj).__name__}")
             except ValueError as e:
@@ -664,6 +690,15 @@ def _jsonl_part(src: str, data: bytes | _File, shift: int) -> _Part:
         n, table = len(records), pa.table({c: _py_column([r.get(c) for r in records])
                                            for c in dict.fromkeys(c for r in records for c in r)})
     return _Part(src, n, table, errors, originals, cache(lambda: [no for no, _ in lines()]))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (json keeps the last of repeated keys silently)."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        raise ValueError(f"key {next(k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1)!r} appears "
+                         "twice in the record")
+    return obj
 
 
 def _line_breaks(data: bytes | _File) -> tuple[int, bool]:
@@ -749,16 +784,60 @@ def _attribute(arr: pa.Array, kind: str | None) -> tuple[pa.Array, list[int]]:
     s = pc.utf8_trim_whitespace(text)
     s = pc.if_else(pc.equal(s, ""), None, s)
     kind = kind or (None if s.null_count < len(s) else "str")
+    numbers = None  # (inferring: which values read as numbers)
     for k in _number_kinds(kind):
-        if kind or pc.all(pc.match_substring_regex(s, _NUMBER_RE[k])).as_py():
+        match = None if kind else pc.match_substring_regex(s, _NUMBER_RE[k])
+        numbers = match if k == "float" else numbers
+        if kind or pc.all(match).as_py():
             col, bad = _parse(s, k)
             if kind or not bad or k == "int":  # (an integer beyond 64 bits: a bad value, never rounded to a float)
                 return col, bad
+    if numbers is not None and _mostly_numbers(pc.sum(pc.cast(numbers, pa.int64())).as_py() or 0,
+                                               len(s) - s.null_count):  # the other values are bad values
+        ints = pc.fill_null(pc.match_substring_regex(s, _NUMBER_RE["int"]), False)
+        return _parse(s, "int" if pc.all(pc.equal(pc.fill_null(numbers, False), ints)).as_py() else "float")
     low = pc.utf8_lower(s)
     bad = pc.and_(pc.is_valid(low), pc.invert(pc.is_in(low, pa.array(["true", "false"]))))
     if kind == "bool" or kind is None and not pc.any(bad).as_py():
         return pc.if_else(bad, None, pc.equal(low, "true")), np.flatnonzero(np.asarray(bad)).tolist()
     return pc.if_else(pc.equal(text, ""), None, text), []
+
+
+#: the first characters of a value that may read as a number or be blank (non-ASCII ones too: Unicode spaces)
+_NUMBER_STARTS = pa.array(list("0123456789+-.iInN \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"))
+
+
+def _number_count(arr: pa.Array) -> tuple[int, int]:
+    """How many values of a column read as numbers, and how many are not empty (as
+    :func:`_attribute` trims them). Only values whose first character may start a number or
+    a blank are tested: the regular expression over every value of a text column cost more
+    than the rest of reading it."""
+    s = pc.cast(arr, pa.string())
+    first = pc.utf8_slice_codeunits(s, 0, 1)
+    some = s.filter(pc.fill_null(pc.or_(pc.is_in(first, value_set=_NUMBER_STARTS),
+                                        pc.invert(pc.string_is_ascii(first))), False))
+    some = pc.utf8_trim_whitespace(some)
+    count = lambda mask: pc.sum(pc.cast(mask, pa.int64())).as_py() or 0  # noqa: E731
+    numbers = count(pc.match_substring_regex(some, _NUMBER_RE["float"]))
+    return numbers, len(s) - s.null_count - count(pc.equal(s, "")) - count(pc.equal(some, ""))
+
+
+def _mostly_numbers(numbers: int, values: int) -> bool:
+    """The rule that makes an undeclared column numeric: more than half of its values are numbers
+    (the others are then bad values, not a reason to compare the numbers as text)."""
+    return 2 * numbers > values
+
+
+def _bad_value(name: str, value: Any, declared: str | None) -> str:
+    """Why a value of an attribute column is bad: not of the declared kind, or, in an inferred
+    numeric column, not a number or an integer beyond 64 bits."""
+    if declared:
+        return f"column {name!r}: {value!r} is not a valid {declared}"
+    if isinstance(value, str) and pc.match_substring_regex(pa.array([value.strip()]), _NUMBER_RE["int"])[0].as_py():
+        return (f"column {name!r}: {value!r} is not a valid 64-bit integer: declare the column float "
+                f"(--schema {name}:float) to read it rounded")
+    return f"column {name!r}: {value!r} is not a number, as most values of the column are (leave a missing " \
+           f"value empty, or declare the column text with --schema {name}:str)"
 
 
 def _times(arr: pa.Array, name: str, in_unit: str, unit: str, zone: zoneinfo.ZoneInfo) -> tuple[pa.Array, dict]:

@@ -119,8 +119,9 @@ def test_cube_command_prints_when_and_why_it_replanned(tmp_path, capsys):
     assert "plan adaptation: batches of about 100 events" in out
     assert "before batch 3 (ts 300): the rate of " in out and "installed the new plan" in out
     assert "from batch 3:" in out and "statistics: events per second:" in out
-    assert main(args + ["--drift", "0.2"]) == 2
-    assert "add --adapt N" in capsys.readouterr().err
+    for option in (["--drift", "0.2"], ["--drift", "0.5"], ["--gain", "0.1"]):  # (the default values too)
+        assert main(args + option) == 2
+        assert "add --adapt N" in capsys.readouterr().err
 
 
 def test_explain_cube_shows_the_statistics_it_used(tmp_path, capsys):

@@ -52,6 +52,29 @@ def test_a_progress_line_says_events_rows_watermark_and_state():
     assert "watermark 78," in BatchLines("s").line(report)
 
 
+def test_the_end_of_stream_marker_is_not_counted_as_an_event():
+    """The batch holding the end-of-stream marker said "1 event in" when no event of the input came."""
+    report = {"batchId": 4, "numInputRows": 1, "observedMetrics": {ROWS_OUT: {"rows": 0}},
+              "eventTime": {"max": "2255-03-14T16:00:00.000Z", "min": "2255-03-14T16:00:00.000Z",
+                            "watermark": "1970-01-01T00:00:00.078Z"}}
+    assert BatchLines("ms").line(report) == "batch 4: 0 events in, end of input, 0 rows out, watermark 78"
+    report.update(numInputRows=3, eventTime={**report["eventTime"], "min": "1970-01-01T00:00:00.080Z"})
+    assert BatchLines("ms").line(report).startswith("batch 4: 2 events in, end of input, 0 rows out")
+    report["eventTime"]["max"] = "1970-01-01T00:00:00.090Z"
+    assert BatchLines("ms").line(report).startswith("batch 4: 3 events in, 0 rows out")
+
+
+def test_the_end_of_stream_marker_is_found_by_offset_where_spark_reports_no_event_times():
+    """The ordering layer keeps its own clocks: Spark reports no event times, and the batch holding
+    the marker said "1 event in"."""
+    source = {"startOffset": '{"pos": 3}', "endOffset": '{"pos": 4}', "latestOffset": '{"pos": 4}'}
+    report = {"batchId": 1, "numInputRows": 1, "eventTime": {}, "sources": [source]}
+    assert BatchLines("ms", finite=True).line(report) == "batch 1: 0 events in, end of input"
+    assert BatchLines("ms").line(report) == "batch 1: 1 event in"  # (a source that runs on has no marker)
+    first = {"batchId": 0, "numInputRows": 3, "sources": [{**source, "startOffset": "null", "endOffset": '{"pos": 3}'}]}
+    assert BatchLines("ms", finite=True).line(first) == "batch 0: 3 events in"
+
+
 def test_each_batch_is_reported_once(capsys):
     class Query:
         recentProgress = [{"batchId": 0, "numInputRows": 2}, {"batchId": 1, "numInputRows": 0}]

@@ -54,11 +54,13 @@ def test_cli_stream_writes_csv_with_headers_and_a_line_per_batch(tmp_path):
     assert "TransformWithStateInPandas" not in done.stderr
     assert "Received UDF from JVM" not in done.stderr
 
-    progress = re.findall(r"^cepagg: batch (\d+): (\d+) events? in, (\d+) rows? out, watermark [^,]+, "
+    progress = re.findall(r"^cepagg: batch (\d+): (\d+) events? in,(?: end of input,)? (\d+) rows? out, "
+                          r"watermark [^,]+, "
                           r"state \d+ rows? / [\d.]+ KB$", done.stderr, re.M)
     batches = sorted(int(name) for name in os.listdir(chk / "commits") if name.isdigit())
     assert [int(b) for b, _, _ in progress] == batches, done.stderr
-    assert sum(int(n) for _, n, _ in progress) == len(rows) + 1  # and the end-of-stream event
+    assert sum(int(n) for _, n, _ in progress) == len(rows)  # (not the end-of-stream marker)
+    assert len(re.findall(r"events? in, end of input,", done.stderr)) == 1, done.stderr
     assert sum(int(n) for _, _, n in progress) == len(expected)
 
 

@@ -8,6 +8,7 @@ with its estimated costs) without running it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -25,10 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slice", metavar="NAME", help="the query --plot draws (default: the first)")
     p.add_argument("--adapt", type=int, metavar="N", help="run in batches of about N events, re-planning when "
                    "the measured statistics drift (prints when and why)")
-    p.add_argument("--drift", type=float, default=0.5, metavar="THETA", help="with --adapt: re-plan when a "
+    p.add_argument("--drift", type=float, metavar="THETA", help="with --adapt: re-plan when a "
                    "rate changes by more than this fraction of the larger of the old and new rate (default 0.5: "
                    "doubled or halved)")
-    p.add_argument("--gain", type=float, default=0.1, metavar="GAMMA", help="with --adapt: install a new plan "
+    p.add_argument("--gain", type=float, metavar="GAMMA", help="with --adapt: install a new plan "
                    "when its estimated cost is lower by more than this fraction (default 0.1)")
 
 
@@ -89,14 +90,17 @@ def cmd_cube(args: argparse.Namespace) -> int:
 def _adaptation(args: argparse.Namespace):
     """The --adapt options as an :class:`~cepagg.cube.adapt.Adaptation` (None without --adapt)."""
     if args.adapt is None:
-        if args.drift != 0.5 or args.gain != 0.1:
+        if args.drift is not None or args.gain is not None:  # (given, even at their default values)
             raise UsageError("--drift and --gain set plan adaptation; add --adapt N")
         return None
     from .adapt import Adaptation
 
-    if args.adapt < 1 or not 0 <= args.drift <= 1 or not 0 <= args.gain < 1:
+    default = {f.name: f.default for f in dataclasses.fields(Adaptation)}
+    drift = default["drift"] if args.drift is None else args.drift
+    gain = default["gain"] if args.gain is None else args.gain
+    if args.adapt < 1 or not 0 <= drift <= 1 or not 0 <= gain < 1:
         raise UsageError("--adapt takes at least 1 event, --drift a fraction in [0, 1], --gain one in [0, 1)")
-    return Adaptation(args.adapt, args.drift, args.gain)
+    return Adaptation(args.adapt, drift, gain)
 
 
 def adaptation_text(cube, adapt) -> str:

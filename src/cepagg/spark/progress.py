@@ -63,19 +63,23 @@ class BatchLines:
 
     ``cepagg: batch 3: 20 events in, 5 rows out, watermark 78, state 4 rows / 12.1 KB``
 
+    and, for the batch that holds the end of a finite input, ``..., 20 events in, end of input, ...``
+    (``finite``: the input is a finite ``cepagg`` source, whose last offset is that end).
+
     The watermark is in the stream's time unit (absent where the query keeps its own clocks,
     as the ordering layer does); the state is what the stateful operator's store holds.
     Call it with the query whenever convenient (:func:`cepagg.spark.streaming.run_until` does
     while it waits): it prints the batches finished since the last call, each once.
     """
 
-    def __init__(self, time_unit: str = "ms", name: str | None = None, stream=None):
+    def __init__(self, time_unit: str = "ms", name: str | None = None, stream=None, finite: bool = False):
         from ..lang.model import TIME_UNITS_MS
 
         self.unit_ms = TIME_UNITS_MS[time_unit]
         self.prefix = f"cepagg: {name}: " if name else "cepagg: "
         self.stream = stream
         self.printed: set[int] = set()
+        self.finite = finite  # the input is a finite ``cepagg`` source: its last offset is the end-of-stream marker
 
     def __call__(self, query) -> None:
         from .streaming import progress_reports
@@ -88,7 +92,11 @@ class BatchLines:
             print(self.prefix + self.line(report), file=self.stream or sys.stderr, flush=True)
 
     def line(self, report: dict) -> str:
-        parts = [f"batch {report['batchId']}: {_count(int(report.get('numInputRows', 0)), 'event')} in"]
+        # (the marker is a row of the input to Spark, not an event of the user's)
+        end = _holds_the_end(report) or self.finite and _reaches_the_end(report)
+        parts = [f"batch {report['batchId']}: {_count(int(report.get('numInputRows', 0)) - end, 'event')} in"]
+        if end:
+            parts.append("end of input")
         observed = (report.get("observedMetrics") or {}).get(ROWS_OUT)
         if observed is not None:
             parts.append(f"{_count(int(observed['rows']), 'row')} out")
@@ -107,6 +115,32 @@ class BatchLines:
             size = sum(int(op.get("memoryUsedBytes", 0)) for op in operators)
             parts.append(f"state {_count(rows, 'row')} / {size / 1024:.1f} KB")
         return ", ".join(parts)
+
+
+def _holds_the_end(report: dict) -> bool:
+    """Whether a micro-batch held the end-of-stream marker of a finite ``cepagg`` source: its
+    latest event time is the marker's, beyond every real one (known where Spark keeps a
+    watermark and so reports event times; the ordering layer keeps its own clocks)."""
+    latest = (report.get("eventTime") or {}).get("max")
+    if not latest:
+        return False
+    from datetime import datetime
+
+    from .streaming import END_WATERMARK_MS
+
+    return datetime.fromisoformat(latest.replace("Z", "+00:00")).timestamp() * 1000 > END_WATERMARK_MS
+
+
+def _reaches_the_end(report: dict) -> bool:
+    """Whether a micro-batch read up to its source's latest offset (for a finite ``cepagg``
+    source, the end-of-stream marker's), having read anything."""
+    import json
+
+    for source in report.get("sources") or []:
+        start, end, latest = (json.loads(source.get(k) or "null") for k in ("startOffset", "endOffset", "latestOffset"))
+        if isinstance(end, dict) and end == latest and end != start:
+            return True
+    return False
 
 
 def _count(n: int, noun: str) -> str:
