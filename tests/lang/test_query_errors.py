@@ -80,7 +80,7 @@ NAMES = [
     Bad("unknown-attribute-in-group-by-with-schema",
         "RETURN COUNT(*)\nPATTERN SEQ(A a, B b)\nGROUP BY sector", 3, 10,
         "Unknown attribute 'sector'", {"price": "float", "company": "str"}),
-    # a list, struct or bytes column (Parquet) raised a TypeError or ArrowNotImplementedError in the engine
+    # a list, struct or bytes column (Parquet): refused where the query names it, not left to fail in the engine
     Bad("list-attribute-in-condition", "RETURN SUM(b.x) PATTERN SEQ(A a, B b) WHERE a.tags < b.tags", 1, 45,
         "Attribute 'tags' holds list<item: int64> values, which a query cannot compare",
         {"x": "int", "tags": "list<item: int64>"}),
