@@ -45,7 +45,8 @@ from . import plan as pl
 from . import results as res
 from .kernel_args import NegBatch, PosBatch
 from .numbers import decode_floats, to_ints
-from .state import NegState, PosState, gc_paused, pack_arrays, unpack_arrays
+from .pool import GraphPool
+from .state import G_NAMES, NegState, PosState, gc_paused, grow, pack_arrays, unpack_arrays
 
 
 @dataclass
@@ -82,6 +83,7 @@ class GretaState:
     emit_last: dict = field(default_factory=dict)  # EMIT: group -> last emitted values
     kinds: dict = field(default_factory=dict)
     watermark: int = K.NEG_INF
+    pool: GraphPool | None = None  # partitions whose graphs are stacked (:meth:`Greta._run_pool`)
 
     def __reduce__(self):
         """Pickled with every partition's arrays packed name by name (:func:`.state.pack_arrays`):
@@ -119,13 +121,15 @@ class Greta(Engine):
 
     def __init__(self, query: Query, *, partial: bool = False,
                  start_range: tuple[int, int] | None = None, pure: bool = False,
-                 paths: str = "auto", numbers: str = "exact"):
+                 paths: str = "auto", numbers: str = "exact", pool: bool = True):
         """``pure`` runs the pure-Python twins of the kernels. ``paths``: "auto" lets the
         first batch choose between the index and the scan where that matters
         (:func:`.plan.prefers_scan`); "index", "no-index" and "scan" fix the plan
         (:func:`.plan.compile_plan`; for tests and benchmarks). ``numbers="float"``: COUNT,
         SUM and AVG are computed in float64 (records of one float per field instead of int64
-        limbs; MIN and MAX keep their exact order codes), and their cells are Python floats."""
+        limbs; MIN and MAX keep their exact order codes), and their cells are Python floats.
+        ``pool=False`` runs every partition's graph alone, where :meth:`_run_pool` would stack
+        them (for tests and benchmarks)."""
         super().__init__(query, partial=partial, start_range=start_range, numbers=numbers)
         if paths not in ("auto", "index", "no-index", "scan"):
             raise ValueError(f"paths={paths!r}: expected 'auto', 'index', 'no-index' or 'scan'")
@@ -135,6 +139,7 @@ class Greta(Engine):
                 any(t.path == "index" for g in self.plan.graphs for t in g.transitions):
             self.sparse_plan = pl.compile_plan(query, paths="no-index")
         self.kernels = _twin(K.__name__) if pure else K
+        self.pooled = pool
         self.floats = self.numbers == "float"
         self._unlimited: dict[int, tuple] = {}  # id(kernel plan) -> (plan, its exact-flag copy)
         self._fresh_state: tuple | None = None  # (layout, a new PosState of it): the last layout's
@@ -277,20 +282,26 @@ class Greta(Engine):
         # partitions with an aggregated integer beyond 2**31 (their graphs go exact)
         big_parts = set(np.searchsorted(pcum[ends], np.flatnonzero(big[prow]), side="right").tolist())
         ran: list[Sub] = []
+        columns = (e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval)
+        alone = None
+        if self.pooled and self._moves_nothing(layout):
+            alone = self._run_pool(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
+                                   columns, big_parts)
         with gc_paused():  # a batch over many keys makes as many new partitions
             self._run_partitions(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
-                                 (e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval),
-                                 big_parts)
+                                 columns, big_parts, alone)
         if self.query.mode == "total":
             self._drain_totals(state, layout, ran)
 
     def _run_partitions(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
                         first_ts: list, until_ts: list, plo: list, phi: list, counts: list,
-                        columns: tuple, big_parts: set[int]) -> None:
-        """The loop of :meth:`_process_plain`: each partition's graph run over its slices of the
-        gathered ``columns``; the graphs run are appended to ``ran``."""
+                        columns: tuple, big_parts: set[int], only: list[int] | None = None) -> None:
+        """The loop of :meth:`_process_plain`: each partition's graph (of those numbered
+        ``only``, or all) run over its slices of the gathered ``columns``; the graphs run are
+        appended to ``ran``."""
         e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval = columns
-        for p, key in enumerate(pkeys):
+        for p in (range(len(pkeys)) if only is None else only):
+            key = pkeys[p]
             part = self._partition(state, layout, key)
             first, until = first_ts[p], until_ts[p]
             if first < part.last_ts:
@@ -313,6 +324,104 @@ class Greta(Engine):
                 ran.append(part.subs[()])
             part.count += counts[p]
             part.last_ts = until
+
+    def _run_pool(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
+                  first_ts: list, until_ts: list, plo: list, phi: list, counts: list,
+                  columns: tuple, big_parts: set[int]) -> list[int]:
+        """:meth:`_run_partitions` for graphs stacked in ``state.pool`` (:mod:`.pool`), under
+        WITHIN alone without negation: one kernel call runs every stacked partition of the
+        batch, and their WITHIN totals are read as one stack. A partition whose graph must grow
+        leaves the stack and goes on alone (in ``state.partitions``, appended to ``ran``), as
+        do partitions that already run alone and those with an aggregated integer beyond 2**31.
+        Returns the numbers of the partitions left to :meth:`_run_partitions`."""
+        pool = state.pool
+        if pool is None:
+            fresh = PosState(layout, np.full(len(layout.bits), K.NEG_INF, dtype=np.int64), self.windows_per_event,
+                             pure=self.kernels is not K, floats=self.floats, **POOLED_CAPACITY)
+            pool = state.pool = GraphPool(fresh, layout.positive.kernel_plan.DER.shape[0])
+        alone = set(big_parts)
+        if state.partitions:
+            alone.update(p for p, key in enumerate(pkeys) if key in state.partitions)
+        for p in sorted(big_parts):
+            if pkeys[p] in pool.slot_of:
+                self._detach(state, layout, pkeys[p])
+        sel = np.array([p for p in range(len(pkeys)) if p not in alone] if alone else range(len(pkeys)),
+                       dtype=np.int64)
+        if not len(sel):
+            return sorted(alone)
+        keys = [pkeys[p] for p in sel.tolist()] if alone else pkeys
+        slots = pool.slots_of(keys)
+        first, until = np.array(first_ts, dtype=np.int64)[sel], np.array(until_ts, dtype=np.int64)[sel]
+        late = np.flatnonzero(first < pool.last_ts[slots])
+        if len(late):
+            j = int(late[0])
+            raise InputError(f"events of partition {keys[j]} out of time order: time {int(first[j])} after "
+                             f"{int(pool.last_ts[slots[j]])} (the engine needs stream order per partition key; "
+                             f"put an ordering strategy in front)")
+        e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval = columns
+        lo, hi = np.array(plo, dtype=np.int64), np.array(phi, dtype=np.int64)
+        base = np.zeros(len(pkeys), dtype=np.int64)
+        base[sel] = pool.count[slots]
+        e_pos = e_rank + np.repeat(base, hi - lo)  # positions: events of the partition before
+        E = PosBatch(e_ts, e_state, e_pos, nix0, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval, *_NO_NEGATIONS)
+        lo, hi = lo[sel], hi[sel]
+        kp = layout.positive.kernel_plan
+        plan = self._no_limbs(kp) if self.floats else kp
+        old_count, old_last = pool.count[slots], pool.last_ts[slots]
+        pool.count[slots] += np.array(counts, dtype=np.int64)[sel]
+        pool.last_ts[slots] = until
+        j = i = 0
+        while True:
+            status, j, i = self.kernels.pos_run(plan, pool.args(), pool.rows, slots, E, lo, hi, until,
+                                                pool.scratch, j, i)
+            if status == K.DONE:
+                break
+            # graph j must grow: it leaves the stack, grows, and runs the rest of its events alone
+            key = keys[j]
+            st = pool.detach(int(slots[j]))
+            grow(st, status)
+            part = self._partition(state, layout, key)
+            part.count, part.last_ts = int(old_count[j]), int(old_last[j])
+            sub = part.subs[()] = Sub(st, self._group(key, ()), {})
+            a, b = int(lo[j]), int(hi[j])
+            self._run_pos(state, layout, part, sub, tuple(c[a:b] for c in E[:11]), int(until[j]), totals=False, i0=i)
+            part.count += counts[int(sel[j])]
+            part.last_ts = int(until[j])
+            ran.append(sub)
+            j, i = j + 1, 0
+        self._drain_pool_totals(state, layout, pool, slots[pool.key_of[slots] != None])  # noqa: E711 (not detached)
+        return sorted(alone)
+
+    def _detach(self, state: GretaState, layout: lay.Layout, key: tuple) -> None:
+        """The stacked partition ``key`` goes on alone (its graph copied out of the stack)."""
+        pool = state.pool
+        slot = pool.slot_of[key]
+        count, last = int(pool.count[slot]), int(pool.last_ts[slot])
+        part = self._partition(state, layout, key)
+        part.count, part.last_ts = count, last
+        part.subs[()] = Sub(pool.detach(slot), self._group(key, ()), {})
+
+    def _drain_pool_totals(self, state: GretaState, layout: lay.Layout, pool: GraphPool,
+                           slots: np.ndarray) -> None:
+        """:meth:`_drain_totals` for stacked graphs: the WITHIN totals of ``slots`` added to
+        their groups' and reset."""
+        XI = pool.field("XI")[slots, 0]
+        live = np.flatnonzero((XI != 0).any(axis=1))  # all zero: no trend ended
+        if not len(live):
+            return
+        slots = slots[live]
+        XF, XM = pool.field("XF")[slots, 0], pool.field("XM")[slots, 0]
+        cells = self._cells(layout, self._ints(layout, pool, XI[live]), XF, XM)
+        for key, (count, c) in zip(pool.key_of[slots].tolist(), cells):
+            if count:
+                group = self._group(key, ())
+                old = state.totals.get(group)
+                state.totals[group] = (count, c) if old is None else \
+                    (old[0] + count, agg.merge(self.funcs, old[1], c))
+        t = pool.template
+        names = G_NAMES
+        for name in ("XI", "XF", "XM"):
+            pool.field(name)[slots] = t[names.index(name)]
 
     def _drain_totals(self, state: GretaState, layout: lay.Layout, subs: list[Sub]) -> None:
         """The WITHIN totals of many graphs added to the groups' and reset: read as one stack of
@@ -505,10 +614,11 @@ class Greta(Engine):
         return qry, ins
 
     def _run_pos(self, state: GretaState, layout: lay.Layout, part: Partition, sub: Sub, E: tuple,
-                 until: int, totals: bool = True) -> None:
-        """Run the positive graph of ``sub`` over ``E`` up to ``until``, growing its arrays as the
-        kernel asks; its results are drained after each call, its WITHIN totals too unless
-        ``totals`` is false (the caller drains many graphs' at once: :meth:`_drain_totals`)."""
+                 until: int, totals: bool = True, i0: int = 0) -> None:
+        """Run the positive graph of ``sub`` over ``E`` (from its event ``i0``) up to ``until``,
+        growing its arrays as the kernel asks; its results are drained after each call, its
+        WITHIN totals too unless ``totals`` is false (the caller drains many graphs' at once:
+        :meth:`_drain_totals`)."""
         st = sub.state
         G = len(layout.bits)
         if G:
@@ -524,32 +634,27 @@ class Greta(Engine):
         E = PosBatch(*E)
         kp = layout.positive.kernel_plan
         nder = kp.DER.shape[0]
-        i = 0
+        i = i0
+        ends = (_ZERO, np.array([len(E.e_ts)], dtype=np.int64), np.array([until], dtype=np.int64))
         while True:
-            if st.exact:
-                status, i = _twin(K.__name__).pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until)
-            elif st.floats:
-                status, i = self.kernels.pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until)
-            else:
-                status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
+            kern, plan = self._pos_kernel(st, kp)  # (widening may leave int64 limbs)
+            status, _, i = kern.pos_run(plan, st.args(), st.rows(), _ZERO, E, *ends, st.scratch(nder), 0, i)
             self._drain(state, layout, sub, totals)
             if status == K.DONE:
                 break
-            if status == K.WIDEN:
-                st.widen()
-            elif status == K.GROW_V:
-                st.grow_vertices()
-            elif status == K.GROW_R:
-                st.grow_ring()
-            elif status == K.GROW_REC:
-                st.grow_records()
-            elif status == K.OUT_FULL:
-                st.grow_outputs()
+            grow(st, status)
         for g in range(G):
             used = int(E[-1][g])  # how many of the queued negative matches the run used
             if g in sub.queue:
                 t, ls = sub.queue[g]
                 sub.queue[g] = (t[used:], ls[used:])
+
+    def _pos_kernel(self, st: PosState, kp) -> tuple:
+        """The kernel module and plan that run graph ``st``: exact graphs (Python integers) run
+        the twin, float graphs the plan without limbs."""
+        if st.exact:
+            return _twin(K.__name__), self._no_limbs(kp)
+        return self.kernels, (self._no_limbs(kp) if st.floats else kp)
 
     def _no_limbs(self, kp):
         """The kernel plan with the exact flag set: records of one field each (Python integers
@@ -689,6 +794,10 @@ class Greta(Engine):
                          if part.last_ts < limit or
                          all(sub.state.starts_before(limit) for sub in part.subs.values())]:
                 del state.partitions[pkey]
+            pool = state.pool
+            if pool is not None and len(pool):
+                live = pool.live()
+                pool.release(live[(pool.last_ts[live] < limit) | pool.starts_before(live, limit)])
             return
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
@@ -827,6 +936,13 @@ class Greta(Engine):
                     mem[m] = ([(K.NEG_INF, cur[1])] if cur[1] is not None else []) + log[cur[0]:]
         return rows
 
+
+#: the first capacities of a stacked graph (:mod:`.pool`): a partition of a stream over many keys
+#: holds a few events per window; one that needs more leaves the stack
+POOLED_CAPACITY = {"vcap": 8, "ring": 4, "ocap": 4}
+
+#: slot 0 of a stack, or event 0 of a batch (:func:`._kernels.pos_run` runs a graph alone as slot 0)
+_ZERO = np.zeros(1, dtype=np.int64)
 
 #: The negation inputs of ``_run_pos`` for a query without negation (nothing is written to them).
 _NO_NEGATIONS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64))

@@ -67,6 +67,11 @@ def _arrays_of(items: dict) -> _Arrays:
     return a
 
 
+def _argument_record(arrays: list[np.ndarray]) -> tuple[PosArrays, np.ndarray]:
+    """The kernel's record of a graph's arrays, and their lengths (the graph alone in a stack)."""
+    return PosArrays._make(arrays), np.array([x.shape[0] for x in arrays], dtype=np.int64)
+
+
 def _pow2(n: int) -> int:
     p = 1
     while p < n:
@@ -78,9 +83,11 @@ class PosState:
     """Arrays of one positive graph (see :data:`G_NAMES` for the kernel's order)."""
 
     def __init__(self, layout, negM: np.ndarray, windows: int, pure: bool = False,
-                 floats: bool = False):
+                 floats: bool = False, vcap: int = 64, ring: int = RING0, ocap: int = 32):
         """``floats``: COUNT(*), COUNT(E), integer sums and non-null counts are float64 (one
-        field each, never widened): the engine's ``numbers="float"``."""
+        field each, never widened): the engine's ``numbers="float"``. ``vcap``, ``ring`` and
+        ``ocap``: the first capacities of the vertex store, the start buckets of a WITHIN-alone
+        ring and the outputs (each doubles when the kernel asks)."""
         lay = layout
         self.pure = pure
         self.floats = floats
@@ -96,14 +103,14 @@ class PosState:
             self.R = _pow2(windows + 1) * (2 if lay.lead else 1)
             self.RW = _pow2(windows + 1)
         elif q.within is not None:
-            self.R, self.RW = RING0, 1
+            self.R, self.RW = ring, 1
         else:
             self.R, self.RW = 1, 1
         # small at first (a partition of a stream over many keys holds a few events), doubled
         # when the kernel asks
-        self.vcap = 64
+        self.vcap = vcap
         self.rcap = 16 if lay.trail else 1
-        self.ocap = 32
+        self.ocap = ocap
         self.NIX = len(lay.positive.index_specs)
         self.C = len(lay.positive.programs.slots)
         self.vkind: list[str | None] = [None] * self.NIX  # kind of the keys (Vec.kind)
@@ -203,7 +210,7 @@ class PosState:
         a = _Arrays()
         dict.update(a, zip(G_NAMES, arrays))
         dict.update(a, {k: v.copy() for k, v in own.items() if k not in a})  # the index keys
-        a.cached = PosArrays._make(arrays)  # the kernel's argument record, built here at once
+        a.cached = _argument_record(arrays)  # the kernel's argument record, built here at once
         new.a = a
         new.X = PosScratch(*(x.copy() for x in self.X))
         return new
@@ -236,8 +243,14 @@ class PosState:
     def args(self) -> PosArrays:
         a = self.a
         if a.cached is None:
-            a.cached = PosArrays._make([a[n] for n in G_NAMES])
-        return a.cached
+            a.cached = _argument_record([a[n] for n in G_NAMES])
+        return a.cached[0]
+
+    def rows(self) -> np.ndarray:
+        """The length of each array of :meth:`args`: the graph as the only one of a stack
+        (:func:`._kernels.pos_run`)."""
+        self.args()
+        return self.a.cached[1]
 
     @property
     def idx_n(self) -> np.ndarray:
@@ -597,6 +610,20 @@ class PosState:
         st = object.__new__(cls)
         st.__setstate__(dict(shell, a=_arrays_of(arrays)))
         return st
+
+
+def grow(st: PosState, status: int) -> None:
+    """Grow (or widen) graph ``st`` as the kernel's ``status`` asks."""
+    if status == K.WIDEN:
+        st.widen()
+    elif status == K.GROW_V:
+        st.grow_vertices()
+    elif status == K.GROW_R:
+        st.grow_ring()
+    elif status == K.GROW_REC:
+        st.grow_records()
+    elif status == K.OUT_FULL:
+        st.grow_outputs()
 
 
 @contextmanager

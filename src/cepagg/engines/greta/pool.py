@@ -1,0 +1,177 @@
+"""Positive graphs of many partitions stacked field by field, run by one kernel call per batch.
+
+A stream over many keys holds many partitions with few events each. Each as its own
+:class:`.state.PosState` costs a kernel call per batch it has events in (numba unboxes the 82
+arrays of the call's four records, some 14 µs with no events) and some fifty arrays made per
+new partition. A :class:`GraphPool` holds the graphs of one shape -- the small capacities of
+a new partition -- as one array per field of :data:`.state.G_NAMES` whose rows are cut into
+equal *slots*, one per partition: :func:`._kernels.pos_run` takes the stack and the batch's
+slots and runs them one after the other, each graph a record of views of its slot.
+
+A graph that must grow (vertex store, start buckets, limbs, records, outputs) leaves the stack
+(:meth:`GraphPool.detach`: its slot copied into a graph of its own, which grows as any other);
+its partition then runs alone. A slot freed is reset from the template when it is taken again.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+
+import numpy as np
+
+from . import _kernels as K
+from .kernel_args import PosArrays
+from .state import G_NAMES, PosState, _dense, _sparse
+
+_SC, _B = G_NAMES.index("sc"), G_NAMES.index("B")
+
+
+class GraphPool:
+    """Graphs of the shape of ``fresh`` (a new graph), one slot per partition key, with each
+    partition's events seen (``count``, positions for contiguous patterns) and its last time
+    (``last_ts``)."""
+
+    def __init__(self, fresh: PosState, n_derivations: int):
+        self.shell = fresh.shell()  # what every graph of the stack shares besides its arrays
+        self.template = [fresh.a[n] for n in G_NAMES]
+        self.others = {k: v for k, v in fresh.a.items() if k not in G_NAMES}
+        self.rows = np.array([t.shape[0] for t in self.template], dtype=np.int64)
+        self.fields = [np.zeros((0,) + t.shape[1:], dtype=t.dtype) for t in self.template]
+        self.slot_of: dict[tuple, int] = {}
+        self.key_of = np.empty(0, dtype=object)  # the key of each slot (None: free)
+        self.free: list[int] = []
+        self.count = np.zeros(0, dtype=np.int64)
+        self.last_ts = np.zeros(0, dtype=np.int64)
+        self.scratch = fresh.scratch(n_derivations)
+        self._args: PosArrays | None = None
+
+    #: the number format of every stacked graph: limbs of int64 (one) or float64, never Python
+    #: integers (a graph that needs more leaves the stack)
+    exact = False
+    L = 1
+
+    @property
+    def floats(self) -> bool:
+        return bool(self.shell["floats"])
+
+    @property
+    def slots(self) -> int:
+        return len(self.key_of)
+
+    def __len__(self) -> int:
+        return len(self.slot_of)
+
+    def args(self) -> PosArrays:
+        """The kernel's record of the stacked fields (rebuilt when the stack grows)."""
+        if self._args is None:
+            self._args = PosArrays._make(self.fields)
+        return self._args
+
+    def slots_of(self, keys: list) -> np.ndarray:
+        """The slot of each of ``keys`` (distinct); new keys get slots reset to a new graph.
+
+        The look-ups run in bulk (``map`` over the dictionary's own methods: C loops, no Python
+        bytecode per key), and the new slots are reset one field at a time for all of them."""
+        n = len(keys)
+        slots = np.fromiter(map(self.slot_of.get, keys, repeat(-1, n)), np.int64, n)
+        new = np.flatnonzero(slots < 0)
+        m = len(new)
+        if m:
+            if len(self.free) < m:
+                self._grow(max(64, 2 * self.slots, self.slots + m - len(self.free)))
+            got = self.free[-m:]
+            del self.free[-m:]
+            got.reverse()  # lowest slot first: keys in order get slots in order
+            fresh_keys = list(map(keys.__getitem__, new.tolist()))
+            self.slot_of.update(zip(fresh_keys, got))
+            taken = np.array(got, dtype=np.int64)
+            self.key_of[taken] = np.fromiter(fresh_keys, object, m)
+            self._reset(taken)
+            slots[new] = taken
+        return slots
+
+    def _reset(self, slots: np.ndarray) -> None:
+        for f, t, r in zip(self.fields, self.template, self.rows.tolist()):
+            if r:
+                f.reshape((self.slots, r) + t.shape[1:])[slots] = t
+        self.count[slots] = 0
+        self.last_ts[slots] = K.NEG_INF
+
+    def _grow(self, n: int) -> None:
+        old = self.slots
+        for i, (f, r) in enumerate(zip(self.fields, self.rows.tolist())):
+            new = np.zeros((n * r,) + f.shape[1:], dtype=f.dtype)  # reset when taken
+            new[: old * r] = f
+            self.fields[i] = new
+        self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
+        self.count = np.concatenate([self.count, np.zeros(n - old, dtype=np.int64)])
+        self.last_ts = np.concatenate([self.last_ts, np.zeros(n - old, dtype=np.int64)])
+        self.free = list(range(n - 1, old - 1, -1)) + self.free
+        self._args = None
+
+    def release(self, slots: np.ndarray) -> None:
+        """``slots`` are free again and their keys forgotten."""
+        if not len(slots):
+            return
+        for key in self.key_of[slots].tolist():
+            del self.slot_of[key]
+        self.key_of[slots] = None
+        self.free += slots.tolist()
+
+    def detach(self, slot: int) -> PosState:
+        """The graph of ``slot`` as a graph of its own (copied); the slot is released."""
+        shell = {k: list(v) if isinstance(v, list) else v for k, v in self.shell.items()}
+        arrays = {n: f[slot * r:(slot + 1) * r].copy()
+                  for n, f, r in zip(G_NAMES, self.fields, self.rows.tolist())}
+        arrays.update({k: v.copy() for k, v in self.others.items()})
+        self.release(np.array([slot], dtype=np.int64))
+        return PosState.restored(shell, arrays)
+
+    def live(self) -> np.ndarray:
+        """The slots holding a partition."""
+        return np.flatnonzero(self.key_of != None)  # noqa: E711  (elementwise)
+
+    def field(self, name: str) -> np.ndarray:
+        """Field ``name`` with the slot as first axis (a view)."""
+        i = G_NAMES.index(name)
+        f = self.fields[i]
+        return f.reshape((self.slots, int(self.rows[i])) + f.shape[1:])
+
+    def starts_before(self, slots: np.ndarray, limit: int) -> np.ndarray:
+        """Of each of ``slots``: every start bucket of its graph is earlier than ``limit``, or
+        there is none (:meth:`.state.PosState.starts_before` for many graphs)."""
+        sc = self.field("sc")[slots]
+        B = self.field("B")[slots]
+        hi = sc[:, K.SC_BHI]
+        R = B.shape[1]
+        last = B[np.arange(len(slots)), hi & (R - 1), K.B_KEY]
+        return (sc[:, K.SC_BLO] > hi) | (last < limit)
+
+    # -- pickling: the live slots only, renumbered from 0, their buffers mostly zero packed ---
+
+    def __reduce__(self):
+        live = self.live()
+        fields = [(_sparse(self.field(n)[live].reshape(-1)), f.shape[1:])
+                  for n, f in zip(G_NAMES, self.fields)]
+        return _restored_pool, (self.shell, self.template, self.others, self.scratch, fields,
+                                self.key_of[live].tolist(), self.count[live], self.last_ts[live])
+
+
+def _restored_pool(shell, template, others, scratch, fields, keys, count, last_ts) -> GraphPool:
+    pool = object.__new__(GraphPool)
+    pool.shell, pool.template, pool.others, pool.scratch = shell, template, others, scratch
+    pool.rows = np.array([t.shape[0] for t in template], dtype=np.int64)
+    n = len(keys)
+    pool.fields = [_dense(flat, t.dtype).reshape((n * t.shape[0],) + tuple(tail))
+                   for (flat, tail), t in zip(fields, template)]
+    pool.key_of = np.fromiter(keys, object, n)
+    pool.slot_of = dict(zip(keys, range(n)))
+    pool.free = []
+    pool.count = np.array(count, dtype=np.int64)
+    pool.last_ts = np.array(last_ts, dtype=np.int64)
+    pool._args = None
+    return pool
+
+
+# Reference: GRETA (PVLDB 2017) Section 7 "GRETA Runtime Data Structures": one graph per
+# partition; stacking them changes where the arrays live, not what the graph holds.

@@ -1,0 +1,149 @@
+"""Stacked graphs (:mod:`cepagg.engines.greta.pool`): partitions run by one kernel call per
+batch return what the reference returns and what every partition run alone returns, over many
+keys, several batches, watermarks, snapshots in between, and partitions that outgrow the stack
+(their graphs leave it and go on alone)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from patterns import ATTRS, random_query
+from test_properties import _keyed
+
+from cepagg.engines import ENGINES
+from cepagg.engines.greta import Greta
+from cepagg.engines.greta.engine import POOLED_CAPACITY
+from cepagg.events import EventBatch
+from cepagg.lang import compile_query
+from cepagg.result import Result
+from generators import cases, random_stream
+from helpers import run_in_pieces
+
+
+def _stream(rng: random.Random, types: str, keys: int, n: int, hot: float) -> list[dict]:
+    """``n`` events over ``keys`` keys; a share ``hot`` of them on key 0 (a partition that
+    outgrows the stack's capacities)."""
+    rows = random_stream(rng, types, n=n, max_gap=rng.choice([0, 1, 2]), attrs=ATTRS)
+    for r in rows:
+        r["k"] = 0 if rng.random() < hot else rng.randrange(keys)
+    return rows
+
+
+def _pieces(q, batch, seed: int, **kw) -> tuple[list, list[tuple], "object"]:
+    eng = Greta(q, **kw)
+    cuts, out = run_in_pieces(eng, batch, random.Random(seed))
+    return cuts, out
+
+
+def _result(expected: Result, out: list[tuple]) -> Result:
+    return Result(expected.columns, out, expected.kinds).sorted()
+
+
+def _close(a: tuple, b: tuple) -> bool:
+    """Rows equal, their floats within 1e-9 relative (sums added in another order)."""
+    return len(a) == len(b) and all(math.isclose(x, y, rel_tol=1e-9) if isinstance(x, float) and isinstance(y, float)
+                                    else x == y for x, y in zip(a, b))
+
+
+def _stacked(q, batch) -> bool:
+    """Whether graphs of ``batch``'s partitions are stacked at its end."""
+    eng = Greta(q)
+    st = eng.new_state()
+    eng.process(st, batch)
+    return st.pool is not None and len(st.pool) > 0
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_pooled_equals_reference_and_alone(block):
+    # WITHIN alone over 20-80 keys with few events each, in batches with watermarks and
+    # snapshots; pooled, alone, and pooled in the pure-Python twin all equal the reference
+    pooled = 0
+    for j in range(cases(40, 500)):
+        seed = 2_100_000 + 10_000 * block + j
+        rng = random.Random(seed)
+        text, types = random_query(rng, depth=2, modes=("within",))
+        text = _keyed(text)
+        keys = rng.choice([20, 40, 80])
+        rows = _stream(rng, types, keys, rng.randint(keys, 3 * keys), hot=0.0)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        for kw in ({"pool": True}, {"pool": False}, {"pool": True, "pure": True}):
+            cuts, out = _pieces(q, batch, seed * 7, **kw)
+            got = _result(expected, out)
+            assert not expected.diff(got), (text, kw, cuts, rows, expected.diff(got))
+        pooled += _stacked(q, batch)
+    assert pooled > cases(40, 500) // 8  # the pooled path (no negation, no index) is drawn
+
+
+@pytest.mark.parametrize("numbers", ["exact", "float"])
+def test_pooled_equals_alone_with_partitions_that_grow(numbers):
+    # a hot key with hundreds of events beside many small ones: its graph leaves the stack
+    # (vertices, start buckets and limbs outgrow it) and goes on alone; the rest stay stacked
+    left = 0
+    for j in range(cases(25, 300)):
+        seed = 2_500_000 + j
+        rng = random.Random(seed)
+        text, types = random_query(rng, depth=1, modes=("within",), groups=False)
+        text = _keyed(text)
+        rows = _stream(rng, types, 60, rng.randint(300, 600), hot=0.5)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows).sorted()
+        _, alone = _pieces(q, batch, seed, pool=False, numbers=numbers)
+        _, pooled = _pieces(q, batch, seed, pool=True, numbers=numbers)
+        if numbers == "exact":
+            assert sorted(pooled) == sorted(alone), text
+        else:
+            assert len(pooled) == len(alone) and all(map(_close, sorted(pooled, key=repr), sorted(alone, key=repr))), \
+                (text, pooled, alone)
+        eng = Greta(q, numbers=numbers)
+        st = eng.new_state()
+        eng.process(st, batch)
+        left += (0,) in st.partitions and _stacked(q, batch)
+    assert left > 5  # the hot key left the stack while others stayed in it
+
+
+def test_hot_key_leaves_the_stack_and_others_stay():
+    q = compile_query("RETURN k, COUNT(*) PATTERN SEQ(A, B+, C) WHERE [k] GROUP BY k WITHIN 50")
+    rows = [{"type": "ABC"[t % 3], "ts": t, "k": 0} for t in range(4 * POOLED_CAPACITY["vcap"])]
+    rows += [{"type": "ABC"[t % 3], "ts": t, "k": 1 + t % 7} for t in range(21)]
+    batch = EventBatch.from_rows(rows).sorted()
+    eng = Greta(q)
+    st = eng.new_state()
+    eng.process(st, batch)
+    assert list(st.partitions) == [(0,)]
+    assert sorted(st.pool.slot_of) == [(k,) for k in range(1, 8)]
+    got = sorted(eng.finish(st))
+    assert got == sorted(Greta(q, pool=False).run(batch).rows) == sorted(ENGINES["reference"](q).run(batch).rows)
+
+
+def test_snapshot_keeps_live_slots_only_and_restores_exactly():
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A, B+, C) WHERE [k] WITHIN 100")
+    rows = [{"type": "ABC"[t % 3], "ts": t, "k": t % 20 if t < 400 else 20 + t % 10} for t in range(600)]
+    batch = EventBatch.from_rows(rows)
+    eng = Greta(q)
+    st = eng.new_state()
+    eng.process(st, batch.slice(0, 500))
+    assert len(st.pool) == 30
+    eng.advance(st, 499)  # keys 0-19 have left the window: their slots are freed
+    assert sorted(st.pool.slot_of) == [(k,) for k in range(20, 30)]
+    back = eng.restore(eng.snapshot(st))
+    assert back.pool.slots == 10 and sorted(back.pool.slot_of) == sorted(st.pool.slot_of)
+    for s in (st, back):
+        eng.process(s, batch.slice(500, 100))
+    want = Greta(q, pool=False).run(batch).rows
+    assert want[0][0] > 0
+    assert eng.finish(back) == eng.finish(st) == want
+
+
+def test_out_of_order_partition_is_refused():
+    from cepagg.errors import InputError
+
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A, B) WHERE [k] WITHIN 10")
+    eng = Greta(q)
+    st = eng.new_state()
+    eng.process(st, EventBatch.from_rows([{"type": "A", "ts": 5, "k": 1}, {"type": "A", "ts": 6, "k": 2}]))
+    with pytest.raises(InputError, match=r"partition \(2,\) out of time order: time 3 after 6"):
+        eng.process(st, EventBatch.from_rows([{"type": "B", "ts": 7, "k": 1}, {"type": "B", "ts": 3, "k": 2}]))
