@@ -336,7 +336,7 @@ def main(args: argparse.Namespace) -> int:
     exps = experiments(args.full)
     from . import chosen, whole_numbers
 
-    only = set(chosen("--only", args.only, exps) or ())
+    only = set(chosen("--only", args.only, [*exps, "keys"]) or ())
     engines = chosen("--engines", args.engines, sorted({e for spec in exps.values() for e in spec["engines"]}))
     sizes = whole_numbers("--sizes", args.sizes, least=0)  # (0: the real-data experiment's one size)
     modes = args.numbers.split(",")
