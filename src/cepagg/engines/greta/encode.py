@@ -120,17 +120,21 @@ def factorize(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple]]:
     ucodes, inv = np.unique(codes[valid], return_inverse=True)
     out = np.full(n, -1, dtype=np.int64)
     out[valid] = inv
-    # decode each combined code back to its value tuple
-    tuples = []
-    for c in ucodes:
-        parts = []
-        rest = int(c)
-        for u in reversed(uniques):
-            size = max(len(u), 1)
-            parts.append(u[rest % size])
-            rest //= size
-        tuples.append(tuple(_py(x) for x in reversed(parts)))
-    return out, tuples
+    # decode the combined codes back to value tuples, a column at a time (a batch over 10^6
+    # keys has as many tuples: Python work per value, not per key and column, would dominate)
+    columns = []
+    rest = ucodes
+    for u in reversed(uniques):
+        size = max(len(u), 1)
+        idx = rest % size
+        rest = rest // size
+        if u.dtype == object:
+            values = np.empty(len(u), dtype=object)
+            values[:] = [_py(x) for x in u]
+            columns.append(values[idx].tolist())
+        else:
+            columns.append(u[idx].tolist())  # Python scalars, as ``_py`` makes them
+    return out, list(zip(*reversed(columns)))
 
 
 def _py(x: Any) -> Any:

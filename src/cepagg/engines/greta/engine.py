@@ -939,7 +939,7 @@ class Greta(Engine):
 
 #: the first capacities of a stacked graph (:mod:`.pool`): a partition of a stream over many keys
 #: holds a few events per window; one that needs more leaves the stack
-POOLED_CAPACITY = {"vcap": 8, "ring": 4, "ocap": 4}
+POOLED_CAPACITY = {"vcap": 4, "ring": 4, "ocap": 1}
 
 #: slot 0 of a stack, or event 0 of a batch (:func:`._kernels.pos_run` runs a graph alone as slot 0)
 _ZERO = np.zeros(1, dtype=np.int64)

@@ -15,6 +15,7 @@ its partition then runs alone. A slot freed is reset from the template when it i
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import repeat
 
 import numpy as np
@@ -100,7 +101,7 @@ class GraphPool:
     def _grow(self, n: int) -> None:
         old = self.slots
         for i, (f, r) in enumerate(zip(self.fields, self.rows.tolist())):
-            new = np.zeros((n * r,) + f.shape[1:], dtype=f.dtype)  # reset when taken
+            new = np.empty((n * r,) + f.shape[1:], dtype=f.dtype)  # each slot reset when taken
             new[: old * r] = f
             self.fields[i] = new
         self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
@@ -113,8 +114,12 @@ class GraphPool:
         """``slots`` are free again and their keys forgotten."""
         if not len(slots):
             return
-        for key in self.key_of[slots].tolist():
-            del self.slot_of[key]
+        if len(slots) == len(self.slot_of):  # all of them (the end of the input)
+            self.slot_of.clear()
+            self.key_of[:] = None
+            self.free = list(range(self.slots - 1, -1, -1))
+            return
+        deque(map(self.slot_of.__delitem__, self.key_of[slots].tolist()), 0)
         self.key_of[slots] = None
         self.free += slots.tolist()
 
