@@ -60,3 +60,5 @@ def test_keys_section_reports_rates_and_the_micro_batch(monkeypatch, capsys):
     assert out[2].split()[0] == "10" and out[2].split()[-1] == "1.00x"
     assert out[3].split()[0] == "1,000" and float(out[3].split()[1].replace(",", "")) > 0
     assert "micro-batch of 1,000 events over 100 keys" in out[4] and out[4].endswith("s CPU")
+    assert out[5].startswith("keys (float): RETURN COUNT(*)") and "SLIDE 1 s, 3,000 events" in out[5]
+    assert len(out) == 10 and out[9].endswith("s CPU")

@@ -63,7 +63,7 @@ def test_pooled_equals_reference_and_alone(block):
     for j in range(cases(40, 500)):
         seed = 2_100_000 + 10_000 * block + j
         rng = random.Random(seed)
-        text, types = random_query(rng, depth=2, modes=("within",))
+        text, types = random_query(rng, depth=2, modes=("within", "within", "slide", "total"))
         text = _keyed(text)
         keys = rng.choice([20, 40, 80])
         rows = _stream(rng, types, keys, rng.randint(keys, 3 * keys), hot=0.0)
@@ -86,7 +86,7 @@ def test_pooled_equals_alone_with_partitions_that_grow(numbers):
     for j in range(cases(25, 300)):
         seed = 2_500_000 + j
         rng = random.Random(seed)
-        text, types = random_query(rng, depth=1, modes=("within",), groups=False)
+        text, types = random_query(rng, depth=1, modes=("within", "slide"), groups=False)
         text = _keyed(text)
         rows = _stream(rng, types, 60, rng.randint(300, 600), hot=0.5)
         q = compile_query(text)
@@ -147,3 +147,22 @@ def test_out_of_order_partition_is_refused():
     eng.process(st, EventBatch.from_rows([{"type": "A", "ts": 5, "k": 1}, {"type": "A", "ts": 6, "k": 2}]))
     with pytest.raises(InputError, match=r"partition \(2,\) out of time order: time 3 after 6"):
         eng.process(st, EventBatch.from_rows([{"type": "B", "ts": 7, "k": 1}, {"type": "B", "ts": 3, "k": 2}]))
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_slide_windows_close_in_the_stack_when_outputs_overflow(pure):
+    # each key's two events lie in 50 windows of one slide: closing them emits more records than
+    # a stacked graph's outputs hold; they are read and the call goes on (no graph leaves)
+    q = compile_query("RETURN k, COUNT(*) PATTERN SEQ(A, B) WHERE [k] GROUP BY k WITHIN 100 SLIDE 1")
+    rows = [{"type": "A", "ts": k, "k": k} for k in range(10)] + \
+           [{"type": "B", "ts": 50 + k, "k": k} for k in range(10)]
+    batch = EventBatch.from_rows(rows).sorted()
+    eng = Greta(q, pure=pure)
+    st = eng.new_state()
+    eng.process(st, batch)
+    assert len(st.pool) == 10 and not st.partitions
+    out = eng.advance(st, 500)
+    assert not st.partitions and len(out) == 10 * 50
+    out += eng.finish(st)
+    want = sorted(ENGINES["reference"](q).run(batch).rows)
+    assert sorted(out) == want == sorted(Greta(q, pool=False).run(batch).rows)

@@ -284,7 +284,7 @@ class Greta(Engine):
         ran: list[Sub] = []
         columns = (e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval)
         alone = None
-        if self.pooled and self._moves_nothing(layout):
+        if self._stacks(layout):
             alone = self._run_pool(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
                                    columns, big_parts)
         with gc_paused():  # a batch over many keys makes as many new partitions
@@ -328,16 +328,17 @@ class Greta(Engine):
     def _run_pool(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
                   first_ts: list, until_ts: list, plo: list, phi: list, counts: list,
                   columns: tuple, big_parts: set[int]) -> list[int]:
-        """:meth:`_run_partitions` for graphs stacked in ``state.pool`` (:mod:`.pool`), under
-        WITHIN alone without negation: one kernel call runs every stacked partition of the
-        batch, and their WITHIN totals are read as one stack. A partition whose graph must grow
-        leaves the stack and goes on alone (in ``state.partitions``, appended to ``ran``), as
-        do partitions that already run alone and those with an aggregated integer beyond 2**31.
-        Returns the numbers of the partitions left to :meth:`_run_partitions`."""
+        """:meth:`_run_partitions` for graphs stacked in ``state.pool`` (:mod:`.pool`;
+        :meth:`_stacks` says when): one kernel call runs every stacked partition of the batch,
+        and their results are read from the stack (:meth:`_run_stack`). A partition whose graph
+        must grow leaves the stack and goes on alone (in ``state.partitions``), as do partitions
+        that already run alone and those with an aggregated integer beyond 2**31: the numbers of
+        these are returned, for :meth:`_run_partitions`."""
         pool = state.pool
         if pool is None:
             fresh = PosState(layout, np.full(len(layout.bits), K.NEG_INF, dtype=np.int64), self.windows_per_event,
-                             pure=self.kernels is not K, floats=self.floats, **POOLED_CAPACITY)
+                             pure=self.kernels is not K, floats=self.floats, **POOLED_CAPACITY,
+                             ocap=16 if self.query.mode == "slide" else 1)
             pool = state.pool = GraphPool(fresh, layout.positive.kernel_plan.DER.shape[0])
         alone = set(big_parts)
         if state.partitions:
@@ -365,34 +366,48 @@ class Greta(Engine):
         e_pos = e_rank + np.repeat(base, hi - lo)  # positions: events of the partition before
         E = PosBatch(e_ts, e_state, e_pos, nix0, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval, *_NO_NEGATIONS)
         lo, hi = lo[sel], hi[sel]
-        kp = layout.positive.kernel_plan
-        plan = self._no_limbs(kp) if self.floats else kp
-        old_count, old_last = pool.count[slots], pool.last_ts[slots]
         pool.count[slots] += np.array(counts, dtype=np.int64)[sel]
         pool.last_ts[slots] = until
+        self._run_stack(state, layout, pool, slots, E, lo, hi, until)
+        return sorted(alone)
+
+    def _stacks(self, layout: lay.Layout) -> bool:
+        """Whether partitions' graphs are stacked (:meth:`_run_pool`): without negation (the
+        caller, :meth:`_process_plain`, has no sub-partition or index either), and for the
+        results of SLIDE or WITHIN (EMIT keeps a log per graph)."""
+        return self.pooled and not layout.negatives and self.query.mode != "emit"
+
+    def _run_stack(self, state: GretaState, layout: lay.Layout, pool: GraphPool, slots: np.ndarray,
+                   E: PosBatch, lo: np.ndarray, hi: np.ndarray, until: np.ndarray) -> None:
+        """Run the stacked graphs ``slots`` (graph ``j`` over events ``lo[j]:hi[j]`` of ``E``, then
+        to time ``until[j]``) in one kernel call, more where one asks: outputs full, its outputs
+        are read and it goes on; otherwise it leaves the stack (:meth:`_detach`; its count and
+        last time are already the batch's), grows, and runs the rest of its events alone. The
+        results of the graphs still stacked are read at the end."""
+        kp = layout.positive.kernel_plan
+        plan = self._no_limbs(kp) if self.floats else kp
         j = i = 0
         while True:
             status, j, i = self.kernels.pos_run(plan, pool.args(), pool.rows, slots, E, lo, hi, until,
                                                 pool.scratch, j, i)
             if status == K.DONE:
                 break
-            # graph j must grow: it leaves the stack, grows, and runs the rest of its events alone
-            key = keys[j]
-            st = pool.detach(int(slots[j]))
-            grow(st, status)
-            part = self._partition(state, layout, key)
-            part.count, part.last_ts = int(old_count[j]), int(old_last[j])
-            sub = part.subs[()] = Sub(st, self._group(key, ()), {})
+            if status == K.OUT_FULL:
+                self._drain_pool_outputs(state, layout, pool, slots[j:j + 1])
+                continue
+            part = self._detach(state, layout, pool.key_of[int(slots[j])])
+            sub = part.subs[()]
+            grow(sub.state, status)
             a, b = int(lo[j]), int(hi[j])
-            self._run_pos(state, layout, part, sub, tuple(c[a:b] for c in E[:11]), int(until[j]), totals=False, i0=i)
-            part.count += counts[int(sel[j])]
-            part.last_ts = int(until[j])
-            ran.append(sub)
+            self._run_pos(state, layout, part, sub, tuple(c[a:b] for c in E[:11]), int(until[j]), i0=i)
             j, i = j + 1, 0
-        self._drain_pool_totals(state, layout, pool, slots[pool.key_of[slots] != None])  # noqa: E711 (not detached)
-        return sorted(alone)
+        stacked = slots[pool.key_of[slots] != None]  # noqa: E711  (the graphs that left are read)
+        if self.query.mode == "total":
+            self._drain_pool_totals(state, layout, pool, stacked)
+        elif self.query.mode == "slide":
+            self._drain_pool_outputs(state, layout, pool, stacked)
 
-    def _detach(self, state: GretaState, layout: lay.Layout, key: tuple) -> None:
+    def _detach(self, state: GretaState, layout: lay.Layout, key: tuple) -> Partition:
         """The stacked partition ``key`` goes on alone (its graph copied out of the stack)."""
         pool = state.pool
         slot = pool.slot_of[key]
@@ -400,6 +415,31 @@ class Greta(Engine):
         part = self._partition(state, layout, key)
         part.count, part.last_ts = count, last
         part.subs[()] = Sub(pool.detach(slot), self._group(key, ()), {})
+        return part
+
+    def _drain_pool_outputs(self, state: GretaState, layout: lay.Layout, pool: GraphPool,
+                            slots: np.ndarray) -> None:
+        """:meth:`_drain` for stacked graphs under SLIDE: the window records ``slots`` emitted,
+        handed to the window results (one hand-over per group) and their outputs emptied."""
+        sc = pool.field("sc")
+        n = sc[slots, K.SC_OUTN]
+        has = np.flatnonzero(n > 0)
+        if not len(has):
+            return
+        slots, n = slots[has], n[has]
+        if state.windows is None:
+            state.windows = res.WindowResults.of(layout)
+        which = np.repeat(slots, n)  # the slot and output row of each record
+        row = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+        k, OI, OF, OM = (pool.field(f)[which, row] for f in ("o_k", "OI", "OF", "OM"))
+        ints = self._ints(layout, pool, OI)
+        if not self.query.group_by:
+            state.windows.add((), k, ints, OF, OM)
+        else:
+            bounds = np.concatenate([[0], np.cumsum(n)]).tolist()
+            for key, a, b in zip(pool.key_of[slots].tolist(), bounds, bounds[1:]):
+                state.windows.add(self._group(key, ()), k[a:b], ints[a:b], OF[a:b], OM[a:b])
+        sc[slots, K.SC_OUTN] = 0
 
     def _drain_pool_totals(self, state: GretaState, layout: lay.Layout, pool: GraphPool,
                            slots: np.ndarray) -> None:
@@ -746,6 +786,13 @@ class Greta(Engine):
         """Drop (sub-)partitions that nothing later can use: state shrinks with the window."""
         if state.layout is not None and self._moves_nothing(state.layout):
             return  # :meth:`_move_all` dropped them
+        pool = state.pool
+        if pool is not None and len(pool) and self.query.within is not None:
+            # a stacked graph holding nothing, in a partition without negation: nothing later
+            # can use it (:meth:`_stale`)
+            live = pool.live()
+            live = live[pool.last_ts[live] < until]
+            pool.release(live[pool.empty(live)])
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
                 continue
@@ -799,6 +846,14 @@ class Greta(Engine):
                 live = pool.live()
                 pool.release(live[(pool.last_ts[live] < limit) | pool.starts_before(live, limit)])
             return
+        pool = state.pool
+        if pool is not None and len(pool):
+            live = pool.live()
+            live = live[pool.last_ts[live] < until]
+            if len(live):
+                none = np.zeros(len(live), dtype=np.int64)
+                E = PosBatch(*_no_inputs(layout), *_NO_NEGATIONS)
+                self._run_stack(state, layout, pool, live, E, none, none, np.full(len(live), until, dtype=np.int64))
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
                 continue
@@ -939,7 +994,7 @@ class Greta(Engine):
 
 #: the first capacities of a stacked graph (:mod:`.pool`): a partition of a stream over many keys
 #: holds a few events per window; one that needs more leaves the stack
-POOLED_CAPACITY = {"vcap": 4, "ring": 4, "ocap": 1}
+POOLED_CAPACITY = {"vcap": 4, "ring": 4}
 
 #: slot 0 of a stack, or event 0 of a batch (:func:`._kernels.pos_run` runs a graph alone as slot 0)
 _ZERO = np.zeros(1, dtype=np.int64)

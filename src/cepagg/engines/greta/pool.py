@@ -152,6 +152,13 @@ class GraphPool:
         last = B[np.arange(len(slots)), hi & (R - 1), K.B_KEY]
         return (sc[:, K.SC_BLO] > hi) | (last < limit)
 
+    def empty(self, slots: np.ndarray) -> np.ndarray:
+        """Of each of ``slots``: its graph holds nothing a later event or window could use
+        (:meth:`.state.PosState.empty` for many graphs)."""
+        sc = self.field("sc")[slots]
+        return ((sc[:, K.SC_NV] == 0) & (sc[:, K.SC_BLO] > sc[:, K.SC_BHI]) & (sc[:, K.SC_WLO] > sc[:, K.SC_WHI])
+                & (sc[:, K.SC_NREC] == sc[:, K.SC_RSTART]) & (sc[:, K.SC_OUTN] == 0))
+
     # -- pickling: the live slots only, renumbered from 0, their buffers mostly zero packed ---
 
     def __reduce__(self):
