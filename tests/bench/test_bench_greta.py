@@ -62,3 +62,14 @@ def test_keys_section_reports_rates_and_the_micro_batch(monkeypatch, capsys):
     assert "micro-batch of 1,000 events over 100 keys" in out[4] and out[4].endswith("s CPU")
     assert out[5].startswith("keys (float): RETURN COUNT(*)") and "SLIDE 1 s, 3,000 events" in out[5]
     assert len(out) == 10 and out[9].endswith("s CPU")
+
+
+def test_only_keys_is_accepted(monkeypatch, capsys):
+    # `--only keys` names the keys section beside the experiments
+    from cepagg.bench import greta
+    from cepagg.cli import main
+
+    ran = []
+    monkeypatch.setattr(greta, "keys_section", lambda args, mode: ran.append(mode))
+    assert main(["bench", "greta", "--only", "keys", "--numbers", "exact,float"]) == 0
+    assert ran == ["exact", "float"]

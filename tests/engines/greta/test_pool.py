@@ -166,3 +166,23 @@ def test_slide_windows_close_in_the_stack_when_outputs_overflow(pure):
     out += eng.finish(st)
     want = sorted(ENGINES["reference"](q).run(batch).rows)
     assert sorted(out) == want == sorted(Greta(q, pool=False).run(batch).rows)
+
+
+def test_a_state_without_the_stack_restores_and_goes_on():
+    # a state pickled before graphs were stacked has no `pool`: its partitions go on alone,
+    # new keys are stacked
+    import pickle
+
+    q = compile_query("RETURN k, COUNT(*) PATTERN SEQ(A, B+, C) WHERE [k] GROUP BY k WITHIN 30")
+    rows = [{"type": "ABC"[t % 3], "ts": t, "k": t % 5 if t < 150 else t % 9} for t in range(300)]
+    batch = EventBatch.from_rows(rows)
+    alone = Greta(q, pool=False)
+    st = alone.new_state()
+    alone.process(st, batch.slice(0, 150))
+    rebuild, (fields, *rest) = st.__reduce__()
+    old = pickle.loads(pickle.dumps(rebuild({k: v for k, v in fields.items() if k != "pool"}, *rest)))
+    assert old.pool is None and sorted(old.partitions) == [(k,) for k in range(5)]
+    eng = Greta(q)
+    eng.process(old, batch.slice(150))
+    assert sorted(old.pool.slot_of) == [(k,) for k in range(5, 9)]
+    assert sorted(eng.finish(old)) == sorted(alone.run(batch).rows)
