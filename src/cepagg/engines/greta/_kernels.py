@@ -16,9 +16,11 @@ the latest start of the sub-pattern matches ending at it, and every finished mat
 constrains (Definition 5 as a time threshold: a previous-type event ``p`` may precede a
 following-type event ``e`` iff ``p.ts >= max{start of an N match ending before e}``).
 
-Both return ``(status, next_event)``; a status other than ``DONE`` asks the caller to grow an
-array or widen the integers (:mod:`.numbers`) and call again from ``next_event``: nothing is
-ever truncated or wrapped.
+:func:`pos_run` runs a stack of graphs of one shape, one after the other (a graph alone is a
+stack of one; :mod:`.pool`), and returns ``(status, graph, next_event)``; :func:`neg_run`
+returns ``(status, next_event)``. A status other than ``DONE`` asks the caller to grow an array
+or widen the integers (:mod:`.numbers`) and call again from there: nothing is ever truncated or
+wrapped.
 
 The entry points and the two steps of :func:`pos_run` (:func:`move_time`, :func:`take_event`)
 take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays

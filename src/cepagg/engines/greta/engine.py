@@ -20,8 +20,10 @@ stay below about 1.8e308, beyond which they are ``inf`` (and an AVG of two of th
 Per batch (:meth:`Greta.process`): the batch is encoded column by column
 (:mod:`.encode`); each partition's negative sub-pattern graphs run first, deepest first, and
 report their finished matches; then the positive graph of each (sub-)partition runs
-(:func:`._kernels.pos_run`). Windows close and rows are released when the caller declares
-time has passed (:meth:`Greta.advance`) or the input ends (:meth:`Greta.finish`).
+(:func:`._kernels.pos_run`) -- for queries without negation, sub-partition or index, the graphs
+of many partitions stacked and run by one call (:mod:`.pool`, :meth:`Greta._run_pool`).
+Windows close and rows are released when the caller declares time has passed
+(:meth:`Greta.advance`) or the input ends (:meth:`Greta.finish`).
 """
 
 from __future__ import annotations
