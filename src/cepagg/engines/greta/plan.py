@@ -366,7 +366,7 @@ def may_prefer_scan(q: Query) -> bool:
     return q.within is not None and q.within_events is None
 
 
-def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
+def prefers_scan(q: Query, events: int, span: int, partitions: int, threshold: float | None = None) -> bool:
     """Whether a partition of this query is better served by the scan than by the index, judged
     from a batch of ``events`` (of the query's types) over ``span`` time units in ``partitions``
     partitions. Under WITHIN without SLIDE every start time is its own bucket, so an event costs
@@ -385,7 +385,9 @@ def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
     if sliding and span < q.within:
         return False
     per_window = events / max(1, partitions) * q.within / max(1, span)  # the batch's rate
-    return per_window < (SPARSE_SLIDE if sliding else SPARSE)
+    if threshold is None:
+        threshold = SPARSE_SLIDE if sliding else SPARSE
+    return per_window < threshold
 
 
 def _text(q: Query, e: ast.Expr) -> str:
