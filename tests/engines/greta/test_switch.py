@@ -38,7 +38,8 @@ def _phased_stream(rng: random.Random, phases: list[tuple[int, int, int]]) -> li
             ts += rng.randint(lo, hi)
             rows.append({"type": rng.choice("AABBBBBC"), "ts": ts, "x": rng.randint(0, 4),
                          "y": rng.choice([0.5, 1.0, 1.5, 2.25, 3.0]), "g": rng.choice("uv"),
-                         "id": rng.randint(0, 1), "c": rng.choice(["p", "q"])})
+                         "id": rng.randint(0, 1), "c": rng.choice(["p", "q"]),
+                         "z": rng.randint(0, 3) << 40})
     return rows
 
 
@@ -65,20 +66,31 @@ def _paths(state) -> dict:
             for pk, part in state.partitions.items() for sk, sub in part.subs.items()}
 
 
-def _auto(q, threshold: int):
-    eng = ENGINES["greta"](q)
+def _auto(q, threshold: int, **kw):
+    eng = ENGINES["greta"](q, **kw)
     assert eng.router is not None
     eng.router.threshold = threshold
     return eng
 
 
-@pytest.mark.parametrize("block", range(2))
-def test_switching_paths_agrees_with_the_reference_and_the_fixed_paths(block):
+#: the engine's options and how many cases of each: exact records of int64 limbs, float64
+#: records (``numbers="float"``, equal within 1e-9), the pure-Python twins, and records of
+#: Python integers (a SUM of integers beyond 2**31 makes a graph exact, run by the twins)
+VARIANTS = {"limbs": ({}, 24), "float": ({"numbers": "float"}, 16), "pure": ({"pure": True}, 8),
+            "python-integers": ({}, 8)}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_switching_paths_agrees_with_the_reference_and_the_fixed_paths(variant):
+    kw, count = VARIANTS[variant]
+    rel = 1e-9  # (AVG, and float mode)
     switched = {"index": 0, "scan": 0}
-    for k in range(24):
-        seed = 40_000 + 100 * block + k
+    for k in range(count):
+        seed = 40_000 + 1000 * list(VARIANTS).index(variant) + k
         rng = random.Random(seed)
         text = QUERIES[k % len(QUERIES)]
+        if variant == "python-integers":
+            text = text.replace("RETURN ", "RETURN SUM(B.z), ", 1)
         q = compile_query(text)
         phases = [(rng.randint(6, 10), 5, 12), (rng.randint(20, 30), 0, 1), (rng.randint(8, 12), 6, 14),
                   (rng.randint(14, 24), 0, 2)]
@@ -87,17 +99,17 @@ def test_switching_paths_agrees_with_the_reference_and_the_fixed_paths(block):
         n = len(batch)
         cuts = sorted(rng.sample(range(1, n), rng.randint(8, 16)))
         expected = ENGINES["reference"](q).run(batch)
-        eng = _auto(q, rng.choice([3, 4]))
+        eng = _auto(q, rng.choice([3, 4]), **kw)
         got = Result(expected.columns, _run(eng, batch, cuts, random.Random(seed)), expected.kinds).sorted()
-        assert not expected.diff(got), (text, seed, cuts, expected.diff(got))
+        assert not expected.diff(got, rel=rel), (text, seed, cuts, expected.diff(got, rel=rel))
         for fixed in ("index", "no-index"):
-            other = ENGINES["greta"](q, paths=fixed)
+            other = ENGINES["greta"](q, paths=fixed, **kw)
             same = Result(expected.columns, _run(other, batch, cuts, random.Random(seed)), expected.kinds).sorted()
-            assert not same.diff(got), (text, seed, fixed)
+            assert not same.diff(got, rel=rel), (text, seed, fixed)
         for way, count in eng.router.switches.items():
             switched[way] += count
     # the streams made partitions switch both ways, many times
-    assert switched["index"] >= 10 and switched["scan"] >= 10, switched
+    assert switched["index"] >= count // 2 and switched["scan"] >= count // 2, switched
 
 
 def test_a_partition_moves_to_the_index_when_dense_and_back_when_sparse():
@@ -153,4 +165,34 @@ def test_an_old_snapshot_restores_and_switches():
     assert _paths(state) == {} or eng.router.switches["index"] == 1
     assert eng.router.switches["index"] == 1
     expected = ENGINES["greta"](q, paths="index").run(batch)
+    assert not expected.diff(Result(expected.columns, out, expected.kinds).sorted())
+
+
+@pytest.mark.parametrize("first", ["no-index", "index"])
+def test_a_snapshot_of_a_first_choice_engine_restores_and_switches(first):
+    """A snapshot taken by an engine whose first batch chose the path for good holds one
+    layout, of the path chosen, and graphs without evidence (an engine with the path fixed
+    makes the same state): it restores, goes on from its path and switches when the evidence
+    says so."""
+    q = compile_query(f"RETURN COUNT(*), MAX(B.x) PATTERN B+ WHERE B.x < NEXT(B).x WITHIN {W} SLIDE 4")
+    rng = random.Random(8)
+    phases = [(12, 8, 10), (60, 0, 1), (30, 8, 10)] if first == "no-index" else [(60, 0, 1), (30, 8, 10)]
+    rows = [dict(r, type="B") for r in _phased_stream(rng, phases)]
+    batch = EventBatch.from_rows(rows).sorted()
+    old = ENGINES["greta"](q, paths=first)
+    state = old.new_state()
+    out = old.process(state, batch.slice(0, 12))
+    eng = _auto(q, 3)
+    state = eng.restore(old.snapshot(state))
+    assert _paths(state) == {((), ()): "scan" if first == "no-index" else "index"}
+    for i in range(12, len(batch), 6):
+        out += eng.process(state, batch.slice(i, 6))
+        if i % 12 == 0:
+            state = eng.restore(eng.snapshot(state))
+    out += eng.finish(state)
+    if first == "no-index":
+        assert eng.router.switches["index"] >= 1 and eng.router.switches["scan"] >= 1
+    else:
+        assert eng.router.switches["scan"] >= 1
+    expected = ENGINES["reference"](q).run(batch)
     assert not expected.diff(Result(expected.columns, out, expected.kinds).sorted())
