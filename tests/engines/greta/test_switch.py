@@ -196,3 +196,14 @@ def test_a_snapshot_of_a_first_choice_engine_restores_and_switches(first):
         assert eng.router.switches["scan"] >= 1
     expected = ENGINES["reference"](q).run(batch)
     assert not expected.diff(Result(expected.columns, out, expected.kinds).sorted())
+
+
+def test_explain_says_the_path_is_rechosen_per_batch_and_on_what_rule():
+    from cepagg.plan import plan
+
+    text = plan(compile_query("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price "
+                              "WITHIN 10 minutes SLIDE 10 seconds")).explain()
+    assert "re-chosen at every batch" in text
+    assert f"at {sw.UP * 200:g} or more events per window" in text and "below 133.3 averaged" in text
+    fixed = plan(compile_query("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price")).explain()
+    assert "ordered index on S.price > NEXT(S).price (no window in time" in fixed
