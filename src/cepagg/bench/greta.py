@@ -298,14 +298,14 @@ def experiments(full: bool) -> dict[str, dict]:
             query=Q1.format(pred="S.price * 1.05 < NEXT(S).price", w="100 minutes", s="50 minutes"),
             n=lambda pw: max(10 * pw, 50_000), kw=dict(companies=1)),
         # WITHIN without SLIDE: a start bucket per event, Theta(events in window) per event on
-        # both paths; where they cross sets plan.SPARSE ("greta" picks one by the first batch)
+        # both paths; where they cross sets plan.SPARSE ("greta" chooses per company and batch)
         "within_alone_paths": dict(
             on_request=True, dataset="stock", sizes=[2, 20, 50, 100, 200, 500],
             engines=["greta-index", "greta-no-index", "greta"],
             query="RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 minutes",
             n=lambda pw: 10_000, kw=dict(companies=1)),
         # SLIDE: the index costs O(log n) per bucket, the scan Theta(events in window); where
-        # they cross on Q1 (19 companies) sets plan.SPARSE_SLIDE ("greta" picks by the first batch)
+        # they cross on Q1 (19 companies) sets plan.SPARSE_SLIDE ("greta" chooses per company and batch)
         "slide_paths": dict(
             on_request=True, dataset="stock", sizes=[100, 300, 1_000, 3_000, 6_000, 10_000],
             engines=["greta-index", "greta-no-index", "greta"],
