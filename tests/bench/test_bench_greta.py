@@ -73,3 +73,34 @@ def test_only_keys_is_accepted(monkeypatch, capsys):
     monkeypatch.setattr(greta, "keys_section", lambda args, mode: ran.append(mode))
     assert main(["bench", "greta", "--only", "keys", "--numbers", "exact,float"]) == 0
     assert ran == ["exact", "float"]
+
+
+def test_the_sections_outside_the_experiments_table_are_accepted_by_only(monkeypatch):
+    import argparse
+
+    from cepagg.bench import greta, greta_density
+
+    ran = []
+    monkeypatch.setattr(greta, "keys_section", lambda args, mode: ran.append(("keys", mode)))
+    monkeypatch.setattr(greta_density, "density_section", lambda args: ran.append(("density_change",)))
+    for only in ("keys", "density_change"):
+        args = argparse.Namespace(only=only, engines=None, sizes=None, numbers="exact", budget=None,
+                                  full=False, json=None, plots="/nonexistent", batch=1000)
+        assert greta.main(args) == 0
+    assert ran == [("keys", "exact"), ("density_change",)]
+
+
+def test_density_change_times_each_phase_and_reports_the_path(monkeypatch):
+    from cepagg.bench import greta_density as gd
+
+    monkeypatch.setattr(gd, "PHASE_EVENTS", {gd.SPARSE: 2_000, gd.DENSE: 2_000})
+    monkeypatch.setattr(gd, "WARM", 200)
+    out = _Out()
+    gd._run("auto", [gd.SPARSE, gd.DENSE], 500, out)
+    (r,) = out
+    assert r["batches"] == [4, 4] and all(c > 0 for c in r["cpu"])
+    assert r["index_batches"] == [0, 4]  # the scan while sparse, the index from the first dense batch
+    assert r["switches"] == {"index": 1, "scan": 0}
+    out = _Out()
+    gd._run("index", [gd.SPARSE, gd.DENSE], 500, out)
+    assert out[0]["index_batches"] == [4, 4] and out[0]["switches"] is None

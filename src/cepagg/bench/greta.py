@@ -26,6 +26,7 @@ reported.
     cepagg bench greta --plots docs/img
     cepagg bench greta --only q1_events_per_window --numbers exact,float   # both numeric modes
     cepagg bench greta --only keys     # many partitions: events/s at 10..10^6 keys
+    cepagg bench greta --only density_change   # sparse then dense (and back): the path re-chosen
 
 ``--numbers exact,float`` runs every GRETA engine in both numeric modes (``numbers="float"``:
 COUNT, SUM and AVG in float64) on the same events, and reports beside each float run the
@@ -64,7 +65,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plots", default="docs/img", help="directory for the PNG plots")
     p.add_argument("--json", default=None, help="write the measurements to this file")
     p.add_argument("--only", default=None,
-                   help="comma-separated experiment names to run ('keys': one query over 10..10^6 partitions)")
+                   help="comma-separated experiment names to run ('keys': one query over 10..10^6 partitions; "
+                        "'density_change': a stream sparse then dense, and the reverse)")
     p.add_argument("--engines", default=None,
                    help="comma-separated engines to run (default: each experiment's)")
     p.add_argument("--sizes", default=None,
@@ -296,14 +298,14 @@ def experiments(full: bool) -> dict[str, dict]:
             query=Q1.format(pred="S.price * 1.05 < NEXT(S).price", w="100 minutes", s="50 minutes"),
             n=lambda pw: max(10 * pw, 50_000), kw=dict(companies=1)),
         # WITHIN without SLIDE: a start bucket per event, Theta(events in window) per event on
-        # both paths; where they cross sets plan.SPARSE ("greta" picks one by the first batch)
+        # both paths; where they cross sets plan.SPARSE ("greta" chooses per company and batch)
         "within_alone_paths": dict(
             on_request=True, dataset="stock", sizes=[2, 20, 50, 100, 200, 500],
             engines=["greta-index", "greta-no-index", "greta"],
             query="RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price WITHIN 10 minutes",
             n=lambda pw: 10_000, kw=dict(companies=1)),
         # SLIDE: the index costs O(log n) per bucket, the scan Theta(events in window); where
-        # they cross on Q1 (19 companies) sets plan.SPARSE_SLIDE ("greta" picks by the first batch)
+        # they cross on Q1 (19 companies) sets plan.SPARSE_SLIDE ("greta" chooses per company and batch)
         "slide_paths": dict(
             on_request=True, dataset="stock", sizes=[100, 300, 1_000, 3_000, 6_000, 10_000],
             engines=["greta-index", "greta-no-index", "greta"],
@@ -336,7 +338,7 @@ def main(args: argparse.Namespace) -> int:
     exps = experiments(args.full)
     from . import chosen, whole_numbers
 
-    only = set(chosen("--only", args.only, [*exps, "keys"]) or ())
+    only = set(chosen("--only", args.only, [*exps, "keys", "density_change"]) or ())
     engines = chosen("--engines", args.engines, sorted({e for spec in exps.values() for e in spec["engines"]}))
     sizes = whole_numbers("--sizes", args.sizes, least=0)  # (0: the real-data experiment's one size)
     modes = args.numbers.split(",")
@@ -348,6 +350,13 @@ def main(args: argparse.Namespace) -> int:
         for mode in modes:
             keys_section(args, mode)
         only.discard("keys")
+        if not only:
+            return 0
+    if only and "density_change" in only:
+        from .greta_density import density_section
+
+        density_section(args)
+        only.discard("density_change")
         if not only:
             return 0
     results: dict[str, list] = {}

@@ -104,6 +104,10 @@ class Plan:
             from ..engines.aseq.plan import explain_lines
 
             lines += explain_lines(q)
+        if self.engine == "greta":
+            from ..engines.greta.plan import path_rule
+
+            lines += [line for line in [path_rule(q)] if line]
         if self.engine == "rcep":
             from ..engines.rcep.compiled import explain_lines as rcep_lines
 

@@ -29,13 +29,19 @@ def test_paths(text, path):
 
 
 def _chosen_path(q, batch) -> list[str]:
-    """The paths of the positive graph's transitions the engine chose from its first batch."""
+    """The paths of the positive graph's transitions the engine chose from its first batch
+    (for the partition, where it chooses per partition)."""
     from cepagg.engines.greta.engine import Greta
 
     engine = Greta(q)
     state = engine.new_state()
     engine.process(state, batch)
-    return [t.path for t in state.layout.positive.plan.transitions]
+    layout = state.layout
+    subs = [sub for part in state.partitions.values() for sub in part.subs.values()]
+    if engine.router is not None and subs:  # (each partition's path)
+        (sub,) = subs
+        layout = engine.router.layout_of(layout, sub.state)
+    return [t.path for t in layout.positive.plan.transitions]
 
 
 @pytest.mark.parametrize("window, gap_ms, n, path", [

@@ -45,6 +45,7 @@ from . import encode as enc
 from . import layout as lay
 from . import plan as pl
 from . import results as res
+from . import switch as sw
 from .kernel_args import NegBatch, PosBatch
 from .numbers import decode_floats, to_ints
 from .pool import GraphPool
@@ -124,9 +125,9 @@ class Greta(Engine):
     def __init__(self, query: Query, *, partial: bool = False,
                  start_range: tuple[int, int] | None = None, pure: bool = False,
                  paths: str = "auto", numbers: str = "exact", pool: bool = True):
-        """``pure`` runs the pure-Python twins of the kernels. ``paths``: "auto" lets the
-        first batch choose between the index and the scan where that matters
-        (:func:`.plan.prefers_scan`); "index", "no-index" and "scan" fix the plan
+        """``pure`` runs the pure-Python twins of the kernels. ``paths``: "auto" chooses
+        between the index and the scan where that matters, per (sub-)partition and batch
+        (:class:`.switch.Router`); "index", "no-index" and "scan" fix the plan
         (:func:`.plan.compile_plan`; for tests and benchmarks). ``numbers="float"``: COUNT,
         SUM and AVG are computed in float64 (records of one float per field instead of int64
         limbs; MIN and MAX keep their exact order codes), and their cells are Python floats.
@@ -136,15 +137,16 @@ class Greta(Engine):
         if paths not in ("auto", "index", "no-index", "scan"):
             raise ValueError(f"paths={paths!r}: expected 'auto', 'index', 'no-index' or 'scan'")
         self.plan = pl.compile_plan(query, paths="index" if paths == "auto" else paths)
-        self.sparse_plan = None  # the plan for sparse partitions, where it differs
+        self.router = None  # chooses each (sub-)partition's path, where the choice matters
         if paths == "auto" and pl.may_prefer_scan(query) and \
                 any(t.path == "index" for g in self.plan.graphs for t in g.transitions):
-            self.sparse_plan = pl.compile_plan(query, paths="no-index")
+            self.router = sw.Router(query, self.plan, pl.compile_plan(query, paths="no-index"), start_range)
         self.kernels = _twin(K.__name__) if pure else K
         self.pooled = pool
         self.floats = self.numbers == "float"
         self._unlimited: dict[int, tuple] = {}  # id(kernel plan) -> (plan, its exact-flag copy)
         self._fresh_state: tuple | None = None  # (layout, a new PosState of it): the last layout's
+        self._batch_span = 0  # (the router's evidence) time spanned by the batch's events of the query
         self.funcs = agg.funcs_of(query)
         # COUNT, MIN and MAX cells are already final: finalising them row by row is skipped
         self._cells_final = partial or all(f in ("COUNT", "MIN", "MAX") for f in self.funcs)
@@ -168,20 +170,23 @@ class Greta(Engine):
                                         f"and is {v} now")
             state.kinds.setdefault(k, v)
         if state.layout is None:
-            state.layout = lay.build(self._plan_for(view, partitions), dict(state.kinds), self.start_range)
+            state.layout = lay.build(self.plan, dict(state.kinds), self.start_range)
+        if self.router is not None:
+            ts = view.ts if self.types is None else view.ts[self._of_types(view)]
+            # of the query's events: others say nothing of its density
+            self._batch_span = int(ts[-1]) - int(ts[0]) + 1 if len(ts) else 0
         return state.layout
 
-    def _plan_for(self, view, partitions: int) -> pl.GretaPlan:
-        """The plan, chosen once, by the first batch: the index, or the scan for a query with a
-        window in time whose partitions hold few events per window (every path gives the same
-        rows; :func:`.plan.prefers_scan`)."""
-        if self.sparse_plan is None:
-            return self.plan
-        ts = view.ts if self.types is None else view.ts[self._of_types(view)]
-        if len(ts) == 0:  # no event to judge by: the index, whose cost does not grow with the window
-            return self.plan
-        span = int(ts[-1]) - int(ts[0]) + 1  # of the query's events: others say nothing of its density
-        return self.sparse_plan if pl.prefers_scan(self.query, len(ts), span, partitions) else self.plan
+    def _path(self, state: GretaState, layout: lay.Layout, sub: "Sub", view=None, rows=None) -> lay.Layout:
+        """The layout ``sub`` runs with: the state's, or where the router chooses the path
+        per (sub-)partition, the one of its path, re-chosen on the evidence of its events
+        ``rows`` of ``view`` when given (:meth:`.switch.Router.choose`)."""
+        if self.router is None:
+            return layout
+        if view is None:
+            return self.router.layout_of(layout, sub.state)
+        return self.router.choose(layout, sub.state, view.ts[rows], self._batch_span,
+                                  lambda names: {n: _kind_in(view, n) for n in names})
 
     def _of_types(self, view) -> np.ndarray:
         """Which events of the batch have one of the query's types (``self.types`` is set)."""
@@ -211,11 +216,12 @@ class Greta(Engine):
         pcol, pcolv = enc.program_columns(view, layout.positive, layout.strings)
         ncols = [enc.program_columns(view, g, layout.strings) for g in layout.negatives]
         aint, aflt, amm, aval = enc.agg_columns(view, layout)
-        keys = [(enc.key_vec(view, sp.pkey), enc.key_vec(view, sp.ekey)) for sp in layout.positive.index_specs]
+        specs = (self.router.layouts(layout)[0] if self.router else layout).positive.index_specs
+        keys = [(enc.key_vec(view, sp.pkey), enc.key_vec(view, sp.ekey)) for sp in specs]
         big = aval & (np.abs(aint) >= 2**31)
         order = np.argsort(pcodes, kind="stable")
         bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
-        if not layout.negatives and scodes is None and not layout.positive.index_specs:
+        if not layout.negatives and scodes is None and not layout.positive.index_specs and self.router is None:
             self._process_plain(state, layout, view, pkeys, order, bounds, pos_state, pcol, pcolv,
                                 aint, aflt, amm, aval, big)
             return []
@@ -245,15 +251,17 @@ class Greta(Engine):
                 sub = self._sub(state, layout, part, skeys[c] if scodes is not None else ())
                 r = prow[sel]
                 self._queue(sub, new_entries)
-                E = self._inputs(layout, sub.state, view, r, ppos[sel], pos_state, pcol, pcolv,
+                sub_layout = self._path(state, layout, sub, view, r)
+                E = self._inputs(sub_layout, sub.state, view, r, ppos[sel], pos_state, pcol, pcolv,
                                  aint, aflt, amm, aval, keys, big)
-                self._run_pos(state, layout, part, sub, E, until)
+                self._run_pos(state, sub_layout, part, sub, E, until)
             for skey, sub in part.subs.items():
                 if not any(skey == (skeys[c] if scodes is not None else ()) for c in groups):
                     # no positive event here, but time moved: what the sub held back for
                     # simultaneous events is settled now (EMIT reads it on the next advance)
                     self._queue(sub, new_entries)
-                    self._run_pos(state, layout, part, sub, _no_inputs(layout), until)
+                    sub_layout = self._path(state, layout, sub)
+                    self._run_pos(state, sub_layout, part, sub, _no_inputs(sub_layout), until)
             self._fold(part, new_entries, until)
             part.last_ts = until
         return []
@@ -865,7 +873,8 @@ class Greta(Engine):
                     self._queue(sub, new)
                 self._fold(part, new, until)
             for sub in part.subs.values():
-                self._run_pos(state, layout, part, sub, _no_inputs(layout), until)
+                sub_layout = self._path(state, layout, sub)
+                self._run_pos(state, sub_layout, part, sub, _no_inputs(sub_layout), until)
 
     def _moves_nothing(self, layout: lay.Layout) -> bool:
         """WITHIN alone without negation: a trend is counted when its last event arrives, so
@@ -1000,6 +1009,18 @@ POOLED_CAPACITY = {"vcap": 4, "ring": 4}
 
 #: slot 0 of a stack, or event 0 of a batch (:func:`._kernels.pos_run` runs a graph alone as slot 0)
 _ZERO = np.zeros(1, dtype=np.int64)
+
+
+def _kind_in(view, name: str) -> str | None:
+    """The kind of attribute ``name`` in the batch ("int", "float", "bool", "string"), None where
+    it has no value there."""
+    v = view.col(name)
+    if not v.valid.any():
+        return None
+    if v.kind == "number":
+        return "int" if v.values.dtype.kind in "iu" else "float"
+    return v.kind
+
 
 #: The negation inputs of ``_run_pos`` for a query without negation (nothing is written to them).
 _NO_NEGATIONS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64))

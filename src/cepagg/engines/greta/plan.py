@@ -19,7 +19,8 @@ Each transition then gets its *aggregation path* (beyond the paper, see :mod:`.i
             running total per state, O(1) per event and bucket
 ``index``   one comparison ``f(X) θ g(NEXT(X))``, θ in ``< <= > >= =``, each side an
             expression of one event: a Fenwick tree over the ranks of ``f``, O(log n) (with a
-            window in time, partitions with few events per window scan: :func:`prefers_scan`)
+            window in time, partitions with few events per window scan, re-chosen per
+            partition and batch: :func:`prefers_scan`, :mod:`.switch`)
 ``scan``    anything else (other edge conditions, negation crossing the transition,
             several derivations, skip-till-next-match, contiguous): every stored
             predecessor is examined, as in the paper, with the condition compiled to a
@@ -286,9 +287,9 @@ def _single_run_equalities(q: Query, shared: dict[str, set[str]]) -> dict[str, l
 
 def compile_plan(q: Query, paths: str = "index") -> GretaPlan:
     """The plan of an accepted query (call :func:`refusal` first). ``paths``: "index" as
-    described above; "no-index" scans where "index" would index (the engine's choice for
-    sparse partitions under a window in time, :func:`prefers_scan`); "scan" gives every transition
-    the scan path (to test the paths against each other)."""
+    described above; "no-index" scans where "index" would index (the path of sparse
+    partitions under a window in time, :func:`prefers_scan`, :mod:`.switch`); "scan" gives
+    every transition the scan path (to test the paths against each other)."""
     if paths not in ("index", "no-index", "scan"):
         raise ValueError(f"paths={paths!r}: expected 'index', 'no-index' or 'scan'")
     subs = _check(q)
@@ -366,26 +367,52 @@ def may_prefer_scan(q: Query) -> bool:
     return q.within is not None and q.within_events is None
 
 
-def prefers_scan(q: Query, events: int, span: int, partitions: int) -> bool:
+def prefers_scan(q: Query, events: int, span: int, partitions: int, threshold: float | None = None) -> bool:
     """Whether a partition of this query is better served by the scan than by the index, judged
     from a batch of ``events`` (of the query's types) over ``span`` time units in ``partitions``
-    partitions. Under WITHIN without SLIDE every start time is its own bucket, so an event costs
-    Theta(events in window) on either path; below :data:`SPARSE` events per window the scan,
-    with less work per bucket, is faster. With SLIDE an event costs the index O(log n) per
-    bucket and the scan Theta(events in window): with few events per window and partition the
-    scan's plain loop still wins (below :data:`SPARSE_SLIDE`). The choice stays, and the risks
-    are not alike: the index is up to 2.6 times as slow where the scan wins (Q1), the scan fifty
-    times as slow at 10^4 events per window on one partition -- so a sliding-window query
-    scans only on the evidence of a batch spanning a whole window (a short micro-batch of a
-    stream keeps the index). ``partitions`` counts partition keys, not sub-partitions. Without a window in time
-    the index is the one that scales."""
+    partitions: the path a new partition starts on (:class:`.switch.Router` re-chooses it at
+    every batch, with ``threshold`` for the default below). Under WITHIN without SLIDE every
+    start time is its own bucket, so an event costs Theta(events in window) on either path;
+    below :data:`SPARSE` events per window the scan, with less work per bucket, is faster.
+    With SLIDE an event costs the index O(log n) per bucket and the scan Theta(events in
+    window): with few events per window and partition the scan's plain loop still wins (below
+    :data:`SPARSE_SLIDE`). The risks are not alike: the index is 1.1 to 1.7 times as slow where
+    the scan wins (Q1, and one company under WITHIN alone), the scan fifty times as slow at
+    10^4 events per window on one partition -- so a sliding-window query starts on the scan only on the evidence of a batch
+    spanning a whole window (a short micro-batch of a stream starts on the index).
+    ``partitions`` counts partition keys, not sub-partitions. Without a window in time the
+    index is the one that scales."""
     if not may_prefer_scan(q):
         return False
     sliding = not per_start_buckets(q)
     if sliding and span < q.within:
         return False
     per_window = events / max(1, partitions) * q.within / max(1, span)  # the batch's rate
-    return per_window < (SPARSE_SLIDE if sliding else SPARSE)
+    if threshold is None:
+        threshold = SPARSE_SLIDE if sliding else SPARSE
+    return per_window < threshold
+
+
+def path_rule(q: Query) -> str | None:
+    """What ``cepagg explain`` says of the choice between the index and the scan (None where
+    there is none to make: no indexed transition, or no window in time)."""
+    p = compile_plan(q)
+    indexed = [t for t in p.graphs[0].transitions if t.path == "index"]
+    if not indexed:
+        return None
+    on = ", ".join(t.index.text for t in indexed)
+    if not may_prefer_scan(q):
+        return f"predecessors: ordered index on {on} (no window in time: the index is the one that scales)"
+    sliding = not per_start_buckets(q)
+    t = SPARSE_SLIDE if sliding else SPARSE
+    from .switch import UP  # (the rule's own module)
+
+    first = (f"fewer than {t} events per window on a first batch spanning a window" if sliding
+             else f"fewer than {t} events per window on its first batch")
+    return (f"predecessors: ordered index on {on}, or a scan of the stored ones, chosen per "
+            f"partition and re-chosen at every batch: a partition starts on the scan with {first}; "
+            f"it moves to the index at {t * UP:g} or more events per window and back to the scan "
+            f"below {t / UP:.4g} averaged over a window (once every vertex it still needs is kept)")
 
 
 def _text(q: Query, e: ast.Expr) -> str:
