@@ -218,7 +218,7 @@ class Greta(Engine):
         aint, aflt, amm, aval = enc.agg_columns(view, layout)
         specs = (self.router.layouts(layout)[0] if self.router else layout).positive.index_specs
         keys = [(enc.key_vec(view, sp.pkey), enc.key_vec(view, sp.ekey)) for sp in specs]
-        big = aval & (np.abs(aint) >= 2**31)
+        big = (aval & (np.abs(aint) >= 2**31)).any(axis=1)  # events with an aggregated integer beyond 2**31
         order = np.argsort(pcodes, kind="stable")
         bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
         if not layout.negatives and scodes is None and not layout.positive.index_specs and self.router is None:
