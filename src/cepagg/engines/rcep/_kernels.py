@@ -43,10 +43,10 @@ MIN_TS = -(2**62)
 # state[1]
 FRESH, RUNNING, DONE = 0, 1, 2
 
-# the condition table (:mod:`.comparisons`, repeated here: the kernels read no other module)
+# the conjuncts' table and code (:mod:`.comparisons`, repeated here: the kernels read no other module)
 START, EACH, PAIR = 0, 1, 2
-CONST, TRIGGER, FIRST, LAST, CUR, PREV, LOOP = 0, 1, 2, 3, 4, 5, 6
-ADD, SUB, RSUB = 1, 2, 3
+LOAD, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+TRIGGER, FIRST, LAST, CUR, PREV, LOOP = 1, 2, 3, 4, 5, 6
 
 
 @helper
@@ -88,11 +88,13 @@ def _next(ts, stop, p, i, bound, trig_ok):
 
 
 @helper
-def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
+def _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, tidx):
     """Whether the event just bound at level ``L`` (position ``q``; ``fresh``: it starts
-    ``q``'s run) passes the comparisons due there (:mod:`.comparisons`); a null (NaN) side
-    makes a comparison untrue. (One function, not one per side and comparison: numba compiles
-    each function on its own, and the compile time counts.)"""
+    ``q``'s run) passes the conjuncts due there (:mod:`.comparisons`): each a postfix program
+    run on the stack ``sv`` (values) / ``sk`` (validity of a value, or a truth: 0, 1, 2 for
+    unknown); a null (NaN) value makes arithmetic null and a comparison unknown, and a conjunct
+    passes only when true. (One function, not one per opcode: numba compiles each function on
+    its own, and the compile time counts.)"""
     for j in range(cond.shape[0]):
         if cond[j, 1] != q:
             continue
@@ -100,24 +102,22 @@ def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
         if not (when == EACH or (when == START and fresh) or (when == PAIR and not fresh)):
             continue
         lv0, lv1 = 0, 1
-        if cond[j, 3] == LOOP or cond[j, 7] == LOOP:  # every event of a run bound before
-            b = cond[j, 4] if cond[j, 3] == LOOP else cond[j, 8]
-            lv0, lv1 = first[b], first[b + 1]
+        lp = cond[j, 2]
+        if lp >= 0:  # every event of a run bound before
+            lv0, lv1 = first[lp], first[lp + 1]
         for lv in range(lv0, lv1):
-            x = 0.0
-            v = 0.0
-            for s in range(2):
-                base = 3 + 4 * s
-                kind = cond[j, base]
-                if kind == CONST:
-                    v = consts[j, s]
-                else:
+            top = 0
+            for pc in range(cond[j, 3], cond[j, 4]):
+                op = code[pc, 0]
+                if op == LOAD:
+                    kind = code[pc, 1]
                     i = tidx
                     if kind != TRIGGER:
+                        p = code[pc, 2]
                         if kind == FIRST:
-                            lvl = first[cond[j, base + 1]]
+                            lvl = first[p]
                         elif kind == LAST:
-                            lvl = first[cond[j, base + 1] + 1] - 1
+                            lvl = first[p + 1] - 1
                         elif kind == CUR:
                             lvl = L
                         elif kind == PREV:
@@ -127,38 +127,84 @@ def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
                         i = stack_i[lvl]
                         if i == TRIG:
                             i = tidx
-                    v = vals[cond[j, base + 2], six[i]]
-                    a = cond[j, base + 3]
-                    if a == ADD:
-                        v = v + consts[j, s]
-                    elif a == SUB:
-                        v = v - consts[j, s]
-                    elif a == RSUB:
-                        v = consts[j, s] - v
-                if v != v:
-                    return False
-                if s == 0:
-                    x = v
-            op = cond[j, 2]
-            if op == 0:
-                ok = x == v
-            elif op == 1:
-                ok = x != v
-            elif op == 2:
-                ok = x < v
-            elif op == 3:
-                ok = x <= v
-            elif op == 4:
-                ok = x > v
-            else:
-                ok = x >= v
-            if not ok:
+                    v = vals[code[pc, 3], six[i]]
+                    sv[top] = v
+                    sk[top] = 1 if v == v else 0
+                    top += 1
+                elif op == CONST:
+                    sv[top] = consts[pc]
+                    sk[top] = 1
+                    top += 1
+                elif op <= DIV:
+                    top -= 1
+                    b = sv[top]
+                    a = sv[top - 1]
+                    ok = sk[top - 1] == 1 and sk[top] == 1
+                    r = 0.0
+                    if ok:
+                        if op == ADD:
+                            r = a + b
+                        elif op == SUB:
+                            r = a - b
+                        elif op == MUL:
+                            r = a * b
+                        elif b == 0.0:
+                            ok = False  # (division by zero: null)
+                        else:
+                            r = a / b
+                    sv[top - 1] = r
+                    sk[top - 1] = 1 if ok else 0
+                elif op == NEG:
+                    sv[top - 1] = -sv[top - 1]
+                elif op == CMP:
+                    top -= 1
+                    b = sv[top]
+                    a = sv[top - 1]
+                    if sk[top - 1] != 1 or sk[top] != 1:
+                        sk[top - 1] = 2
+                    else:
+                        c = code[pc, 1]
+                        if c == 0:
+                            t = a == b
+                        elif c == 1:
+                            t = a != b
+                        elif c == 2:
+                            t = a < b
+                        elif c == 3:
+                            t = a <= b
+                        elif c == 4:
+                            t = a > b
+                        else:
+                            t = a >= b
+                        sk[top - 1] = 1 if t else 0
+                elif op == AND or op == OR:
+                    n = code[pc, 1]
+                    unknown = False
+                    decided = False
+                    for x in range(top - n, top):
+                        t3 = sk[x]
+                        if t3 == 2:
+                            unknown = True
+                        elif (op == AND and t3 == 0) or (op == OR and t3 == 1):
+                            decided = True
+                    top -= n - 1
+                    if decided:
+                        sk[top - 1] = 0 if op == AND else 1
+                    elif unknown:
+                        sk[top - 1] = 2
+                    else:
+                        sk[top - 1] = 1 if op == AND else 0
+                else:  # NOT
+                    t3 = sk[top - 1]
+                    sk[top - 1] = 2 if t3 == 2 else 1 - t3
+            if sk[0] != 1:
                 return False
     return True
 
 
 @helper
-def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six, vals):
+def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, sv, sk, six,
+          vals):
     """Bind level ``L`` to the first candidate from ``c`` (of position ``q``) on that passes the
     comparisons; a level that continues a Kleene run moves on to the next position's candidates
     when the run's own are exhausted. Returns the candidate bound, NONE if none is left."""
@@ -171,7 +217,7 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
             fresh = L == 0 or stack_p[L - 1] != q
             if fresh:
                 first[q] = L
-            if cond.shape[0] == 0 or _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
+            if cond.shape[0] == 0 or _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, tidx):
                 return c
             if L == 0:
                 c = _next(ts, stop, q, c, bound0, trig0)
@@ -214,8 +260,8 @@ def _write_match(L, stack_p, stack_i, ret_pos, ref, tidx, out_match, out_var, ou
 
 
 @step
-def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, lo, first_hi, cond, consts, vals,
-                      stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number):
+def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, lo, first_hi, cond, code, consts, sv,
+                      sk, vals, stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number):
     """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
     ``number``; returns (fill, number). ``state[1]`` is DONE when every match is written;
     otherwise the arrays are full and a call with the same stack, ``first`` and state continues.
@@ -225,7 +271,8 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
     RETURN order (``out_var`` is an index into it). Every event has ``ts >= lo`` already; the
     match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch;
     ``first`` (k entries) holds the stack level where each bound position's run starts.
-    Comparisons between variables: rows of ``cond``/``consts`` (:mod:`.comparisons`), reading
+    Conditions between variables: conjuncts of ``cond`` running code of ``code``/``consts`` on
+    the scratch stacks ``sv``/``sk`` (:mod:`.comparisons`), reading
     attribute ``slot`` of event ``i`` at ``vals[slot, six[i]]`` (NaN: null).
     """
     k = start.shape[0]
@@ -284,8 +331,8 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
             c = NONE
             if q < k:
                 c = _first(ts, start, stop, q, ts[i], upper[q], q == k - 1)
-        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six,
-                  vals)
+        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, sv,
+                  sk, six, vals)
         if c != NONE:
             L = lvl + 1
             back = False
@@ -331,8 +378,8 @@ def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, six, start, 
 
 @jit
 def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids, tstate, ts, ref, six, start, stop,
-                       kleene, upper, first, ret_pos, cond, consts, vals, stack_p, stack_i, state, out_match, out_var,
-                       out_pos, out_idx, fill, cap, number):
+                       kleene, upper, first, ret_pos, cond, code, consts, sv, sk, vals, stack_p, stack_i, state, out_match,
+                       out_var, out_pos, out_idx, fill, cap, number):
     """:func:`gather` and :func:`enumerate_matches` for the triggers stored at ``tixs`` (store
     indexes, in order), each taking the events from ``max(its time - w + 1, lo)`` on (``ref``:
     ids where ``use_ids``, else store indexes): one call for a partition's triggers of a batch. ``tstate``: the next
@@ -355,7 +402,8 @@ def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids
             state[1] = FRESH
         m = tstate[1]
         fill, number = enumerate_matches(ts[:m], ref[:m], six[:m], start, stop, kleene, upper, first, ret_pos,
-                                         cand_lo, first_hi, cond, consts, vals, stack_p, stack_i, state, out_match,
+                                         cand_lo, first_hi, cond, code, consts, sv, sk, vals, stack_p, stack_i, state,
+                                         out_match,
                                          out_var, out_pos, out_idx, fill, cap, number)
         if state[1] != DONE:
             return fill, number

@@ -1,17 +1,19 @@
 """The compiled path of rcep: matches enumerated by a numba kernel and handed over column-wise.
 
 Taken when the query returns its matches and the join has nothing to check but time order, the
-window and comparisons of numbers between variables (:mod:`.comparisons`: an attribute, plain
-or FIRST/LAST/NEXT, plus or minus a number, against another or a constant): no NOT or EXISTS,
+window and conditions on numbers between variables (:mod:`.comparisons`: comparisons combined
+by AND, OR and NOT, of arithmetic on attributes, plain or FIRST/LAST/NEXT, and constants): no
+NOT or EXISTS in the pattern,
 no equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a
 variable's attribute. Local conditions, stream filters, types and untyped variables, partition
 attributes, equivalences on singleton variables, GROUP BY a partition attribute, WITHIN alone or
 with SLIDE and ``start_range`` all stay on the compiled path: they act before the join (which
 positions an event may bind) or are constant for one trigger (group and window cells). Every
 other query, and every aggregate query, takes the Python join (:mod:`.join`); both give the
-reference's matches. The attributes the comparisons read are kept in the store as float64
+reference's matches. The attributes the conditions read are kept in the store as float64
 (NaN for a null); a batch whose values for them are not numbers (strings, booleans, integers
-beyond 2^52, NaN) moves the engine to the Python join for good (:meth:`Store.to_buffers`),
+beyond the programs' exact limit, 2^52 or less, NaN) moves the engine to the Python join for
+good (:meth:`Store.to_buffers`),
 which compares any values as the reference does.
 
 A partition's events live in one :class:`Store` (arrays of times, ids, the positions each event
@@ -66,13 +68,15 @@ def explain_lines(query: Query) -> list[str]:
     shape = shape_of(query)
     reason = compiled_refusal(query, shape)
     if reason is None:
-        slots = compile_conditions(shape).slots
-        numbers = (f", while the compared attributes ({', '.join(slots)}) hold numbers, else the Python join from "
-                   "then on") if slots else ""
-        return [f"join: compiled (numba; comparisons checked as a match grows{numbers}; the matches go to the "
+        conditions = compile_conditions(shape)
+        slots, limit = conditions.slots, conditions.limit
+        within = f" (integers within 2^{limit.bit_length() - 1})" if limit < EXACT else ""
+        numbers = (f", while the compared attributes ({', '.join(slots)}) hold numbers{within}, else the Python "
+                   "join from then on") if slots else ""
+        return [f"join: compiled (numba; conditions checked as a match grows{numbers}; the matches go to the "
                 "output as arrays, not row objects)"]
     return [f"join: Python ({reason}; the compiled join takes patterns returning matches whose conditions "
-            "between variables compare numbers)"]
+            "between variables compute on numbers)"]
 
 
 def _kernel():
@@ -84,14 +88,15 @@ def _kernel():
 _COMPACT = 512
 
 
-def numeric(v) -> bool:
+def numeric(v, limit: int = EXACT) -> bool:
     """Whether the compiled join compares ``v`` as the reference does (None, a float but NaN,
-    an integer within 2^52): NaN stands for a null in the join."""
+    an integer within ``limit``, :attr:`~.comparisons.Compiled.limit`): NaN stands for a null
+    in the join."""
     if v is None:
         return True
     if isinstance(v, float):
         return v == v
-    return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= EXACT
+    return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= limit
 
 
 class Store:
@@ -161,7 +166,7 @@ class Store:
         return self.n - self.head
 
     @classmethod
-    def of_buffers(cls, buffers: list, slots: tuple[str, ...] = ()) -> "Store | None":
+    def of_buffers(cls, buffers: list, slots: tuple[str, ...] = (), limit: int = EXACT) -> "Store | None":
         """The store of per-position buffers of events (the Python join's state: a snapshot of an
         engine that moved to the Python join, or of the older format without stores); None when
         a value of a slot is not :func:`numeric`."""
@@ -172,7 +177,7 @@ class Store:
         store = cls(len(slots))
         for e, bits in sorted(found.values(), key=lambda x: (x[0].ts, x[0].id)):
             values = [e.get(a) for a in slots]
-            if not all(numeric(v) for v in values):
+            if not all(numeric(v, limit) for v in values):
                 return None
             store.append(e.id, e.ts, bits, e.type, [np.nan if v is None else float(v) for v in values])
         return store
@@ -202,7 +207,10 @@ class CompiledJoin:
         self.display = [v.split("@")[0] for v in query.return_vars]
         self.kleene = np.array([p.kleene for p in shape.positions], dtype=np.bool_)
         conditions = compile_conditions(shape)
-        self.cond, self.consts, self.slots = conditions.table, conditions.consts, conditions.slots
+        self.cond, self.code, self.consts = conditions.table, conditions.code, conditions.consts
+        self.slots, self.limit = conditions.slots, conditions.limit
+        self._sv = np.zeros(conditions.depth, dtype=np.float64)
+        self._sk = np.zeros(conditions.depth, dtype=np.int64)
         self.first = np.zeros(self.k, dtype=np.int64)
         self.start = np.zeros(self.k, dtype=np.int64)
         self.stop = np.zeros(self.k, dtype=np.int64)
@@ -239,7 +247,7 @@ class CompiledJoin:
             fill, state.next_match = self._enumerate(
                 store.ts, store.ids, store.bits, store.head, tixs, lo, first_hi, w, not tuples, self.tstate,
                 self._ts, self._ref, self._six, self.start, self.stop, self.kleene, self.upper, self.first,
-                self.ret_pos, self.cond, self.consts, store.vals, self._stack_p, self._stack_i, self.state,
+                self.ret_pos, self.cond, self.code, self.consts, self._sv, self._sk, store.vals, self._stack_p, self._stack_i, self.state,
                 blk.match, blk.var, blk.pos, blk.event, f0, blk.capacity, state.next_match)
             blk.rows = fill
             if tuples:

@@ -31,9 +31,10 @@ EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or 
 sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
 match numbers follow the order of discovery (:mod:`.output`).
 
-Two joins: queries that return matches and whose conditions between variables compare numbers
-(no NOT/EXISTS, no equivalence on a Kleene variable, no GROUP BY a variable's attribute) take
-the compiled join (:mod:`.compiled`: a numba kernel, comparisons checked as a match grows,
+Two joins: queries that return matches and whose conditions between variables compute on
+numbers (AND/OR/NOT of comparisons with arithmetic; no NOT/EXISTS in the pattern, no
+equivalence on a Kleene variable, no GROUP BY a variable's attribute) take the compiled join
+(:mod:`.compiled`: a numba kernel, conditions checked as a match grows,
 matches handed over as arrays); every other query takes the Python join (:mod:`.join`).
 ``cepagg explain`` says which.
 """
@@ -184,7 +185,7 @@ class Rcep(Engine):
                 continue
             if pa.types.is_integer(col.type):
                 lo_hi = pc.min_max(col).as_py()
-                if any(v is not None and not numeric(v) for v in lo_hi.values()):
+                if any(v is not None and not numeric(v, self._compiled.limit) for v in lo_hi.values()):
                     return None
             elif not pa.types.is_floating(col.type) or pc.any(pc.is_nan(col)).as_py():
                 return None
@@ -196,7 +197,7 @@ class Rcep(Engine):
         compare): every partition's store becomes per-position buffers."""
         slots, k = self._compiled.slots, len(self.shape.positions)
         self.compiled_refusal = f"an attribute among {', '.join(slots)} holds values other than numbers " \
-                                "within 2^52"
+                                f"within 2^{self._compiled.limit.bit_length() - 1}"
         self._compiled = None
         for part in state.partitions.values():
             if part.store is not None:
@@ -311,7 +312,7 @@ class Rcep(Engine):
     def restore(self, data: bytes) -> RcepState:
         state = super().restore(data)
         if self._compiled is not None:  # (a snapshot of the Python join's buffers)
-            stores = {key: Store.of_buffers(part.buffers, self._compiled.slots)
+            stores = {key: Store.of_buffers(part.buffers, self._compiled.slots, self._compiled.limit)
                       for key, part in state.partitions.items() if getattr(part, "store", None) is None}
             if any(s is None for s in stores.values()):
                 self._leave_compiled(state)  # (values it does not compare: the Python join)
