@@ -1,32 +1,35 @@
-"""The compiled path of rcep: matches enumerated by a numba kernel and handed over column-wise.
+"""The compiled path of rcep: matches enumerated by a numba kernel, handed over column-wise or
+folded into aggregates.
 
-Taken when the query returns its matches and the join has nothing to check but time order, the
-window and conditions on numbers between variables (:mod:`.comparisons`: comparisons combined
-by AND, OR and NOT, of arithmetic on attributes, plain or FIRST/LAST/NEXT, and constants): no
-NOT or EXISTS in the pattern,
-no equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a
+Taken when the join has nothing to check but time order, the window and conditions on numbers
+between variables (:mod:`.comparisons`: comparisons combined by AND, OR and NOT, of arithmetic
+on attributes, plain or FIRST/LAST/NEXT, and constants): no NOT or EXISTS in the pattern, no
+equivalence on a Kleene variable (``[b.h]`` makes a run share a value), no GROUP BY a
 variable's attribute. Local conditions, stream filters, types and untyped variables, partition
 attributes, equivalences on singleton variables, GROUP BY a partition attribute, WITHIN alone or
 with SLIDE and ``start_range`` all stay on the compiled path: they act before the join (which
 positions an event may bind) or are constant for one trigger (group and window cells). Every
-other query, and every aggregate query, takes the Python join (:mod:`.join`); both give the
-reference's matches. The attributes the conditions read are kept in the store as float64
-(NaN for a null); a batch whose values for them are not numbers (strings, booleans, integers
-beyond the programs' exact limit, 2^52 or less, NaN) moves the engine to the Python join for
-good (:meth:`Store.to_buffers`),
-which compares any values as the reference does.
+other query takes the Python join (:mod:`.join`); both give the reference's result. The
+attributes the conditions and aggregates read are kept in the store as float64 (NaN for a
+null); a batch whose values for them are not numbers (strings, booleans, integers beyond the
+programs' exact limit, 2^52 or less, NaN; for an aggregated attribute also infinities and a
+change of kind, integer or float, from one batch to another) moves the engine to the Python
+join for good (:meth:`Store.to_buffers`), which compares any values as the reference does.
 
 A partition's events live in one :class:`Store` (arrays of times, ids, the positions each event
-may bind and the compared values); one call of :func:`._kernels.enumerate_triggers` takes a
-list of triggers (a partition's triggers of one input batch where the matches go out as blocks
-under WITHIN alone; otherwise one trigger, once per window): for each it gathers each
+may bind and the values read); one call of :func:`._kernels.enumerate_triggers` takes a list of
+triggers (a partition's triggers of one input batch where the matches go out as blocks, or are
+folded, under WITHIN alone; otherwise one trigger, once per window): for each it gathers each
 position's events inside the scope and writes the matches into a
 :class:`~cepagg.matches.MatchBlock` of at most ``spill_rows`` rows. A driver that takes blocks
 (``engine.spill_blocks``, set by :func:`cepagg.runner.match_feed`) receives each full block
 through ``engine.spill`` and the last one at the end of every protocol call; other callers get
-the protocol's tuples, built from the arrays.
+the protocol's tuples, built from the arrays. An aggregate query writes no row: the kernel
+counts the matches, and for each stored event and position the matches that bind it there, and
+:meth:`CompiledJoin.fold_into` adds the aggregates those counts give to the reference's
+accumulators (exact: Python integers and fractions), so no match is materialised.
 
-The kernel compiles on the first query that takes this path (about two seconds of CPU, then
+The kernel compiles on the first query that takes this path (about three seconds of CPU, then
 cached on disk beside the source; ``cepagg bench matches --compile`` times it); ``cepagg
 warmup`` does not compile it.
 """

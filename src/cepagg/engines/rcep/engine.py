@@ -31,10 +31,10 @@ EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or 
 sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
 match numbers follow the order of discovery (:mod:`.output`).
 
-Two joins: queries that return matches and whose conditions between variables compute on
-numbers (AND/OR/NOT of comparisons with arithmetic; no NOT/EXISTS in the pattern, no
-equivalence on a Kleene variable, no GROUP BY a variable's attribute) take the compiled join
-(:mod:`.compiled`: a numba kernel, conditions checked as a match grows,
+Two joins: queries whose conditions between variables compute on numbers (AND/OR/NOT of
+comparisons with arithmetic; no NOT/EXISTS in the pattern, no equivalence on a Kleene variable,
+no GROUP BY a variable's attribute) take the compiled join (:mod:`.compiled`: a numba kernel,
+conditions checked as a match grows, aggregates folded from per-event counts of the matches,
 matches handed over as arrays); every other query takes the Python join (:mod:`.join`).
 ``cepagg explain`` says which.
 """
@@ -210,7 +210,9 @@ class Rcep(Engine):
         compare): every partition's store becomes per-position buffers."""
         slots, k = self._compiled.slots, len(self.shape.positions)
         self.compiled_refusal = f"an attribute among {', '.join(slots)} holds values other than numbers " \
-                                f"within 2^{self._compiled.limit.bit_length() - 1}"
+                                f"within 2^{self._compiled.limit.bit_length() - 1}" \
+                                + (" (or, aggregated, infinities, or integers and floats in turn)"
+                                   if self._compiled.agg_slots else "")
         self._compiled = None
         for part in state.partitions.values():
             if part.store is not None:
