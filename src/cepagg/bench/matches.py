@@ -125,7 +125,7 @@ def _aggregate_child(engine: str, batch, query: str) -> int:
     t0 = time.perf_counter()
     result = run(query, batch, engine=engine)
     seconds = time.perf_counter() - t0
-    print(MARK + json.dumps({"count": sum(r[1] for r in result.rows), "rows": len(result.rows),
+    print(MARK + json.dumps({"count": sum(result.column("COUNT(*)")), "rows": len(result.rows),
                              "seconds": seconds, "bytes": 0, "engine": engine}), flush=True)
     return 0
 
