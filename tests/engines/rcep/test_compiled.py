@@ -179,6 +179,9 @@ def test_explain_says_which_join():
     assert "join: Python (condition 'a.type = c.type' compares event types" in plan(compile_query(
         "PATTERN SEQ(A a, B b+, C c) WHERE a.type = c.type WITHIN 5 RETURN a, c"), "auto").explain()
     assert "join: Python (NOT and EXISTS" in slow.explain()
+    folded = plan(compile_query("RETURN COUNT(*), SUM(b.x) PATTERN SEQ(A a, B b+, C c) WHERE a.x < b.x OR c.x > 1 "
+                                "WITHIN 5"), "rcep").explain()
+    assert "join: compiled" in folded and "no match is materialised" in folded
 
 
 def test_a_snapshot_of_buffers_is_restored_on_the_compiled_path():
@@ -570,3 +573,23 @@ def test_a_fold_resumes_after_its_counts_are_taken(monkeypatch):
         batch = EventBatch.from_rows(random_stream(rng, TYPES, n=rng.randint(6, 16), max_gap=2, attrs=attrs))
         problems = differences(q, ENGINES["reference"](q).run(batch), ENGINES["rcep"](q).run(batch).rows)
         assert not problems, "\n".join([text] + problems)
+
+
+def test_conditions_and_aggregates_in_batches_snapshots_and_slices():
+    """Boolean conditions and aggregates (:func:`boolean_query`) fed in random batches with
+    watermarks and snapshots in between, and split into ``start_range`` slices (partial
+    aggregates merged): the reference's result."""
+    attrs = {"x": [0, 1, 1.5, 2, 3, 4, None], "y": (-3, 9, 0.2), "g": ["u", "v"]}
+    for k in range(cases(150, 3000)):
+        rng = random.Random(950_000 + k)
+        text = boolean_query(rng, aggregates=rng.random() < 0.5)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(random_stream(rng, TYPES, n=rng.randint(6, 16), max_gap=2, attrs=attrs)).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        cuts, out = run_in_pieces(ENGINES["rcep"](q), batch, random.Random(k))
+        problems = differences(q, expected, out)
+        assert not problems, "\n".join([text, str(cuts)] + problems)
+        top = int(max(batch.table.column("ts").to_pylist())) + 1
+        out = sliced_rows(lambda **o: ENGINES["rcep"](q, **o), q, top, rng.randint(1, 5), batch)
+        problems = differences(q, expected, out)
+        assert not problems, "\n".join([text, "slices"] + problems)
