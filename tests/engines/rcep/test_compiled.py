@@ -593,3 +593,20 @@ def test_conditions_and_aggregates_in_batches_snapshots_and_slices():
         out = sliced_rows(lambda **o: ENGINES["rcep"](q, **o), q, top, rng.randint(1, 5), batch)
         problems = differences(q, expected, out)
         assert not problems, "\n".join([text, "slices"] + problems)
+
+
+def test_the_twin_runs_the_programs_as_compiled(monkeypatch):
+    """Boolean conditions and folded aggregates: the kernel's Python twin returns what the
+    compiled kernel returns."""
+    twin = kernels.twin("cepagg.engines.rcep._kernels")
+    attrs = {"x": [0, 1, 1.5, 2, 3, 4, None], "y": (-3, 9, 0.2), "g": ["u", "v"]}
+    for k in range(cases(40, 400)):
+        rng = random.Random(990_000 + k)
+        text = boolean_query(rng, aggregates=rng.random() < 0.5)
+        q = compile_query(text)
+        batch = EventBatch.from_rows(random_stream(rng, TYPES, n=rng.randint(6, 12), max_gap=2, attrs=attrs))
+        fast = ENGINES["rcep"](q).run(batch).rows
+        with monkeypatch.context() as m:
+            m.setattr(compiled, "_kernel", lambda: twin.enumerate_triggers)
+            slow = ENGINES["rcep"](q).run(batch).rows
+        assert fast == slow, text
