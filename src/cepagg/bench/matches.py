@@ -19,6 +19,13 @@ Workloads (the peers' generated data, :mod:`cepagg.bench.peers.workloads`):
   ``SEQ(a, b+, c) WHERE [key] AND a.price < b.price AND b.price < NEXT(b).price AND
   c.price < FIRST(b).price``, and the variant without the uptrend condition (every subset of
   the rising b's): rcep against the automaton baseline, nfa.
+* ``query1-or``: Query 1 with a disjunction checked per pair of b's (``b.price <
+  NEXT(b).price OR NEXT(b).price > a.price + 1``); ``query1-agg``: the matches of
+  ``query1-any`` folded into ``COUNT(*)``, ``SUM``, ``AVG`` and ``MAX`` per key (an aggregate
+  query: its time is the evaluation's, no file; its "matches" are those folded).
+
+``rcep-python`` (run only when named in ``--engines``) is rcep with its compiled join switched
+off: the Python join.
 
 The reference runs only where rcep found at most ``--reference-max`` matches; an engine that
 exceeds the time limit on a window is not run on the larger windows of the series.
@@ -40,10 +47,11 @@ MARK = "MATCHES-RESULT "
 SCALES = {
     # workload -> (events, windows in ms)
     "tiny": {"seq3": (2_000, (500, 1_000)), "kleene": (2_000, (1_000, 2_000)), "query1": (500, (200, 500)),
-             "query1-any": (500, (200, 500))},
+             "query1-any": (500, (200, 500)), "query1-or": (500, (200, 500)), "query1-agg": (500, (200, 500))},
     # seq3 about 10^5, 10^6 and 10^7 matches
     "quick": {"seq3": (20_000, (5_000, 15_000, 50_000)), "kleene": (20_000, (1_000, 2_000, 3_000)),
-              "query1": (2_000, (200, 500, 1_000)), "query1-any": (2_000, (200, 500, 1_000))},
+              "query1": (2_000, (200, 500, 1_000)), "query1-any": (2_000, (200, 500, 1_000)),
+              "query1-or": (2_000, (200, 500, 1_000)), "query1-agg": (2_000, (200, 500, 1_000))},
 }
 QUERIES = {
     "seq3": "PATTERN SEQ(A a, B b, C c) WHERE [key] WITHIN {w} ms RETURN a, b, c",
@@ -52,8 +60,15 @@ QUERIES = {
               "AND c.price < FIRST(b).price WITHIN {w} ms RETURN a, b, c",
     "query1-any": "PATTERN SEQ(a, b+, c) WHERE [key] AND a.price < b.price AND c.price < FIRST(b).price "
                   "WITHIN {w} ms RETURN a, b, c",
+    # a disjunction checked per pair of b's; and query1-any's matches folded into aggregates
+    "query1-or": "PATTERN SEQ(a, b+, c) WHERE [key] AND a.price < b.price AND (b.price < NEXT(b).price "
+                 "OR NEXT(b).price > a.price + 1) AND c.price < FIRST(b).price WITHIN {w} ms RETURN a, b, c",
+    "query1-agg": "RETURN key, COUNT(*), SUM(b.price), AVG(b.price), MAX(c.price) PATTERN SEQ(a, b+, c) "
+                  "WHERE [key] AND a.price < b.price AND c.price < FIRST(b).price GROUP BY key WITHIN {w} ms",
 }
 ENGINES = ("rcep", "nfa", "reference")
+#: run only when named: rcep with its compiled join switched off (the Python join)
+VARIANTS = ("rcep-python",)
 PEERS = ("core", "flink-cep")
 
 
@@ -62,7 +77,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="tiny (a minute), quick (default: up to 10^7 matches, about an hour)")
     p.add_argument("--workloads", default=",".join(QUERIES), help="comma-separated: " + ", ".join(QUERIES))
     p.add_argument("--engines", default=",".join(ENGINES + PEERS),
-                   help="comma-separated: " + ", ".join(ENGINES + PEERS))
+                   help="comma-separated: " + ", ".join(ENGINES + PEERS + VARIANTS))
     p.add_argument("--timeout", type=float, default=300.0, help="seconds one measurement may take")
     p.add_argument("--reference-max", type=int, default=200_000,
                    help="run the reference only where rcep found at most this many matches")
@@ -84,6 +99,12 @@ def child(engine: str, csv: str, query: str, out: str) -> int:
     from cepagg.runner import write_matches
 
     batch = read_events(csv).batch
+    if engine == "rcep-python":
+        from cepagg.engines.rcep.engine import Rcep
+
+        Rcep.compiles, engine = False, "rcep"
+    if not query.startswith("PATTERN"):
+        return _aggregate_child(engine, batch, query)
     write_matches(query, batch.slice(0, 200), out, engine=engine)  # warm-up: imports, the grammar
     t0 = time.perf_counter()
     written = write_matches(query, batch, out, engine=engine)
@@ -92,6 +113,20 @@ def child(engine: str, csv: str, query: str, out: str) -> int:
     os.unlink(out)
     print(MARK + json.dumps({"count": written.matches, "rows": written.rows, "seconds": seconds,
                              "bytes": size, "engine": written.engine}), flush=True)
+    return 0
+
+
+def _aggregate_child(engine: str, batch, query: str) -> int:
+    """One measurement of an aggregate query (``RETURN key, COUNT(*), ...``): the time of its
+    evaluation; ``count`` is the number of matches folded (the sum of COUNT(*))."""
+    from cepagg.runner import run
+
+    run(query, batch.slice(0, 200), engine=engine)  # warm-up: imports, the grammar
+    t0 = time.perf_counter()
+    result = run(query, batch, engine=engine)
+    seconds = time.perf_counter() - t0
+    print(MARK + json.dumps({"count": sum(result.column("COUNT(*)")), "rows": len(result.rows),
+                             "seconds": seconds, "bytes": 0, "engine": engine}), flush=True)
     return 0
 
 
@@ -187,7 +222,7 @@ def main(args: argparse.Namespace) -> int:
     names = [w for w in args.workloads.split(",") if w]
     engines = [e for e in args.engines.split(",") if e]
     for x in names + engines:
-        if x not in QUERIES and x not in ENGINES + PEERS:
+        if x not in QUERIES and x not in ENGINES + PEERS + VARIANTS:
             raise SystemExit(f"cepagg bench matches: unknown workload or engine {x!r}")
     args.data.mkdir(parents=True, exist_ok=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -209,7 +244,8 @@ def main(args: argparse.Namespace) -> int:
         for w in windows:
             query = QUERIES[name].format(w=w)
             row = {"workload": name, "window_ms": w, "events": n, "query": query, "runs": {}}
-            for engine in [e for e in engines if e in ENGINES] + ([p for p in peers] if name == "seq3" else []):
+            ours = [e for e in engines if e in ENGINES + VARIANTS]
+            for engine in ours + ([p for p in peers] if name == "seq3" else []):
                 rcep = row["runs"].get("rcep", {})
                 if engine in gave_up:
                     r = {"status": "skipped", "detail": "timed out on a smaller window"}
@@ -248,7 +284,7 @@ def _cell(r: dict) -> str:
 
 
 def markdown(results: list[dict]) -> str:
-    engines = [e for e in ENGINES + PEERS if any(e in r["runs"] for r in results)]
+    engines = [e for e in ENGINES + VARIANTS + PEERS if any(e in r["runs"] for r in results)]
     head = "| workload | window | matches | " + " | ".join(f"{e}: matches/s, peak RSS" for e in engines) + " |"
     lines = [head, "|" + "---|" * (3 + len(engines))]
     for r in results:

@@ -130,11 +130,20 @@ def test_buffers_hold_one_window_only():
     only those of the last window."""
     q = compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b+, C c) WITHIN 10")
     eng = ENGINES["rcep"](q)
+    eng._compiled = None  # (the Python join's per-variable buffers)
     state = eng.new_state()
     rows = [{"type": "ABC"[i % 3], "ts": i} for i in range(2000)]
     eng.process(state, EventBatch.from_rows(rows))
     (part,) = state.partitions.values()
     assert [len(b) for b in part.buffers] == [3, 4, 3]  # ts 1990..1999: B at 1990, 1993, 1996, 1999
+    # the compiled join's store: old events leave once a window of time, before a batch's events
+    eng = ENGINES["rcep"](q)
+    state = eng.new_state()
+    batch = EventBatch.from_rows(rows)
+    for a in range(0, 2000, 50):
+        eng.process(state, batch.slice(a, 50))
+    (part,) = state.partitions.values()
+    assert part.store is not None and len(part.store) <= 2 * 10 + 50
 
 
 def test_equivalence_on_a_kleene_variable_and_group_by_its_attribute():

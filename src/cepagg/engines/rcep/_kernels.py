@@ -42,11 +42,13 @@ MIN_TS = -(2**62)
 
 # state[1]
 FRESH, RUNNING, DONE = 0, 1, 2
+#: matches one fold counts before the caller takes the counts (int64 sums of them stay exact)
+FOLD_MAX = 2**56
 
-# the condition table (:mod:`.comparisons`, repeated here: the kernels read no other module)
+# the conjuncts' table and code (:mod:`.comparisons`, repeated here: the kernels read no other module)
 START, EACH, PAIR = 0, 1, 2
-CONST, TRIGGER, FIRST, LAST, CUR, PREV, LOOP = 0, 1, 2, 3, 4, 5, 6
-ADD, SUB, RSUB = 1, 2, 3
+LOAD, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+TRIGGER, FIRST, LAST, CUR, PREV, LOOP = 1, 2, 3, 4, 5, 6
 
 
 @helper
@@ -88,11 +90,13 @@ def _next(ts, stop, p, i, bound, trig_ok):
 
 
 @helper
-def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
+def _passes(cond, code, consts, stk, L, q, fresh, stack_i, first, six, vals, tidx):
     """Whether the event just bound at level ``L`` (position ``q``; ``fresh``: it starts
-    ``q``'s run) passes the comparisons due there (:mod:`.comparisons`); a null (NaN) side
-    makes a comparison untrue. (One function, not one per side and comparison: numba compiles
-    each function on its own, and the compile time counts.)"""
+    ``q``'s run) passes the conjuncts due there (:mod:`.comparisons`): each a postfix program
+    run on the stack ``stk`` (row 0: values; row 1: the validity of a value, or a truth: 0, 1,
+    2 for unknown); a null (NaN) value makes arithmetic null and a comparison unknown, and a conjunct
+    passes only when true. (One function, not one per opcode: numba compiles each function on
+    its own, and the compile time counts.)"""
     for j in range(cond.shape[0]):
         if cond[j, 1] != q:
             continue
@@ -100,24 +104,22 @@ def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
         if not (when == EACH or (when == START and fresh) or (when == PAIR and not fresh)):
             continue
         lv0, lv1 = 0, 1
-        if cond[j, 3] == LOOP or cond[j, 7] == LOOP:  # every event of a run bound before
-            b = cond[j, 4] if cond[j, 3] == LOOP else cond[j, 8]
-            lv0, lv1 = first[b], first[b + 1]
+        lp = cond[j, 2]
+        if lp >= 0:  # every event of a run bound before
+            lv0, lv1 = first[lp], first[lp + 1]
         for lv in range(lv0, lv1):
-            x = 0.0
-            v = 0.0
-            for s in range(2):
-                base = 3 + 4 * s
-                kind = cond[j, base]
-                if kind == CONST:
-                    v = consts[j, s]
-                else:
+            top = 0
+            for pc in range(cond[j, 3], cond[j, 4]):
+                op = code[pc, 0]
+                if op == LOAD:
+                    kind = code[pc, 1]
                     i = tidx
                     if kind != TRIGGER:
+                        p = code[pc, 2]
                         if kind == FIRST:
-                            lvl = first[cond[j, base + 1]]
+                            lvl = first[p]
                         elif kind == LAST:
-                            lvl = first[cond[j, base + 1] + 1] - 1
+                            lvl = first[p + 1] - 1
                         elif kind == CUR:
                             lvl = L
                         elif kind == PREV:
@@ -127,38 +129,83 @@ def _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
                         i = stack_i[lvl]
                         if i == TRIG:
                             i = tidx
-                    v = vals[cond[j, base + 2], six[i]]
-                    a = cond[j, base + 3]
-                    if a == ADD:
-                        v = v + consts[j, s]
-                    elif a == SUB:
-                        v = v - consts[j, s]
-                    elif a == RSUB:
-                        v = consts[j, s] - v
-                if v != v:
-                    return False
-                if s == 0:
-                    x = v
-            op = cond[j, 2]
-            if op == 0:
-                ok = x == v
-            elif op == 1:
-                ok = x != v
-            elif op == 2:
-                ok = x < v
-            elif op == 3:
-                ok = x <= v
-            elif op == 4:
-                ok = x > v
-            else:
-                ok = x >= v
-            if not ok:
+                    v = vals[code[pc, 3], six[i]]
+                    stk[0, top] = v
+                    stk[1, top] = 1 if v == v else 0
+                    top += 1
+                elif op == CONST:
+                    stk[0, top] = consts[pc]
+                    stk[1, top] = 1
+                    top += 1
+                elif op <= DIV:
+                    top -= 1
+                    b = stk[0, top]
+                    a = stk[0, top - 1]
+                    ok = stk[1, top - 1] == 1 and stk[1, top] == 1
+                    r = 0.0
+                    if ok:
+                        if op == ADD:
+                            r = a + b
+                        elif op == SUB:
+                            r = a - b
+                        elif op == MUL:
+                            r = a * b
+                        elif b == 0.0:
+                            ok = False  # (division by zero: null)
+                        else:
+                            r = a / b
+                    stk[0, top - 1] = r
+                    stk[1, top - 1] = 1 if ok else 0
+                elif op == NEG:
+                    stk[0, top - 1] = -stk[0, top - 1]
+                elif op == CMP:
+                    top -= 1
+                    b = stk[0, top]
+                    a = stk[0, top - 1]
+                    if stk[1, top - 1] != 1 or stk[1, top] != 1:
+                        stk[1, top - 1] = 2
+                    else:
+                        c = code[pc, 1]
+                        if c == 0:
+                            t = a == b
+                        elif c == 1:
+                            t = a != b
+                        elif c == 2:
+                            t = a < b
+                        elif c == 3:
+                            t = a <= b
+                        elif c == 4:
+                            t = a > b
+                        else:
+                            t = a >= b
+                        stk[1, top - 1] = 1 if t else 0
+                elif op == AND or op == OR:
+                    n = code[pc, 1]
+                    unknown = False
+                    decided = False
+                    for x in range(top - n, top):
+                        t3 = stk[1, x]
+                        if t3 == 2:
+                            unknown = True
+                        elif (op == AND and t3 == 0) or (op == OR and t3 == 1):
+                            decided = True
+                    top -= n - 1
+                    if decided:
+                        stk[1, top - 1] = 0 if op == AND else 1
+                    elif unknown:
+                        stk[1, top - 1] = 2
+                    else:
+                        stk[1, top - 1] = 1 if op == AND else 0
+                else:  # NOT
+                    t3 = stk[1, top - 1]
+                    stk[1, top - 1] = 2 if t3 == 2 else 1 - t3
+            if stk[1, 0] != 1.0:
                 return False
     return True
 
 
 @helper
-def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six, vals):
+def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, stk, six, vals):
     """Bind level ``L`` to the first candidate from ``c`` (of position ``q``) on that passes the
     comparisons; a level that continues a Kleene run moves on to the next position's candidates
     when the run's own are exhausted. Returns the candidate bound, NONE if none is left."""
@@ -171,7 +218,7 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
             fresh = L == 0 or stack_p[L - 1] != q
             if fresh:
                 first[q] = L
-            if cond.shape[0] == 0 or _passes(cond, consts, L, q, fresh, stack_i, first, six, vals, tidx):
+            if cond.shape[0] == 0 or _passes(cond, code, consts, stk, L, q, fresh, stack_i, first, six, vals, tidx):
                 return c
             if L == 0:
                 c = _next(ts, stop, q, c, bound0, trig0)
@@ -214,18 +261,26 @@ def _write_match(L, stack_p, stack_i, ret_pos, ref, tidx, out_match, out_var, ou
 
 
 @step
-def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, lo, first_hi, cond, consts, vals,
-                      stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number):
+def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, lo, first_hi, cond, code, consts, stk,
+                      vals, stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number, mult,
+                      agg):
     """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
     ``number``; returns (fill, number). ``state[1]`` is DONE when every match is written;
     otherwise the arrays are full and a call with the same stack, ``first`` and state continues.
 
+    With ``agg[3]`` set (fold), matches are counted instead of written (aggregates, folded by
+    the caller): ``agg[0]`` counts them, ``mult[p, e]`` the matches binding stored event ``e``
+    (``six``) at position ``p`` where bit 1 of ``flags[p]`` is set (once per event of a run), ``agg[1]``/``agg[2]`` keep
+    the least and greatest ``e`` counted. Before ``agg[0]`` reaches :data:`FOLD_MAX` the call
+    returns (not DONE) for the caller to take the counts and zero them.
+
     ``out_idx`` gets ``ref[i]`` for event ``i`` (an event id, or where the event is stored).
-    ``kleene[p]``: position ``p`` is Kleene plus. ``ret_pos``: the positions returned, in
+    ``flags[p]`` bit 0: position ``p`` is Kleene plus. ``ret_pos``: the positions returned, in
     RETURN order (``out_var`` is an index into it). Every event has ``ts >= lo`` already; the
     match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch;
     ``first`` (k entries) holds the stack level where each bound position's run starts.
-    Comparisons between variables: rows of ``cond``/``consts`` (:mod:`.comparisons`), reading
+    Conditions between variables: conjuncts of ``cond`` running code of ``code``/``consts`` on
+    the scratch stack ``stk`` (:mod:`.comparisons`), reading
     attribute ``slot`` of event ``i`` at ``vals[slot, six[i]]`` (NaN: null).
     """
     k = start.shape[0]
@@ -234,7 +289,8 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
     if state[1] == DONE:
         return fill, number
     # bounds of the events a position may take (recomputed on every call: cheap)
-    if kleene[k - 1]:
+    fold = agg[3] != 0
+    if flags[k - 1] & 1:
         upper[k - 1] = trig_ts
     else:
         upper[k - 1] = MIN_TS
@@ -268,6 +324,24 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
         else:
             top = L - 1
             i = stack_i[top]
+            if i == TRIG and fold:  # a match: count it and its events, then move the top on
+                if agg[0] >= FOLD_MAX:  # (the caller takes the counts first)
+                    state[0] = L
+                    return fill, number
+                agg[0] += 1
+                for lv in range(L):
+                    p = stack_p[lv]
+                    if flags[p] & 2:
+                        x = stack_i[lv]
+                        e = six[tidx] if x == TRIG else six[x]
+                        mult[p, e] += 1
+                        if e < agg[1]:
+                            agg[1] = e
+                        if e > agg[2]:
+                            agg[2] = e
+                number += 1
+                back = True
+                continue
             if i == TRIG:  # a match: write it, then move the top on
                 end = _write_match(L, stack_p, stack_i, ret_pos, ref, tidx, out_match, out_var, out_pos, out_idx,
                                    fill, cap, number)
@@ -280,12 +354,12 @@ def enumerate_matches(ts, ref, six, start, stop, kleene, upper, first, ret_pos, 
                 continue
             p = stack_p[top]
             lvl = L
-            q = p if kleene[p] else p + 1
+            q = p if flags[p] & 1 else p + 1
             c = NONE
             if q < k:
                 c = _first(ts, start, stop, q, ts[i], upper[q], q == k - 1)
-        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, consts, six,
-                  vals)
+        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, stk,
+                  six, vals)
         if c != NONE:
             L = lvl + 1
             back = False
@@ -331,14 +405,15 @@ def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, six, start, 
 
 @jit
 def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids, tstate, ts, ref, six, start, stop,
-                       kleene, upper, first, ret_pos, cond, consts, vals, stack_p, stack_i, state, out_match, out_var,
-                       out_pos, out_idx, fill, cap, number):
+                       flags, upper, first, ret_pos, cond, code, consts, stk, vals, stack_p, stack_i, state, out_match,
+                       out_var, out_pos, out_idx, fill, cap, number, mult, agg):
     """:func:`gather` and :func:`enumerate_matches` for the triggers stored at ``tixs`` (store
     indexes, in order), each taking the events from ``max(its time - w + 1, lo)`` on (``ref``:
     ids where ``use_ids``, else store indexes): one call for a partition's triggers of a batch. ``tstate``: the next
     trigger (``tstate[0]``) and the size of its gathered input (``tstate[1]``, 0 before the
     gather). Returns (fill, number) when every trigger is done (``tstate[0]`` is
-    ``len(tixs)``) or when the arrays are full (a call with the same state continues)."""
+    ``len(tixs)``) or when the arrays are full, or with ``fold`` the counts are to be taken (a
+    call with the same state continues): see :func:`enumerate_matches`."""
     k = start.shape[0]
     while tstate[0] < tixs.shape[0]:
         tix = tixs[tstate[0]]
@@ -354,9 +429,10 @@ def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids
             state[0] = 0
             state[1] = FRESH
         m = tstate[1]
-        fill, number = enumerate_matches(ts[:m], ref[:m], six[:m], start, stop, kleene, upper, first, ret_pos,
-                                         cand_lo, first_hi, cond, consts, vals, stack_p, stack_i, state, out_match,
-                                         out_var, out_pos, out_idx, fill, cap, number)
+        fill, number = enumerate_matches(ts[:m], ref[:m], six[:m], start, stop, flags, upper, first, ret_pos,
+                                         cand_lo, first_hi, cond, code, consts, stk, vals, stack_p, stack_i, state,
+                                         out_match,
+                                         out_var, out_pos, out_idx, fill, cap, number, mult, agg)
         if state[1] != DONE:
             return fill, number
         tstate[0] += 1

@@ -1,29 +1,37 @@
-"""Conditions between variables as a table the compiled join evaluates while a match grows.
+"""Conditions between variables as small programs the compiled join runs while a match grows.
 
 The compiled join (:mod:`._kernels`) binds a match's events in time order, one stack level per
-event, a Kleene run's events on consecutive levels. A comparison between two sides (a number
-constant, or a numeric attribute of one variable -- plain, ``FIRST``, ``LAST`` or ``NEXT`` --
-with at most one ``+``/``-`` of a constant) is checked as soon as the events it reads are bound,
-so a branch that fails it is never entered (RCEP, Kammoun et al., EDBT 2018, Sec. 2.3: NEXT,
-FIRST and LAST checked while a Kleene subset grows):
+event, a Kleene run's events on consecutive levels. A condition -- comparisons of numbers
+combined by AND, OR and NOT, each side an arithmetic expression (``+ - * /``, unary minus) of
+number constants and numeric attributes of variables (plain, ``FIRST``, ``LAST``, ``NEXT``) --
+is split into conjuncts (NOT pushed down to the comparisons, so ``NOT (x OR y)`` gives two),
+and each conjunct is checked as soon as every event it reads is bound, so a branch that fails it
+is never entered (RCEP, Kammoun et al., EDBT 2018, Sec. 2.3: NEXT, FIRST and LAST checked while
+a Kleene subset grows). A disjunction is checked once all its sides are known: before that it
+cannot fail. When a conjunct is checked:
 
 * ``EACH`` at position ``q``: on every event of ``q``'s run (a plain reference to a Kleene
-  variable against what is known when its run starts: ``a.price < b.price``);
+  variable with what is known when its run starts: ``a.price < b.price``);
 * ``PAIR`` at ``q``: on every event of the run but its first, against the one before
-  (``b.price < NEXT(b).price``: the plain ``b`` is the earlier of the pair);
+  (``b.price < NEXT(b).price``: the plain ``b`` is the earlier of the pair; every conjunct of a
+  condition that uses NEXT is checked per pair, as the condition holds for every pair);
 * ``START`` at ``q``: once, when position ``q``'s first event is bound (``q = k``: when the
   trigger is), e.g. ``c.price < FIRST(b).price`` once ``b`` starts (the trigger is bound before
   anything else: it is known from the first level on). A plain Kleene reference read there
   (``c.x > b.x``, after the run ends) is checked on every event of the run (``LOOP``).
 
-The meaning is the reference's (docs/semantics.md §5): a condition holds for every combination
-of the events it reads; a null (or missing) value makes a comparison unknown, and the
-condition does not hold. Values are float64 in the join: numbers of an integer column are
-exact as long as they stay within 2^52 in magnitude (the engine checks each batch), and ``+``
-and ``-`` of a constant give Python's result. A condition of another form (OR, NOT,
-arithmetic between two attributes, ``*``, ``/``, a string constant, two Kleene runs compared
-event by event) is not compiled: :func:`compile_conditions` says why, and the query takes the
-Python join.
+A conjunct is postfix code (rows of :data:`CODE_WIDTH`: opcode, argument, position, slot) run on
+a stack of values with a validity flag (greta's edge programs, :mod:`cepagg.engines.greta._program`,
+work the same way): truth values are 0, 1 and 2 (unknown), and the conjunct holds only when
+true. The meaning is the reference's (docs/semantics.md §5): a condition holds for every
+combination of the events it reads; a null (or missing) value makes arithmetic null and a
+comparison unknown; division by zero is null. Values are float64 in the join (NaN stands for a
+null in the store): the result equals Python's wherever no integer result passes 2^53, so the
+join takes integers only up to :attr:`Compiled.limit` in magnitude, a bound computed from the
+programs (2^52 for sums of an attribute and a constant; ``a.x * b.x`` takes integers up to
+2^26), and the engine checks each batch against it. A condition of another form (strings,
+``type``, integer constants beyond 2^52, two Kleene runs compared event by event) is not
+compiled: :func:`compile_conditions` says why, and the query takes the Python join.
 """
 
 from __future__ import annotations
@@ -35,155 +43,223 @@ import numpy as np
 from ...lang import ast
 from .shape import Shape
 
-# columns of the condition table (one row per comparison)
-WHEN, AT, OP = 0, 1, 2  # then per side s: kind, position, slot, arithmetic at 3 + 4 * s
-WIDTH = 11
+# columns of the condition table (one row per conjunct): when, at which position, the
+# position whose run a LOOP reads (-1: none), and the conjunct's code rows [start, stop)
+WHEN, AT, LOOP_POS, CODE_START, CODE_STOP = range(5)
+WIDTH = 5
 START, EACH, PAIR = 0, 1, 2
-CONST, TRIGGER, FIRST, LAST, CUR, PREV, LOOP = range(7)  # side kinds (where the event is)
+# opcodes (code column 0); LOAD's argument is the kind of reference (where the event is)
+LOAD, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = range(11)
+CODE_WIDTH = 4
+TRIGGER, FIRST, LAST, CUR, PREV, LOOP = range(1, 7)
 OPS = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
-NO_ARITH, ADD, SUB, RSUB = 0, 1, 2, 3  # v, v + c, v - c, c - v
+_ARITH = {"+": ADD, "-": SUB, "*": MUL, "/": DIV}
 
-#: integer constants and values the join takes exactly (their sums stay within float64's 2^53)
+#: integer constants the join takes (exact in float64, whatever arithmetic follows)
 EXACT = 2**52
+_INT_RESULT = 2**53  # integers up to this are exact in float64
 
 
 @dataclass(frozen=True)
 class Compiled:
-    """The condition table: ``table`` (int64, one row per comparison, :data:`WIDTH` columns),
-    ``consts`` (float64, a constant per side) and ``slots`` (the attributes read, in slot
-    order)."""
+    """The conjuncts: ``table`` (int64, one row per conjunct, :data:`WIDTH` columns), ``code``
+    (int64, :data:`CODE_WIDTH` columns), ``consts`` (float64, the constant of each code row),
+    ``slots`` (the attributes read, in slot order), ``depth`` (the largest stack a conjunct
+    needs) and ``limit`` (the largest magnitude of an integer value the join compares exactly)."""
 
     table: np.ndarray
+    code: np.ndarray
     consts: np.ndarray
     slots: tuple[str, ...]
+    depth: int
+    limit: int = EXACT
 
 
 class NotCompiled(Exception):
     """A condition the compiled join does not evaluate (the message says why)."""
 
 
-@dataclass(frozen=True)
-class _Side:
-    ref: str | None  # None (a constant), "PLAIN", "FIRST", "LAST", "NEXT"
-    var: str | None
-    attr: str | None
-    arith: int
-    const: float
-
-
 def compile_conditions(shape: Shape) -> Compiled:
-    """The table of ``shape.cross``; raises :class:`NotCompiled` for a condition it cannot
+    """The programs of ``shape.cross``; raises :class:`NotCompiled` for a condition it cannot
     take."""
     k = len(shape.positions)
     pos = {p.var: p for p in shape.positions}
     slots: dict[str, int] = {}
-    rows, consts = [], []
+    rows: list[list[int]] = []
+    code: list[list[int]] = []
+    consts: list[float] = []
+    depth = 1
+    exprs: list[ast.Expr] = []
     for c in shape.cross:
-        e = c.expr
-        if not isinstance(e, ast.Compare):
-            raise NotCompiled(f"condition {c.text!r} is not a comparison")
-        for op, left, right in zip(e.ops, e.operands, e.operands[1:]):
-            sides = (_side(left, c.text), _side(right, c.text))
-            row, cs = _place(sides, c.next_var, pos, k, c.text)
-            row[OP] = OPS[op]
-            for s, side in enumerate(sides):
-                if side.attr is not None:
-                    row[3 + 4 * s + 2] = slots.setdefault(side.attr, len(slots))
-            rows.append(row)
-            consts.append(cs)
+        for part in _conjuncts(_push_not(c.expr, False, c.text)):
+            refs = {}
+            for n in part.walk():
+                if isinstance(n, (ast.Attr, ast.Ref)):
+                    if n.name == "type":
+                        raise NotCompiled(f"condition {c.text!r} compares event types (strings)")
+                    refs[_ref_of(n)] = None
+            kinds, when, at, loop_pos = _place(list(refs), c.next_var, pos, k, c.text)
+            start = len(code)
+            _emit(part, kinds, pos, slots, code, consts, c.text)
+            rows.append([when, at, loop_pos, start, len(code)])
+            depth = max(depth, len(code) - start)
+            exprs.append(part)
     table = np.array(rows, dtype=np.int64).reshape(len(rows), WIDTH)
-    return Compiled(table, np.array(consts, dtype=np.float64).reshape(len(rows), 2), tuple(slots))
+    return Compiled(table, np.array(code, dtype=np.int64).reshape(len(code), CODE_WIDTH),
+                    np.array(consts, dtype=np.float64), tuple(slots), depth, _limit(exprs))
 
 
-def _number(e: ast.Expr) -> float | None:
-    """The value of a number constant (``3``, ``-2.5``), None for anything else."""
-    if isinstance(e, ast.Negate):
-        v = _number(e.operand)
-        return None if v is None else -v
+def _ref_of(n) -> tuple[str, str]:
+    return ("PLAIN", n.var) if isinstance(n, ast.Attr) else (n.kind, n.var)
+
+
+def _push_not(e: ast.Expr, negate: bool, text: str) -> ast.Expr:
+    """``e`` (negated when ``negate``) with NOT moved down to the comparisons (De Morgan holds in
+    three-valued logic) and chains ``a < b < c`` split into ANDs of one comparison each."""
+    if isinstance(e, ast.NotExpr):
+        return _push_not(e.operand, not negate, text)
+    if isinstance(e, ast.BoolOp):
+        op = e.op if not negate else ("or" if e.op == "and" else "and")
+        return ast.BoolOp(op, tuple(_push_not(x, negate, text) for x in e.operands))
+    if isinstance(e, ast.Compare):
+        pairs = [ast.Compare((op,), (a, b)) for op, a, b in zip(e.ops, e.operands, e.operands[1:])]
+        if negate:
+            pairs = [ast.NotExpr(p) for p in pairs]
+        if len(pairs) == 1:
+            return pairs[0]
+        return ast.BoolOp("or" if negate else "and", tuple(pairs))
+    raise NotCompiled(f"condition {text!r} is not a combination of comparisons")
+
+
+def _conjuncts(e: ast.Expr) -> list[ast.Expr]:
+    if isinstance(e, ast.BoolOp) and e.op == "and":
+        return [c for x in e.operands for c in _conjuncts(x)]
+    return [e]
+
+
+def _number(e: ast.Expr):
+    """The value of a number literal, None for anything else."""
     if isinstance(e, ast.Literal) and isinstance(e.value, (int, float)) and not isinstance(e.value, bool):
         return e.value
     return None
 
 
-def _side(e: ast.Expr, text: str) -> _Side:
-    n = _number(e)
-    if n is not None:
-        return _Side(None, None, None, NO_ARITH, _constant(n, text))
-    if isinstance(e, (ast.Attr, ast.Ref)) and e.name == "type":
-        raise NotCompiled(f"condition {text!r} compares event types (strings)")
-    if isinstance(e, ast.Attr) and e.var is not None:
-        return _Side("PLAIN", e.var, e.name, NO_ARITH, 0.0)
-    if isinstance(e, ast.Ref):
-        return _Side(e.kind, e.var, e.name, NO_ARITH, 0.0)
-    if isinstance(e, ast.Arith) and e.op in "+-":
-        for inner, other, flip in ((e.left, e.right, False), (e.right, e.left, True)):
-            n = _number(other)
-            if n is not None and not isinstance(inner, ast.Arith):
-                s = _side(inner, text)
-                if s.ref is not None:
-                    arith = ADD if e.op == "+" else (RSUB if flip else SUB)
-                    return _Side(s.ref, s.var, s.attr, arith, _constant(n, text))
-    raise NotCompiled(f"condition {text!r} computes more than an attribute plus or minus a number")
+def _emit(e: ast.Expr, kinds: dict, pos: dict, slots: dict, code: list, consts: list, text: str) -> None:
+    """Append the postfix code of ``e``."""
+    def put(op, arg=0, p=0, slot=0, const=0.0):
+        code.append([op, arg, p, slot])
+        consts.append(const)
+
+    if isinstance(e, ast.Literal):
+        n = _number(e)
+        if n is None:
+            what = "strings" if isinstance(e.value, str) else "a constant other than a number"
+            raise NotCompiled(f"condition {text!r} compares {what}")
+        if isinstance(n, int) and abs(n) > EXACT:
+            raise NotCompiled(f"condition {text!r} has an integer beyond 2^52")
+        put(CONST, const=float(n))
+    elif isinstance(e, (ast.Attr, ast.Ref)):
+        ref = _ref_of(e)
+        put(LOAD, kinds[ref], pos[e.var].index, slots.setdefault(e.name, len(slots)))
+    elif isinstance(e, ast.Negate):
+        _emit(e.operand, kinds, pos, slots, code, consts, text)
+        put(NEG)
+    elif isinstance(e, ast.Arith):
+        _emit(e.left, kinds, pos, slots, code, consts, text)
+        _emit(e.right, kinds, pos, slots, code, consts, text)
+        put(_ARITH[e.op])
+    elif isinstance(e, ast.Compare):
+        (op,) = e.ops
+        for x in e.operands:
+            _emit(x, kinds, pos, slots, code, consts, text)
+        put(CMP, OPS[op])
+    elif isinstance(e, ast.NotExpr):
+        _emit(e.operand, kinds, pos, slots, code, consts, text)
+        put(NOT)
+    elif isinstance(e, ast.BoolOp):
+        for x in e.operands:
+            _emit(x, kinds, pos, slots, code, consts, text)
+        put(AND if e.op == "and" else OR, len(e.operands))
+    else:
+        raise NotCompiled(f"condition {text!r} is not a combination of comparisons")
 
 
-def _constant(n, text: str) -> float:
-    if isinstance(n, int) and abs(n) > EXACT:
-        raise NotCompiled(f"condition {text!r} has an integer beyond 2^52")
-    return float(n)
-
-
-def _place(sides, next_var, pos: dict, k: int, text: str) -> tuple[list[int], list[float]]:
-    """When the comparison is checked and where each side's event is."""
-    kinds, at_pos, moments = [], [], []
-    kleene_plain = []
-    for s, side in enumerate(sides):
-        if side.ref is None:
-            kinds.append(CONST)
-            at_pos.append(0)
-            moments.append(-1)
-            continue
-        p = pos[side.var]
+def _place(refs: list, next_var, pos: dict, k: int, text: str) -> tuple[dict, int, int, int]:
+    """Where each reference's event is and when the conjunct is checked: (kinds by reference,
+    when, at, the position a LOOP runs over or -1)."""
+    kinds: dict = {}
+    moments: list[int] = []  # when each reference other than a plain Kleene one is known
+    kleene_plain: set[str] = set()
+    for ref, var in refs:
+        p = pos[var]
         i = p.index
-        if side.ref == "NEXT" or (side.ref == "PLAIN" and side.var == next_var):
-            kinds.append(CUR if side.ref == "NEXT" else PREV)
-            moments.append(None)
-        elif (side.ref == "PLAIN" and not p.kleene) or (side.ref == "LAST" and i == k - 1):
+        if ref == "NEXT" or (ref == "PLAIN" and var == next_var):
+            kinds[(ref, var)] = CUR if ref == "NEXT" else PREV
+        elif (ref == "PLAIN" and not p.kleene) or (ref == "LAST" and i == k - 1):
             # a singleton's event; the trigger is the last position's (last) event
-            kinds.append(TRIGGER if i == k - 1 else FIRST)
+            kinds[(ref, var)] = TRIGGER if i == k - 1 else FIRST
             moments.append(-1 if i == k - 1 else i)
-        elif side.ref == "FIRST":
-            kinds.append(FIRST)
+        elif ref == "FIRST":
+            kinds[(ref, var)] = FIRST
             moments.append(i)
-        elif side.ref == "LAST":
-            kinds.append(LAST)
+        elif ref == "LAST":
+            kinds[(ref, var)] = LAST
             moments.append(i + 1)
         else:  # a plain reference to a Kleene variable: every event of its run
-            kinds.append(LOOP)
-            moments.append(None)
-            kleene_plain.append(s)
-        at_pos.append(i)
+            kleene_plain.add(var)
     if next_var is not None:
         q = pos[next_var].index
-        others = [m for m in moments if m is not None]
-        if kleene_plain or any(m > q for m in others):
+        if kleene_plain or any(m > q for m in moments):
             raise NotCompiled(f"condition {text!r} pairs NEXT with what is known only after the run")
-        when = PAIR
-    elif len(kleene_plain) == 2:
+        return kinds, PAIR, q, -1
+    if len(kleene_plain) > 1:
         raise NotCompiled(f"condition {text!r} compares two Kleene runs event by event")
-    elif kleene_plain:
-        (s,) = kleene_plain
-        q = at_pos[s]
-        other = moments[1 - s]
-        if other <= q:
-            kinds[s] = CUR  # checked on each event as the run grows
-            when = EACH
-        else:
-            when, q = START, other  # checked once the later side is bound, on the whole run
-    else:
-        when, q = START, max(0, *moments)
-    row = [when, q, 0] + [0] * 8
-    for s, side in enumerate(sides):
-        row[3 + 4 * s] = kinds[s]
-        row[3 + 4 * s + 1] = at_pos[s]
-        row[3 + 4 * s + 3] = side.arith
-    return row, [sides[0].const, sides[1].const]
+    if kleene_plain:
+        (var,) = kleene_plain
+        q = pos[var].index
+        later = max(moments, default=-1)
+        if later <= q:  # checked on each event as the run grows
+            kinds[("PLAIN", var)] = CUR
+            return kinds, EACH, q, -1
+        kinds[("PLAIN", var)] = LOOP  # checked once the later side is bound, on the whole run
+        return kinds, START, later, q
+    return kinds, START, max([0, *moments]), -1
+
+
+def _limit(exprs: list[ast.Expr]) -> int:
+    """The largest power of two ``L`` (at most 2^52) such that, with integer attributes of
+    magnitude at most ``L``, no integer the programs compute passes 2^53 (float64 then gives
+    Python's exact results: integer results are exact, and a float result is the correctly
+    rounded value of exact operands, as in Python)."""
+    for e in range(52, -1, -1):
+        if all(_fits(x, 2**e) for x in exprs):
+            return 2**e
+    raise NotCompiled("a condition computes integers beyond 2^53")
+
+
+def _fits(e: ast.Expr, bound: int) -> bool:
+    """Whether every integer ``e`` may compute stays within 2^53 (attributes within ``bound``)."""
+    ok = True
+
+    def size(x) -> int | None:
+        """The largest magnitude of ``x`` when it may be an integer, None when it is a float."""
+        nonlocal ok
+        if isinstance(x, ast.Literal):
+            return abs(x.value) if isinstance(x.value, int) else None
+        if isinstance(x, (ast.Attr, ast.Ref)):
+            return bound
+        if isinstance(x, ast.Negate):
+            return size(x.operand)
+        if isinstance(x, ast.Arith):
+            a, b = size(x.left), size(x.right)
+            if x.op == "/" or a is None or b is None:
+                return None
+            r = a * b if x.op == "*" else a + b
+            ok = ok and r <= _INT_RESULT
+            return r
+        for y in (x.operands if isinstance(x, (ast.Compare, ast.BoolOp)) else (x.operand,)):
+            size(y)
+        return None
+
+    size(e)
+    return ok

@@ -31,9 +31,10 @@ EVENTS, no window, other selection strategies, AND/OR and nested SEQ, Kleene or 
 sub-pattern, inner windows, a variable written twice. Results equal the reference evaluator's;
 match numbers follow the order of discovery (:mod:`.output`).
 
-Two joins: queries that return matches and whose conditions between variables compare numbers
-(no NOT/EXISTS, no equivalence on a Kleene variable, no GROUP BY a variable's attribute) take
-the compiled join (:mod:`.compiled`: a numba kernel, comparisons checked as a match grows,
+Two joins: queries whose conditions between variables compute on numbers (AND/OR/NOT of
+comparisons with arithmetic; no NOT/EXISTS in the pattern, no equivalence on a Kleene variable,
+no GROUP BY a variable's attribute) take the compiled join (:mod:`.compiled`: a numba kernel,
+conditions checked as a match grows, aggregates folded from per-event counts of the matches,
 matches handed over as arrays); every other query takes the Python join (:mod:`.join`).
 ``cepagg explain`` says which.
 """
@@ -82,6 +83,7 @@ class RcepState:
     seq: int = 0
     totals: dict = field(default_factory=dict)  # WITHIN alone: group -> Acc
     windows: dict = field(default_factory=dict)  # SLIDE: group + (start, end) -> Acc
+    kinds: dict = field(default_factory=dict)  # (compiled path) aggregated attribute -> "int" or "float"
 
 
 class Rcep(Engine):
@@ -139,7 +141,7 @@ class Rcep(Engine):
 
     def process(self, state: RcepState, batch: EventBatch) -> list[tuple]:
         if self._compiled is not None:
-            values = self._slot_values(batch)
+            values = self._slot_values(batch, state)
             if values is not None:
                 out = self._process_compiled(state, batch, values)
                 self._hand_over()
@@ -168,14 +170,18 @@ class Rcep(Engine):
         self._hand_over()
         return out
 
-    def _slot_values(self, batch: EventBatch):
-        """The values of the attributes the compiled join compares (float64, NaN for a null,
+    def _slot_values(self, batch: EventBatch, state: RcepState):
+        """The values of the attributes the compiled join reads (float64, NaN for a null,
         one row per slot), or None when one of them holds values it does not compare as the
-        reference does (:func:`~.compiled.numeric`)."""
-        slots = self._compiled.slots
+        reference does (:func:`~.compiled.numeric`), or an aggregated one holds infinities or
+        values of another kind (integer, float) than before: aggregates return the values'
+        kind, which the float64 store does not keep. Records the aggregated attributes' kinds in
+        ``state.kinds``."""
+        slots, aggregated = self._compiled.slots, self._compiled.agg_slots
         n = len(batch)
         vals = np.full((len(slots), n), np.nan, dtype=np.float64)
         names = set(batch.attribute_names)
+        kinds = {}
         for s, a in enumerate(slots):
             if a != "ts" and a not in names:
                 continue  # missing: null everywhere
@@ -184,11 +190,19 @@ class Rcep(Engine):
                 continue
             if pa.types.is_integer(col.type):
                 lo_hi = pc.min_max(col).as_py()
-                if any(v is not None and not numeric(v) for v in lo_hi.values()):
+                if any(v is not None and not numeric(v, self._compiled.limit) for v in lo_hi.values()):
                     return None
+                kinds[a] = "int"
             elif not pa.types.is_floating(col.type) or pc.any(pc.is_nan(col)).as_py():
                 return None
+            else:
+                kinds[a] = "float"
+                if a in aggregated and not pc.all(pc.is_finite(col)).as_py():
+                    return None
             vals[s] = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        for a in aggregated:
+            if a in kinds and state.kinds.setdefault(a, kinds[a]) != kinds[a]:
+                return None
         return vals
 
     def _leave_compiled(self, state: RcepState) -> None:
@@ -196,11 +210,13 @@ class Rcep(Engine):
         compare): every partition's store becomes per-position buffers."""
         slots, k = self._compiled.slots, len(self.shape.positions)
         self.compiled_refusal = f"an attribute among {', '.join(slots)} holds values other than numbers " \
-                                "within 2^52"
+                                f"within 2^{self._compiled.limit.bit_length() - 1}" \
+                                + (" (or, aggregated, infinities, or integers and floats in turn)"
+                                   if self._compiled.agg_slots else "")
         self._compiled = None
         for part in state.partitions.values():
             if part.store is not None:
-                part.buffers = part.store.to_buffers(k, slots)
+                part.buffers = part.store.to_buffers(k, slots, state.kinds)
                 part.negs = [Buffer() for _ in self.shape.negations]
                 part.store = None
 
@@ -251,7 +267,8 @@ class Rcep(Engine):
         ts_np = table.column("ts").to_numpy()
         ids_np = table.column(ID).to_numpy()
         last = 1 << (k - 1)
-        direct = self.slide is None and self._blocks()  # (all of a partition's triggers in one call)
+        fold = self._compiled.fold
+        direct = self.slide is None and (fold or self._blocks())  # (all of a partition's triggers in one call)
         group_at = [i for i, _, _ in self._groups]
         groups = _rows_by_arrow(table, q.partition_by, n)
         if groups is None:
@@ -276,7 +293,10 @@ class Rcep(Engine):
             store.extend(ids_np[rows], ts_np[rows], bits[rows], [types[r] for r in rows.tolist()],
                          values[:, rows] if values.shape[0] else None)
             tixs = n0 + np.flatnonzero(bits[rows] & last)
-            if direct:
+            if direct and fold:
+                self._compiled.fold_into(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at),
+                                         state.totals, state.kinds)
+            elif direct:
                 self._compiled.run(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at), state,
                                    self.spill_rows, self.spill)
             else:
@@ -297,7 +317,10 @@ class Rcep(Engine):
                 lo, first_hi, window = self.lo, self.hi, ()
             else:  # (the window's events: from its start, whatever w)
                 lo, first_hi, window, w = wlo, POS_INF, (wlo, wlo + self.w), POS_INF
-            if self._blocks():
+            if self._compiled.fold:
+                self._compiled.fold_into(store, tixs, lo, first_hi, w, cells + window,
+                                         state.totals if wlo is None else state.windows, state.kinds)
+            elif self._blocks():
                 self._compiled.run(store, tixs, lo, first_hi, w, cells + window, state, self.spill_rows, self.spill)
             else:
                 self._compiled.run(store, tixs, lo, first_hi, w, cells + window, state, self.spill_rows, None, out,
@@ -310,10 +333,15 @@ class Rcep(Engine):
 
     def restore(self, data: bytes) -> RcepState:
         state = super().restore(data)
+        if not hasattr(state, "kinds"):  # (a state written before the compiled path folded aggregates)
+            state.kinds = {}
         if self._compiled is not None:  # (a snapshot of the Python join's buffers)
-            stores = {key: Store.of_buffers(part.buffers, self._compiled.slots)
+            stores = {key: Store.of_buffers(part.buffers, self._compiled.slots, self._compiled.limit)
                       for key, part in state.partitions.items() if getattr(part, "store", None) is None}
-            if any(s is None for s in stores.values()):
+            if stores and self._compiled.fold:  # (the buffers do not say which kind aggregates return)
+                self._leave_compiled(state)
+                self.compiled_refusal = "restored from the Python join's buffers, aggregates stay there"
+            elif any(s is None for s in stores.values()):
                 self._leave_compiled(state)  # (values it does not compare: the Python join)
             else:
                 for key, store in stores.items():

@@ -4,9 +4,10 @@ Match rows have the reference's long form (group and window cells, then ``match`
 ``pos``, ``event_id``, ``type``, ``ts``). Matches are numbered 1, 2, ... in the order this engine
 finds them: by partition in the order their events arrive, by trigger event in stream order,
 then by window; the reference numbers them after sorting all matches, which a streaming engine
-cannot do, so results are compared as sets of matches. Aggregates are folded one match at a
-time into the reference's accumulator (its cells are the mergeable partial cells of
-:mod:`cepagg.engines.aggregates`), so the list of matches never exists.
+cannot do, so results are compared as sets of matches. On the Python join aggregates are
+folded one match at a time into the reference's accumulator (its cells are the mergeable partial
+cells of :mod:`cepagg.engines.aggregates`), so the list of matches never exists; the compiled
+join adds whole counts to the same accumulators (:meth:`.compiled.CompiledJoin.fold_into`).
 """
 
 from __future__ import annotations
