@@ -82,6 +82,37 @@ def test_a_file_of_an_input_directory_is_an_input(tmp_path, capsys):
     assert "is an input" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("out, message", [
+    ("", "cepagg: --out is empty; give a file name"),  # (was: "--out '' is a directory")
+    ("r.csv.gz", "--out '{d}/r.csv.gz': compressed output is not written (.gz); name the file .csv, .jsonl or "
+                 ".parquet"),
+    ("r.jsonl.zst", "--out '{d}/r.jsonl.zst': compressed output is not written (.zst)"),
+    ("r.txt", "--out '{d}/r.txt': cannot tell the output format; name it .csv, .jsonl or .parquet"),
+])
+def test_an_output_name_that_cannot_be_written_is_refused_naming_the_option(tmp_path, capsys, out, message):
+    """A compressed name said only "cannot tell the output format of 'r.csv.gz'", and an empty
+    --out was called a directory."""
+    events = write_file(tmp_path, EVENTS, "ev.csv")
+    target = str(tmp_path / out) if out else ""
+    assert cli_run("--events", events, "--out", target) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message.format(d=tmp_path) in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ev.csv"]
+
+
+@pytest.mark.parametrize("out, error", [("missing/r.csv", "no directory"), ("r.csv.gz", "compressed output"),
+                                        ("", "is empty")])
+def test_write_matches_refuses_an_output_it_cannot_write_before_the_work(tmp_path, out, error):
+    """write_matches created its temporary file in a missing directory and failed with
+    FileNotFoundError naming that file ('.r.csv.abc123.tmp')."""
+    from cepagg.events import EventBatch
+    from cepagg.runner import write_matches
+
+    events = EventBatch.from_rows([{"type": "A", "ts": 1}, {"type": "B", "ts": 2}])
+    with pytest.raises(ValueError, match=error):
+        write_matches("PATTERN SEQ(A a, B b) WITHIN 10 RETURN a, b", events, str(tmp_path / out) if out else "")
+
+
 # -- atomic output ----------------------------------------------------------------------------
 
 _SLOW_WRITER = textwrap.dedent("""

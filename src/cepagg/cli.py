@@ -115,7 +115,11 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
         given = {k: v for k, v in outputs.items() if v not in (None, "-")}
         for option, path in given.items():
             check_output_path(path, option)
-            if output_format(path) == "parquet" and option in ("--reject", "--late-out"):
+            try:
+                fmt = output_format(path)
+            except ValueError as e:
+                raise ValueError(f"{option.split(' (')[0]} {e}") from None
+            if fmt == "parquet" and option in ("--reject", "--late-out"):
                 raise ValueError(f"{option} {path!r}: name it .csv or .jsonl")
         for option, path in [*given.items(), *((k, v) for k, v in (directories or {}).items() if v)]:
             if any(same_file(path, i) for i in inputs):

@@ -65,7 +65,7 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
     """
     from .errors import UsageError
     from .matches import Layout, check_layout, write
-    from .output import output_format
+    from .output import check_output_path, output_format
 
     q = _compiled(query, events, hierarchy)
     if not q.returns_matches:
@@ -73,6 +73,7 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
     _check_max_matches("write_matches", max_matches)
     layout = Layout(q, events, match_format)
     if out not in (None, "-"):
+        check_output_path(out, "write_matches: out")
         check_layout(layout, output_format(out, format))
     p = plan(q, engine)
     written = write(match_feed(p.build(), events), layout, out, format, max_matches)
