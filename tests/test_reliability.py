@@ -312,7 +312,7 @@ _SLOW_RUN = textwrap.dedent("""
                 self.w.writerow(row)
 
     csv.writer = SlowWriter
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
 """)
 
 
@@ -352,7 +352,7 @@ _SLOW_MATCHES = textwrap.dedent("""
     cepagg.matches.ROW_GROUP_ROWS = 1
     import cepagg.runner
     cepagg.runner.PIECE_EVENTS = 4
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
 """)
 
 
@@ -373,6 +373,24 @@ def test_a_run_killed_while_writing_matches_leaves_the_previous_result(tmp_path,
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["e.csv", name]
     assert any(p.name.startswith(f".{name}.") and p.stat().st_size > 0 for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["m.csv", "m.parquet"])
+def test_a_run_terminated_while_writing_matches_leaves_the_previous_file_and_no_temporary_one(tmp_path, name):
+    """``kill PID`` (SIGTERM) in the middle of writing matches: the process ended at once and
+    left its hidden .NAME.*.tmp file; it now unwinds as Ctrl-C does, removing it, with one line."""
+    events = write_file(tmp_path, "type,ts\n" + "".join(f"{'AB'[t % 2]},{t}\n" for t in range(40)))
+    out = write_file(tmp_path, "old\n", name)
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_MATCHES, "run", "-q", "PATTERN SEQ(A a, B b) WITHIN 10",
+                             "--events", str(events), "--no-spark", "--engine", "rcep", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": SRC})
+    assert proc.stdout.readline().strip() == "half"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and err == "cepagg: terminated\n", err
+    assert out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv", name]
 
 
 def test_ctrl_c_while_writing_matches_leaves_no_file(tmp_path, capsys, monkeypatch):

@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import CepaggError, InputError, OverflowResult, QueryError, UsageError
@@ -764,7 +767,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill PID``), raised in the main thread so that it unwinds as Ctrl-C does: an
+    output being written is removed (:func:`cepagg.output.atomic_path`) instead of left behind
+    as a hidden temporary file."""
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """While the block runs, SIGTERM raises :class:`_Terminated` (only where its handler is
+    still the default, and in the main thread: an application embedding ``main`` keeps its
+    own)."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
+    with _terminate_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -785,6 +819,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a file that is missing, not readable or not writable, a full disk, ...
         print(f"cepagg: {exc}", file=sys.stderr)
         return 1
+    except _Terminated:
+        print("cepagg: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("cepagg: interrupted", file=sys.stderr)
         return 130
