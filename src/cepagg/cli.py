@@ -499,7 +499,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from .spark.console import quiet_worker_lines
     from .spark.progress import BatchLines
     from .spark.sources import register
-    from .spark.streaming import follow, late_events, run_to_end, start, workload_jobs
+    from .spark.streaming import check_workload, follow, late_events, run_to_end, start, workload_jobs
 
     text = _query_text(args)
     if is_workload(text) and args.order:
@@ -535,6 +535,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
                    time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
                    on_late="fail" if args.on_late == "fail" else "count")
     if is_workload(text):  # one streaming query per query, results in OUT/<name>
+        check_workload(df, text, time_unit=args.time_unit, engine=args.engine, numbers=args.numbers)
         jobs = workload_jobs(text, args.out, args.checkpoint)
     else:
         jobs = [(None, text, args.out, args.checkpoint)]

@@ -142,6 +142,27 @@ def test_a_workload_streams_one_query_each(spark, tmp_path):
         assert _rows(spark.read.parquet(str(tmp_path / "out" / name))) == expected, name
 
 
+@pytest.mark.parametrize("bad, message", [
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE a.x > NEXT(b).x WITHIN 5",
+     "In query 'bad': NEXT(b) is only meaningful for a variable inside a Kleene pattern (b+). Line 5, Col 51."),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE a.nope > 1 WITHIN 5", "In query 'bad': Unknown attribute 'nope'"),
+])
+def test_cli_stream_refuses_a_bad_query_of_a_workload_before_any_query_runs(spark, tmp_path, capsys, bad, message):
+    """The queries before the bad one ran to the end of the input first, and the error named
+    neither the query nor its line in the file."""
+    from cepagg.cli import main
+
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps({"type": t, "ts": i, "x": i}) + "\n" for i, t in enumerate("ABAB")))
+    workload = tmp_path / "workload.cep"
+    workload.write_text(f"-- name: good\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5\n---\n-- name: bad\n{bad}\n")
+    out = tmp_path / "out"
+    assert main(["stream", str(workload), "--events", str(path), "--out", str(out),
+                 "--checkpoint", str(tmp_path / "chk")]) == 1
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_cli_streams_a_workload_file_to_one_folder_per_query(spark, tmp_path):
     from cepagg.cli import main
 

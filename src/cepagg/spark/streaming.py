@@ -419,6 +419,22 @@ def workload_jobs(workload: str, out: str, checkpoint: str | None) -> list[tuple
             for name, text in split_workload(workload)]
 
 
+def check_workload(df, workload: str, *, time_unit: str = "ms", engine: str = "auto", numbers: str = "exact",
+                   type_column: str = "type", time_column: str = "ts", **_) -> None:
+    """Compile and plan every query of a workload over the stream's columns before any of them
+    starts: a query that cannot run is refused naming it (and its line in the file), not after
+    the queries before it have run to the end of the input."""
+    from ..errors import UnsupportedQuery
+    from ..lang.workload import compile_workload
+
+    _, kinds = event_columns(df, type_column, time_column, time_unit)
+    for name, q in compile_workload(workload, time_unit=time_unit, schema=kinds):
+        try:
+            plan(q, engine, numbers)
+        except UnsupportedQuery as e:
+            raise UnsupportedQuery(e.engine, f"{e.reason} (query {name})") from None
+
+
 def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None, **options) -> dict:
     """Start one streaming query per query of a workload file: ``{name: StreamingQuery}``.
 
@@ -426,6 +442,7 @@ def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None
     sharing of :func:`cepagg.spark.run_workload` is for batch jobs); they read the same source.
     See :func:`workload_jobs` for where each writes.
     """
+    check_workload(df, workload, **options)
     return {name: _start(df, text, out=path, checkpoint=chk, **options)
             for name, text, path, chk in workload_jobs(workload, out, checkpoint)}
 
