@@ -231,13 +231,9 @@ def check_event_columns(columns: Iterable[str], events: EventBatch, query: Query
     name, and Parquet, JSON Lines and the ``Result`` rows keyed by name would keep only one.
     With ``query``, a group column that is the events' shared partition attribute is not joined
     again (:func:`cepagg.matches.row_attributes`)."""
-    from .matches import OutputRefused
+    from .matches import check_attribute_names
 
-    columns = set(columns)
-    for n in _joined(events, query):
-        if n in columns:
-            raise OutputRefused(f"the output would have two columns named {n!r} (an attribute of the events "
-                                "has the name of a result column); rename the attribute")
+    check_attribute_names(columns, _joined(events, query))
 
 
 def _joined(events: EventBatch, query: Query | None) -> list[str]:

@@ -89,9 +89,13 @@ def _one_row(raw, q: Query):
     return both.orderBy("__fallback").limit(1).drop("__fallback")
 
 
-def attach_attributes(result, events):
-    """The attributes of each returned event joined to a RETURN-of-events result."""
-    attrs = [c for c in events.columns if c not in (ID, "ts", "type")]
+def attach_attributes(result, events, q: Query):
+    """The attributes of each returned event joined to a RETURN-of-events result: those of the
+    long form in-process (:func:`cepagg.matches.row_attributes`: not a partition attribute that
+    is also a group column, which the result already holds)."""
+    from ..matches import row_attributes
+
+    attrs = row_attributes(q, [c for c in events.columns if c not in (ID, "ts", "type")])
     if not attrs:
         return result
     lookup = events.select(ID, *attrs).withColumnRenamed(ID, "event_id")
