@@ -260,3 +260,13 @@ def test_a_query_file_and_query_text_together_are_refused(tmp_path, capsys):
     assert main(["check", str(path), "-q", "PATTERN A"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cepagg: give a query file or -q TEXT, not both") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["run", "explain", "stream"])
+def test_every_engine_option_says_what_it_takes(command, capsys):
+    """`cepagg explain --help` and `cepagg stream --help` listed --engine without a word."""
+    assert main([command, "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--engine ENGINE auto (default): the fastest engine that accepts the query" in out
+    if command == "stream":
+        assert "--out-format {parquet,csv,json,console} format of the files written to --out" in out

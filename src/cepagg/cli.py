@@ -136,6 +136,12 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
         raise UsageError(str(e)) from None
 
 
+def _add_engine_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", default="auto",
+                   help="auto (default): the fastest engine that accepts the query (cepagg explain says which "
+                        "and why); or one by name, e.g. reference, aseq, greta, neel, rcep, tree, nfa")
+
+
 def _add_numbers_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--numbers", choices=["exact", "float"], default="exact",
                    help="COUNT, SUM and AVG as exact numbers, integers of any size (exact, default), or as "
@@ -686,7 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="evaluate a query over an events file (on Spark, local mode by default)")
     _add_query_args(p)
     _add_event_args(p)
-    p.add_argument("--engine", default="auto", help="engine: auto (default), reference, ...")
+    _add_engine_arg(p)
     p.add_argument("--out", default="-", help="output file (.csv, .jsonl, .parquet) or - for a table")
     p.add_argument("--match-format", choices=["long", "wide"],
                    help="matches: one row per matched event (long, default) or one row per match with a "
@@ -714,9 +720,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--follow", action="store_true", help="keep running (no end of input)")
     p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow: e.g. 1s, 500 ms "
                    "(default 1 second)")
-    p.add_argument("--engine", default="auto")
+    _add_engine_arg(p)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"])
+    p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"],
+                   help="format of the files written to --out (default parquet; json: JSON Lines), or console: "
+                        "print each micro-batch's rows")
     p.add_argument("--checkpoint", help="checkpoint directory (recovery after a crash)")
     p.add_argument("--verbose", action="store_true",
                    help="also show the lines pyspark's streaming Python workers print for themselves")
@@ -734,7 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("explain", help="show what will run for a query and why")
     _add_query_args(p)
-    p.add_argument("--engine", default="auto")
+    _add_engine_arg(p)
     _add_numbers_arg(p)
     p.add_argument("--cube", action="store_true", help="the workload as an E-Cube: its refinement hierarchy and "
                    "the reuse plan with estimated costs (see cepagg cube)")
