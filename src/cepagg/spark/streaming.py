@@ -46,8 +46,9 @@ OP_ID, OP_TIME, OP_BUCKET = "cepagg_id", "cepagg_event_time", "cepagg_bucket"
 def operator_input(kinds: dict[str, str]):
     """(columns, names): the event columns as the stateful operator receives them.
 
-    Spark hands pandas the columns whose names start with "_" renamed by position, so the
-    identity travels as ``cepagg_id`` and an attribute such as ``_id_`` as ``cepagg_attr<i>``;
+    Spark hands pandas the columns renamed by position where a name is no Python identifier or
+    starts with "_" (its rows are named tuples): ``_id``, ``trip id``, ``class``. So the
+    identity travels as ``cepagg_id`` and every attribute as ``cepagg_attr<i>``;
     :func:`event_names` gives the real names back, in the same order.
     """
     from pyspark.sql import functions as F
@@ -55,7 +56,7 @@ def operator_input(kinds: dict[str, str]):
     cols = [F.col(ID).alias(OP_ID), F.col("ts"), F.col("type")]
     names = [OP_ID, "ts", "type"]
     for i, a in enumerate(sorted(kinds)):
-        op = f"cepagg_attr{i}" if a.startswith("_") else a
+        op = f"cepagg_attr{i}"
         cols.append(F.col(f"`{a}`").alias(op))
         names.append(op)
     return cols, tuple(names)
@@ -386,10 +387,10 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     engine_name, keys = chosen.engine, chosen.bucket_keys
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
     cols, ordered_cols = operator_input(kinds)
-    events = (events.select(*cols)
+    events = (events.withColumn(OP_BUCKET, bucket.cast("int"))  # (by the attributes' names, before the select)
+              .select(*cols, OP_BUCKET)
               .withColumn(OP_TIME, F.timestamp_millis(F.col("ts") * F.lit(unit)))
               .withWatermark(OP_TIME, delay)
-              .withColumn(OP_BUCKET, bucket.cast("int"))
               .drop(OP_TIME))  # the watermark is set; the operator does not need the column
     spec = StreamSpec(text, time_unit, tuple(sorted(kinds.items())), engine_name, tuple(ordered_cols),
                       on_late, numbers)
