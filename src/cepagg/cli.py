@@ -202,9 +202,14 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
 
     named = compile_workload(text, time_unit=args.time_unit, schema=_schema(report.batch))
     check_concepts([q for _, q in named], report.batch)
-    for _, q in named:
+    from .matches import OutputRefused
+
+    for name, q in named:
         if q.returns_matches:  # (refused before the work, as a single query is: matches.check_layout)
-            check_event_columns(q.output_columns, report.batch, q)
+            try:
+                check_event_columns(q.output_columns, report.batch, q)
+            except OutputRefused as e:
+                raise OutputRefused(f"query {name}: {e}") from None
     wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine, args.numbers)
     started = time.perf_counter()
     if args.no_spark:
