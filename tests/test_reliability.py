@@ -198,6 +198,7 @@ def test_ctrl_c_in_a_run_is_one_line(tmp_path, capsys, monkeypatch):
     ["--input-time-unit", "fortnight"],
     ["--reject", "{dir}"],
     ["--reject", "{dir}/bad.parquet"],
+    ["--reject", ""],  # (was: ignored, and a bad row stopped the run)
     ["--order", "kslack", "--slack", "5 parsecs"],
     ["--order", "kslack"],
     ["--out", "{dir}/r.csv", "--changes", "{dir}/r.csv", "--order", "conservative"],
@@ -209,6 +210,20 @@ def test_command_line_errors_are_one_line_and_exit_2(tmp_path, capsys, args):
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("cepagg: ") and err.count("\n") == 1 and "Traceback" not in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["cube", "--hierarchy", "{h}", "--out", ""], "--out is empty; give a directory name"),
+    (["stream", "--out", ""], "--out is empty; give a directory name"),
+    (["stream", "--out", "{dir}/o", "--checkpoint", ""], "--checkpoint is empty; give a directory name"),
+])
+def test_an_empty_output_name_is_refused_before_any_work(tmp_path, capsys, args, message):
+    """`cepagg cube --out ''` wrote nothing and said nothing of it; `cepagg stream` took '' to Spark."""
+    events = write_file(tmp_path, EVENTS)
+    hierarchy = write_file(tmp_path, '{"X": ["A", "B"]}', "h.json")
+    args = [a.format(dir=tmp_path, h=hierarchy) for a in args]
+    assert main([args[0], "-q", CLI_QUERY, "--events", str(events), *args[1:]]) == 2
+    assert capsys.readouterr().err == f"cepagg: {message}\n"
 
 
 def test_a_query_name_that_would_write_outside_out_is_one_line_before_any_work(tmp_path, capsys):

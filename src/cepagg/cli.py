@@ -104,6 +104,10 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
     from .lang.workload import is_workload, split_workload
     from .output import check_output_path, output_format, same_file
 
+    for option, path in [*outputs.items(), *(directories or {}).items()]:
+        if path is not None and not str(path).strip():  # (an empty name reads as "not given", or as ".")
+            raise UsageError(f"{option} is empty; give a {'directory' if option in (directories or {}) else 'file'} "
+                             "name")
     try:
         options = _read_options(args)
         check_read_options(**{k: options[k] for k in ("time_unit", "input_time_unit", "timezone", "schema",
