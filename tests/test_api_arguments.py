@@ -44,3 +44,23 @@ def test_a_hierarchy_of_the_wrong_shape_names_the_argument():
 def test_max_matches_that_is_not_an_int_is_refused():
     with pytest.raises(TypeError, match="max_matches='3': give an int"):
         run("PATTERN SEQ(Bus a, Taxi b)", EVENTS, max_matches="3")
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([{"type": "A", "x": 1}], "row 0: no 'ts'"),  # (was KeyError: 'ts')
+    ([{"type": "A", "ts": 1}, {"ts": 2}], "row 1: no 'type'"),  # (was KeyError: 'type')
+    ([{"type": None, "ts": 1}], "row 0: no 'type'"),  # (was: an event of type 'None')
+    ([{"type": "A", "ts": 1.5}], "row 0: 'ts' 1.5 is not an integer time"),  # (was: time 1, silently)
+    ([{"type": "A", "ts": "x"}], "row 0: 'ts' 'x' is not an integer time"),  # (was: int() of 'x')
+    ([{"type": "A", "ts": 1, "k": 1}, {"type": "B", "ts": 2, "k": "x"}], "attribute 'k': values one column"),
+])
+def test_event_rows_that_cannot_be_events_are_refused_naming_the_row_or_attribute(rows, message):
+    with pytest.raises(ValueError, match=message):
+        EventBatch.from_rows(rows)
+
+
+def test_event_rows_with_integral_times_of_other_types_are_read():
+    import numpy as np
+
+    batch = EventBatch.from_rows([{"type": "A", "ts": np.int64(3)}, {"type": "B", "ts": 4.0}])
+    assert batch.table.column("ts").to_pylist() == [3, 4]
