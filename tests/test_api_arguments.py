@@ -64,3 +64,23 @@ def test_event_rows_with_integral_times_of_other_types_are_read():
 
     batch = EventBatch.from_rows([{"type": "A", "ts": np.int64(3)}, {"type": "B", "ts": 4.0}])
     assert batch.table.column("ts").to_pylist() == [3, 4]
+
+
+def test_a_workload_given_as_a_mapping_is_named_by_its_keys():
+    """A dict {name: query} was iterated as its keys, each parsed as a query ("Unexpected 'pairs'")."""
+    assert run_workload({"pairs": QUERY}, EVENTS, hierarchy={"Vehicle": ["Bus", "Taxi"]})["pairs"].rows == [(1,)]
+
+
+@pytest.mark.parametrize("workload, names, error, message", [
+    (5, None, TypeError, "workload: a workload text, a sequence of queries or a {name: query} mapping, not int"),
+    ({"a": QUERY}, ["b"], TypeError, "a {name: query} mapping names its queries"),
+    ([QUERY, QUERY], ["only"], ValueError, "names: 1 names for 2 queries"),  # (zip dropped the second query)
+])
+def test_workload_arguments_of_the_wrong_shape_are_refused(workload, names, error, message):
+    from cepagg.lang.workload import named_queries
+
+    with pytest.raises(error, match=message):
+        named_queries(workload, names)
+    if names is None:
+        with pytest.raises(error, match=message):
+            run_workload(workload, EVENTS)

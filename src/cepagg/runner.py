@@ -168,9 +168,10 @@ def check_concepts(queries: Iterable[Query], events: EventBatch, names: bool = T
 def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engine: str = "auto",
                  hierarchy: Hierarchy | None = None, *, numbers: str = "exact") -> dict[str, Result]:
     """Evaluate several queries over ``events``, those aseq accepts in one shared plan; one result
-    per query, by name. ``workload``: a workload text (:mod:`cepagg.lang.workload`) or queries.
+    per query, by name. ``workload``: a workload text (:mod:`cepagg.lang.workload`), queries
+    (named ``q0``, ``q1``, ...) or a ``{name: query}`` mapping.
     ``numbers``: as for :func:`run`, for every query."""
-    from .lang.workload import compile_workload
+    from .lang.workload import compile_workload, named_queries
     from .plan import plan_workload
 
     _check_events(events)
@@ -178,9 +179,9 @@ def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engi
         named = compile_workload(workload, time_unit=events.time_unit, schema=events.attribute_kinds(),
                                  hierarchy=hierarchy)
     else:
-        named = [(f"q{i}", q if isinstance(q, Query) else compile_query(
+        named = [(n, q if isinstance(q, Query) else compile_query(
             q, time_unit=events.time_unit, schema=events.attribute_kinds(), hierarchy=hierarchy))
-            for i, q in enumerate(workload)]
+            for n, q in named_queries(workload)]
     check_concepts([q for _, q in named], events)
     results = plan_workload([q for _, q in named], [n for n, _ in named], engine, numbers).run(events)
     return {n: r for (n, _), r in zip(named, results)}

@@ -15,7 +15,7 @@ query is called ``q0``, ``q1``, ... by position). Other comments are ordinary qu
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Any, Mapping, Sequence
 
 from ..errors import Position, QueryError
 from .concepts import Hierarchy, extract_concepts, with_hierarchy
@@ -114,3 +114,28 @@ def compile_workload(text: str, *, time_unit: str = "ms", schema: Mapping[str, s
     if not out:
         raise QueryError("The workload holds no query.")
     return out
+
+
+def named_queries(workload: Any, names: Sequence[str] | None = None) -> list[tuple[str, Any]]:
+    """(name, query) for a workload given to the Python API as queries rather than a text: a
+    ``{name: query}`` mapping, or a sequence of queries named by ``names`` (default ``q0``,
+    ``q1``, ...).
+
+    >>> named_queries({"pairs": "PATTERN SEQ(A, B)"})
+    [('pairs', 'PATTERN SEQ(A, B)')]
+
+    Raises:
+        TypeError: not a workload text, a mapping or a sequence (or a mapping with ``names``).
+        ValueError: ``names`` and the queries differ in number (one would be dropped).
+    """
+    if isinstance(workload, Mapping):
+        if names is not None:
+            raise TypeError("workload: a {name: query} mapping names its queries; give no names=")
+        return [(str(n), q) for n, q in workload.items()]
+    if isinstance(workload, (str, bytes)) or not hasattr(workload, "__iter__"):
+        raise TypeError(f"workload: a workload text, a sequence of queries or a {{name: query}} mapping, "
+                        f"not {type(workload).__name__}")
+    queries = list(workload)
+    if names is not None and len(list(names)) != len(queries):
+        raise ValueError(f"names: {len(list(names))} names for {len(queries)} queries")
+    return list(zip(names if names is not None else [f"q{i}" for i in range(len(queries))], queries))
