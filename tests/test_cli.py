@@ -270,3 +270,14 @@ def test_every_engine_option_says_what_it_takes(command, capsys):
     assert "--engine ENGINE auto (default): the fastest engine that accepts the query" in out
     if command == "stream":
         assert "--out-format {parquet,csv,json,console} format of the files written to --out" in out
+
+
+def test_attributes_whose_names_are_no_plain_name_are_written_in_backticks(tmp_path, capsys):
+    """Columns such as `trip id` and `price ($)` were read but no query could name them."""
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts,trip id,price ($)\nA,1,t1,5\nB,2,t1,6\nB,3,t1,7\nA,4,t2,1\nB,5,t2,2\n")
+    out = tmp_path / "r.csv"
+    assert main(["run", "-q", "PATTERN SEQ(A a, B b+) WHERE [`trip id`] AND b.`price ($)` > a.`price ($)` "
+                 "WITHIN 10 ms GROUP BY `trip id` RETURN `trip id`, COUNT(*), SUM(b.`price ($)`) AS s",
+                 "--events", str(events), "--no-spark", "--out", str(out)]) == 0
+    assert out.read_text().splitlines() == ["trip id,COUNT(*),s", "t1,3,26", "t2,1,2"]
