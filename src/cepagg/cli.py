@@ -420,11 +420,12 @@ def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
         where = "in-process"
     else:
         from .spark import run as spark_run
+        from .spark.schema import quoted
 
         spark = spark_session(args)
         df = spark.createDataFrame(report.batch.table)  # (Arrow: kept types, and a schema when empty)
         out = spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True, attributes=False)
-        pieces = _collected_pieces(out.select(*[f"`{c}`" for c in q.output_columns]), layout.key_width)
+        pieces = _collected_pieces(out.select(*[quoted(c) for c in q.output_columns]), layout.key_width)
         where = f"Spark {spark.sparkContext.master}"
     written = write(pieces, layout, args.out, max_matches=args.max_matches)
     elapsed = time.perf_counter() - started

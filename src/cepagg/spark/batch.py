@@ -82,12 +82,12 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
             ts, exact = (whole / F.lit(out_ns // in_ns)).cast("long"), whole % F.lit(out_ns // in_ns) == 0
         exact = F.coalesce(exact, F.lit(False))
     attrs = [c for c in df.columns if c not in (type_column, time_column)]
-    renamed = [F.col(f"`{c}`").alias(c + "_" if c in ("_id", "ts", "type") else c) for c in attrs]
+    renamed = [F.col(S.quoted(c)).alias(c + "_" if c in ("_id", "ts", "type") else c) for c in attrs]
     with_id = df if ID in df.columns else df.withColumn(ID, F.monotonically_increasing_id())
     bad_row = F.col(type_column).isNull() | F.col(time_column).isNull() | ~exact
     for c in (c for c in attrs if isinstance(df.schema[c].dataType, (T.FloatType, T.DoubleType))):
         # NaN and infinities: no engine adds or orders them exactly (as the file readers refuse them)
-        value = F.col(f"`{c}`")
+        value = F.col(S.quoted(c))
         bad_row = bad_row | F.coalesce(F.isnan(value) | (F.abs(value) == float("inf")), F.lit(False))
     events = with_id.select(
         F.col(ID).cast("long").alias(ID), ts.alias("ts"), F.col(type_column).cast("string").alias("type"),
@@ -139,7 +139,7 @@ def narrow(events, queries):
     if types is not None:
         events = events.filter(F.col("type").isin(sorted(types)))
     read = set().union(*(q.attributes for q in queries))
-    return events.select(*[F.col(f"`{c}`") for c in events.columns if c in (ID, "ts", "type") or c in read])
+    return events.select(*[F.col(S.quoted(c)) for c in events.columns if c in (ID, "ts", "type") or c in read])
 
 
 # ----------------------------------------------------------------------------------------------

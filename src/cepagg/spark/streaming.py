@@ -57,7 +57,7 @@ def operator_input(kinds: dict[str, str]):
     names = [OP_ID, "ts", "type"]
     for i, a in enumerate(sorted(kinds)):
         op = f"cepagg_attr{i}"
-        cols.append(F.col(f"`{a}`").alias(op))
+        cols.append(F.col(S.quoted(a)).alias(op))
         names.append(op)
     return cols, tuple(names)
 
@@ -525,7 +525,7 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
     if "kind" in df.columns:
         from ..engines.aggregates import key_width
 
-        cols = [F.col(f"`{c}`") for c in q.output_columns]
+        cols = [F.col(S.quoted(c)) for c in q.output_columns]
         keys = cols[q.output_columns.index("match"):][:1] if q.returns_matches else cols[:key_width(q)]
         w = Window.partitionBy(*keys) if keys else Window.partitionBy(F.lit(0))
         latest = (df.withColumn("__top", F.max("revision").over(w))
