@@ -281,3 +281,11 @@ def test_attributes_whose_names_are_no_plain_name_are_written_in_backticks(tmp_p
                  "WITHIN 10 ms GROUP BY `trip id` RETURN `trip id`, COUNT(*), SUM(b.`price ($)`) AS s",
                  "--events", str(events), "--no-spark", "--out", str(out)]) == 0
     assert out.read_text().splitlines() == ["trip id,COUNT(*),s", "t1,3,26", "t2,1,2"]
+
+
+def test_explain_strategy_without_cube_is_refused(capsys):
+    """`cepagg explain W --strategy top-down` printed the planner's plan, the strategy ignored."""
+    assert main(["explain", "-q", "PATTERN SEQ(A, B) WITHIN 5 RETURN COUNT(*)", "--strategy", "top-down"]) == 2
+    assert capsys.readouterr().err == "cepagg: explain: --strategy top-down shows an E-Cube plan; add --cube\n"
+    assert main(["explain", "-q", "PATTERN SEQ(A, B) WITHIN 5 RETURN COUNT(*)", "--cube"]) == 0
+    assert "strategy chase:" in capsys.readouterr().out

@@ -175,6 +175,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .lang.workload import compile_workload, is_workload
     from .plan import plan, plan_workload
 
+    if args.strategy and not args.cube:  # (it was ignored: the plan shown is the planner's)
+        raise UsageError(f"explain: --strategy {args.strategy} shows an E-Cube plan; add --cube")
+    args.strategy = args.strategy or "chase"
     text = _query_text(args)
     if args.cube:
         from .cube.cli import explain_cube
@@ -758,7 +761,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "the reuse plan with estimated costs (see cepagg cube)")
     from .cube.chase import STRATEGIES
 
-    p.add_argument("--strategy", default="chase", choices=STRATEGIES, help="with --cube: the strategy to show")
+    p.add_argument("--strategy", choices=STRATEGIES, help="with --cube: the strategy to show (default chase)")
     p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("cube", help="a workload as an E-Cube: every query's result, computed with reuse "
