@@ -289,3 +289,19 @@ def test_explain_strategy_without_cube_is_refused(capsys):
     assert capsys.readouterr().err == "cepagg: explain: --strategy top-down shows an E-Cube plan; add --cube\n"
     assert main(["explain", "-q", "PATTERN SEQ(A, B) WITHIN 5 RETURN COUNT(*)", "--cube"]) == 0
     assert "strategy chase:" in capsys.readouterr().out
+
+
+def test_query_and_hierarchy_files_with_a_byte_order_mark_are_read(tmp_path, capsys):
+    """Files saved as "UTF-8 with BOM" (Windows editors) were refused: "Unexpected character
+    '\\ufeff'. Line 1, Col 1.", and a workload's first name line was not seen."""
+    workload = tmp_path / "w.cep"
+    workload.write_bytes("-- name: first\r\nPATTERN SEQ(A a, B b) WITHIN 10 RETURN COUNT(*)\r\n;;\r\n"
+                         "PATTERN SEQ(X a, B b) WITHIN 10 RETURN COUNT(*)\r\n".encode("utf-8-sig"))
+    hierarchy = tmp_path / "h.json"
+    hierarchy.write_bytes('{"X": ["A"]}'.encode("utf-8-sig"))
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts\nA,1\nB,2\n")
+    assert main(["run", str(workload), "--hierarchy", str(hierarchy), "--events", str(events), "--no-spark",
+                 "--out", str(tmp_path / "r.csv")]) == 0
+    assert (tmp_path / "r.first.csv").read_text().splitlines() == ["COUNT(*)", "1"]
+    assert (tmp_path / "r.q1.csv").read_text().splitlines() == ["COUNT(*)", "1"]

@@ -47,7 +47,7 @@ def _query_text(args: argparse.Namespace) -> str:
         raise UsageError("give a query file or -q TEXT")
     else:
         try:
-            text = Path(args.query_file).read_text(encoding="utf-8")
+            text = Path(args.query_file).read_text(encoding="utf-8-sig")  # (a BOM, as Windows editors write)
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(f"cannot read the query: {e}", args.query_file) from None
     if getattr(args, "hierarchy", None):
