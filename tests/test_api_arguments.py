@@ -44,3 +44,43 @@ def test_a_hierarchy_of_the_wrong_shape_names_the_argument():
 def test_max_matches_that_is_not_an_int_is_refused():
     with pytest.raises(TypeError, match="max_matches='3': give an int"):
         run("PATTERN SEQ(Bus a, Taxi b)", EVENTS, max_matches="3")
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([{"type": "A", "x": 1}], "row 0: no 'ts'"),  # (was KeyError: 'ts')
+    ([{"type": "A", "ts": 1}, {"ts": 2}], "row 1: no 'type'"),  # (was KeyError: 'type')
+    ([{"type": None, "ts": 1}], "row 0: no 'type'"),  # (was: an event of type 'None')
+    ([{"type": "A", "ts": 1.5}], "row 0: 'ts' 1.5 is not an integer time"),  # (was: time 1, silently)
+    ([{"type": "A", "ts": "x"}], "row 0: 'ts' 'x' is not an integer time"),  # (was: int() of 'x')
+    ([{"type": "A", "ts": 1, "k": 1}, {"type": "B", "ts": 2, "k": "x"}], "attribute 'k': values one column"),
+])
+def test_event_rows_that_cannot_be_events_are_refused_naming_the_row_or_attribute(rows, message):
+    with pytest.raises(ValueError, match=message):
+        EventBatch.from_rows(rows)
+
+
+def test_event_rows_with_integral_times_of_other_types_are_read():
+    import numpy as np
+
+    batch = EventBatch.from_rows([{"type": "A", "ts": np.int64(3)}, {"type": "B", "ts": 4.0}])
+    assert batch.table.column("ts").to_pylist() == [3, 4]
+
+
+def test_a_workload_given_as_a_mapping_is_named_by_its_keys():
+    """A dict {name: query} was iterated as its keys, each parsed as a query ("Unexpected 'pairs'")."""
+    assert run_workload({"pairs": QUERY}, EVENTS, hierarchy={"Vehicle": ["Bus", "Taxi"]})["pairs"].rows == [(1,)]
+
+
+@pytest.mark.parametrize("workload, names, error, message", [
+    (5, None, TypeError, "workload: a workload text, a sequence of queries or a {name: query} mapping, not int"),
+    ({"a": QUERY}, ["b"], TypeError, "a {name: query} mapping names its queries"),
+    ([QUERY, QUERY], ["only"], ValueError, "names: 1 names for 2 queries"),  # (zip dropped the second query)
+])
+def test_workload_arguments_of_the_wrong_shape_are_refused(workload, names, error, message):
+    from cepagg.lang.workload import named_queries
+
+    with pytest.raises(error, match=message):
+        named_queries(workload, names)
+    if names is None:
+        with pytest.raises(error, match=message):
+            run_workload(workload, EVENTS)

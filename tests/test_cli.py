@@ -260,3 +260,48 @@ def test_a_query_file_and_query_text_together_are_refused(tmp_path, capsys):
     assert main(["check", str(path), "-q", "PATTERN A"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cepagg: give a query file or -q TEXT, not both") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["run", "explain", "stream"])
+def test_every_engine_option_says_what_it_takes(command, capsys):
+    """`cepagg explain --help` and `cepagg stream --help` listed --engine without a word."""
+    assert main([command, "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--engine ENGINE auto (default): the fastest engine that accepts the query" in out
+    if command == "stream":
+        assert "--out-format {parquet,csv,json,console} format of the files written to --out" in out
+
+
+def test_attributes_whose_names_are_no_plain_name_are_written_in_backticks(tmp_path, capsys):
+    """Columns such as `trip id` and `price ($)` were read but no query could name them."""
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts,trip id,price ($)\nA,1,t1,5\nB,2,t1,6\nB,3,t1,7\nA,4,t2,1\nB,5,t2,2\n")
+    out = tmp_path / "r.csv"
+    assert main(["run", "-q", "PATTERN SEQ(A a, B b+) WHERE [`trip id`] AND b.`price ($)` > a.`price ($)` "
+                 "WITHIN 10 ms GROUP BY `trip id` RETURN `trip id`, COUNT(*), SUM(b.`price ($)`) AS s",
+                 "--events", str(events), "--no-spark", "--out", str(out)]) == 0
+    assert out.read_text().splitlines() == ["trip id,COUNT(*),s", "t1,3,26", "t2,1,2"]
+
+
+def test_explain_strategy_without_cube_is_refused(capsys):
+    """`cepagg explain W --strategy top-down` printed the planner's plan, the strategy ignored."""
+    assert main(["explain", "-q", "PATTERN SEQ(A, B) WITHIN 5 RETURN COUNT(*)", "--strategy", "top-down"]) == 2
+    assert capsys.readouterr().err == "cepagg: explain: --strategy top-down shows an E-Cube plan; add --cube\n"
+    assert main(["explain", "-q", "PATTERN SEQ(A, B) WITHIN 5 RETURN COUNT(*)", "--cube"]) == 0
+    assert "strategy chase:" in capsys.readouterr().out
+
+
+def test_query_and_hierarchy_files_with_a_byte_order_mark_are_read(tmp_path, capsys):
+    """Files saved as "UTF-8 with BOM" (Windows editors) were refused: "Unexpected character
+    '\\ufeff'. Line 1, Col 1.", and a workload's first name line was not seen."""
+    workload = tmp_path / "w.cep"
+    workload.write_bytes("-- name: first\r\nPATTERN SEQ(A a, B b) WITHIN 10 RETURN COUNT(*)\r\n;;\r\n"
+                         "PATTERN SEQ(X a, B b) WITHIN 10 RETURN COUNT(*)\r\n".encode("utf-8-sig"))
+    hierarchy = tmp_path / "h.json"
+    hierarchy.write_bytes('{"X": ["A"]}'.encode("utf-8-sig"))
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts\nA,1\nB,2\n")
+    assert main(["run", str(workload), "--hierarchy", str(hierarchy), "--events", str(events), "--no-spark",
+                 "--out", str(tmp_path / "r.csv")]) == 0
+    assert (tmp_path / "r.first.csv").read_text().splitlines() == ["COUNT(*)", "1"]
+    assert (tmp_path / "r.q1.csv").read_text().splitlines() == ["COUNT(*)", "1"]

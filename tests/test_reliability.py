@@ -82,6 +82,37 @@ def test_a_file_of_an_input_directory_is_an_input(tmp_path, capsys):
     assert "is an input" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("out, message", [
+    ("", "cepagg: --out is empty; give a file name"),  # (was: "--out '' is a directory")
+    ("r.csv.gz", "--out '{d}/r.csv.gz': compressed output is not written (.gz); name the file .csv, .jsonl or "
+                 ".parquet"),
+    ("r.jsonl.zst", "--out '{d}/r.jsonl.zst': compressed output is not written (.zst)"),
+    ("r.txt", "--out '{d}/r.txt': cannot tell the output format; name it .csv, .jsonl or .parquet"),
+])
+def test_an_output_name_that_cannot_be_written_is_refused_naming_the_option(tmp_path, capsys, out, message):
+    """A compressed name said only "cannot tell the output format of 'r.csv.gz'", and an empty
+    --out was called a directory."""
+    events = write_file(tmp_path, EVENTS, "ev.csv")
+    target = str(tmp_path / out) if out else ""
+    assert cli_run("--events", events, "--out", target) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message.format(d=tmp_path) in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ev.csv"]
+
+
+@pytest.mark.parametrize("out, error", [("missing/r.csv", "no directory"), ("r.csv.gz", "compressed output"),
+                                        ("", "is empty")])
+def test_write_matches_refuses_an_output_it_cannot_write_before_the_work(tmp_path, out, error):
+    """write_matches created its temporary file in a missing directory and failed with
+    FileNotFoundError naming that file ('.r.csv.abc123.tmp')."""
+    from cepagg.events import EventBatch
+    from cepagg.runner import write_matches
+
+    events = EventBatch.from_rows([{"type": "A", "ts": 1}, {"type": "B", "ts": 2}])
+    with pytest.raises(ValueError, match=error):
+        write_matches("PATTERN SEQ(A a, B b) WITHIN 10 RETURN a, b", events, str(tmp_path / out) if out else "")
+
+
 # -- atomic output ----------------------------------------------------------------------------
 
 _SLOW_WRITER = textwrap.dedent("""
@@ -167,6 +198,7 @@ def test_ctrl_c_in_a_run_is_one_line(tmp_path, capsys, monkeypatch):
     ["--input-time-unit", "fortnight"],
     ["--reject", "{dir}"],
     ["--reject", "{dir}/bad.parquet"],
+    ["--reject", ""],  # (was: ignored, and a bad row stopped the run)
     ["--order", "kslack", "--slack", "5 parsecs"],
     ["--order", "kslack"],
     ["--out", "{dir}/r.csv", "--changes", "{dir}/r.csv", "--order", "conservative"],
@@ -178,6 +210,20 @@ def test_command_line_errors_are_one_line_and_exit_2(tmp_path, capsys, args):
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("cepagg: ") and err.count("\n") == 1 and "Traceback" not in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["cube", "--hierarchy", "{h}", "--out", ""], "--out is empty; give a directory name"),
+    (["stream", "--out", ""], "--out is empty; give a directory name"),
+    (["stream", "--out", "{dir}/o", "--checkpoint", ""], "--checkpoint is empty; give a directory name"),
+])
+def test_an_empty_output_name_is_refused_before_any_work(tmp_path, capsys, args, message):
+    """`cepagg cube --out ''` wrote nothing and said nothing of it; `cepagg stream` took '' to Spark."""
+    events = write_file(tmp_path, EVENTS)
+    hierarchy = write_file(tmp_path, '{"X": ["A", "B"]}', "h.json")
+    args = [a.format(dir=tmp_path, h=hierarchy) for a in args]
+    assert main([args[0], "-q", CLI_QUERY, "--events", str(events), *args[1:]]) == 2
+    assert capsys.readouterr().err == f"cepagg: {message}\n"
 
 
 def test_a_query_name_that_would_write_outside_out_is_one_line_before_any_work(tmp_path, capsys):
@@ -281,7 +327,7 @@ _SLOW_RUN = textwrap.dedent("""
                 self.w.writerow(row)
 
     csv.writer = SlowWriter
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
 """)
 
 
@@ -321,7 +367,7 @@ _SLOW_MATCHES = textwrap.dedent("""
     cepagg.matches.ROW_GROUP_ROWS = 1
     import cepagg.runner
     cepagg.runner.PIECE_EVENTS = 4
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
 """)
 
 
@@ -342,6 +388,24 @@ def test_a_run_killed_while_writing_matches_leaves_the_previous_result(tmp_path,
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["e.csv", name]
     assert any(p.name.startswith(f".{name}.") and p.stat().st_size > 0 for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["m.csv", "m.parquet"])
+def test_a_run_terminated_while_writing_matches_leaves_the_previous_file_and_no_temporary_one(tmp_path, name):
+    """``kill PID`` (SIGTERM) in the middle of writing matches: the process ended at once and
+    left its hidden .NAME.*.tmp file; it now unwinds as Ctrl-C does, removing it, with one line."""
+    events = write_file(tmp_path, "type,ts\n" + "".join(f"{'AB'[t % 2]},{t}\n" for t in range(40)))
+    out = write_file(tmp_path, "old\n", name)
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_MATCHES, "run", "-q", "PATTERN SEQ(A a, B b) WITHIN 10",
+                             "--events", str(events), "--no-spark", "--engine", "rcep", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": SRC})
+    assert proc.stdout.readline().strip() == "half"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and err == "cepagg: terminated\n", err
+    assert out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv", name]
 
 
 def test_ctrl_c_while_writing_matches_leaves_no_file(tmp_path, capsys, monkeypatch):

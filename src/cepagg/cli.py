@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import CepaggError, InputError, OverflowResult, QueryError, UsageError
@@ -44,7 +47,7 @@ def _query_text(args: argparse.Namespace) -> str:
         raise UsageError("give a query file or -q TEXT")
     else:
         try:
-            text = Path(args.query_file).read_text(encoding="utf-8")
+            text = Path(args.query_file).read_text(encoding="utf-8-sig")  # (a BOM, as Windows editors write)
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(f"cannot read the query: {e}", args.query_file) from None
     if getattr(args, "hierarchy", None):
@@ -101,6 +104,10 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
     from .lang.workload import is_workload, split_workload
     from .output import check_output_path, output_format, same_file
 
+    for option, path in [*outputs.items(), *(directories or {}).items()]:
+        if path is not None and not str(path).strip():  # (an empty name reads as "not given", or as ".")
+            raise UsageError(f"{option} is empty; give a {'directory' if option in (directories or {}) else 'file'} "
+                             "name")
     try:
         options = _read_options(args)
         check_read_options(**{k: options[k] for k in ("time_unit", "input_time_unit", "timezone", "schema",
@@ -115,7 +122,11 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
         given = {k: v for k, v in outputs.items() if v not in (None, "-")}
         for option, path in given.items():
             check_output_path(path, option)
-            if output_format(path) == "parquet" and option in ("--reject", "--late-out"):
+            try:
+                fmt = output_format(path)
+            except ValueError as e:
+                raise ValueError(f"{option.split(' (')[0]} {e}") from None
+            if fmt == "parquet" and option in ("--reject", "--late-out"):
                 raise ValueError(f"{option} {path!r}: name it .csv or .jsonl")
         for option, path in [*given.items(), *((k, v) for k, v in (directories or {}).items() if v)]:
             if any(same_file(path, i) for i in inputs):
@@ -127,6 +138,12 @@ def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, 
                     raise ValueError(f"{a} and {b} name the same file {pa_!r}")
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+def _add_engine_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", default="auto",
+                   help="auto (default): the fastest engine that accepts the query (cepagg explain says which "
+                        "and why); or one by name, e.g. reference, aseq, greta, neel, rcep, tree, nfa")
 
 
 def _add_numbers_arg(p: argparse.ArgumentParser) -> None:
@@ -158,6 +175,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .lang.workload import compile_workload, is_workload
     from .plan import plan, plan_workload
 
+    if args.strategy and not args.cube:  # (it was ignored: the plan shown is the planner's)
+        raise UsageError(f"explain: --strategy {args.strategy} shows an E-Cube plan; add --cube")
+    args.strategy = args.strategy or "chase"
     text = _query_text(args)
     if args.cube:
         from .cube.cli import explain_cube
@@ -189,9 +209,14 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
 
     named = compile_workload(text, time_unit=args.time_unit, schema=_schema(report.batch))
     check_concepts([q for _, q in named], report.batch)
-    for _, q in named:
+    from .matches import OutputRefused
+
+    for name, q in named:
         if q.returns_matches:  # (refused before the work, as a single query is: matches.check_layout)
-            check_event_columns(q.output_columns, report.batch, q)
+            try:
+                check_event_columns(q.output_columns, report.batch, q)
+            except OutputRefused as e:
+                raise OutputRefused(f"query {name}: {e}") from None
     wp = plan_workload([q for _, q in named], [n for n, _ in named], args.engine, args.numbers)
     started = time.perf_counter()
     if args.no_spark:
@@ -398,11 +423,12 @@ def _run_matches(args: argparse.Namespace, q, p, report, started: float) -> int:
         where = "in-process"
     else:
         from .spark import run as spark_run
+        from .spark.schema import quoted
 
         spark = spark_session(args)
         df = spark.createDataFrame(report.batch.table)  # (Arrow: kept types, and a schema when empty)
-        out = spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True)
-        pieces = _collected_pieces(out.select(*[f"`{c}`" for c in q.output_columns]), layout.key_width)
+        out = spark_run(df, q, engine=p.engine, time_unit=args.time_unit, prepared=True, attributes=False)
+        pieces = _collected_pieces(out.select(*[quoted(c) for c in q.output_columns]), layout.key_width)
         where = f"Spark {spark.sparkContext.master}"
     written = write(pieces, layout, args.out, max_matches=args.max_matches)
     elapsed = time.perf_counter() - started
@@ -492,7 +518,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from .spark.console import quiet_worker_lines
     from .spark.progress import BatchLines
     from .spark.sources import register
-    from .spark.streaming import follow, late_events, run_to_end, start, workload_jobs
+    from .spark.streaming import check_workload, follow, late_events, run_to_end, start, workload_jobs
 
     text = _query_text(args)
     if is_workload(text) and args.order:
@@ -528,6 +554,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
                    time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
                    on_late="fail" if args.on_late == "fail" else "count")
     if is_workload(text):  # one streaming query per query, results in OUT/<name>
+        check_workload(df, text, time_unit=args.time_unit, engine=args.engine, numbers=args.numbers)
         jobs = workload_jobs(text, args.out, args.checkpoint)
     else:
         jobs = [(None, text, args.out, args.checkpoint)]
@@ -678,7 +705,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="evaluate a query over an events file (on Spark, local mode by default)")
     _add_query_args(p)
     _add_event_args(p)
-    p.add_argument("--engine", default="auto", help="engine: auto (default), reference, ...")
+    _add_engine_arg(p)
     p.add_argument("--out", default="-", help="output file (.csv, .jsonl, .parquet) or - for a table")
     p.add_argument("--match-format", choices=["long", "wide"],
                    help="matches: one row per matched event (long, default) or one row per match with a "
@@ -706,9 +733,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--follow", action="store_true", help="keep running (no end of input)")
     p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow: e.g. 1s, 500 ms "
                    "(default 1 second)")
-    p.add_argument("--engine", default="auto")
+    _add_engine_arg(p)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"])
+    p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"],
+                   help="format of the files written to --out (default parquet; json: JSON Lines), or console: "
+                        "print each micro-batch's rows")
     p.add_argument("--checkpoint", help="checkpoint directory (recovery after a crash)")
     p.add_argument("--verbose", action="store_true",
                    help="also show the lines pyspark's streaming Python workers print for themselves")
@@ -726,13 +755,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("explain", help="show what will run for a query and why")
     _add_query_args(p)
-    p.add_argument("--engine", default="auto")
+    _add_engine_arg(p)
     _add_numbers_arg(p)
     p.add_argument("--cube", action="store_true", help="the workload as an E-Cube: its refinement hierarchy and "
                    "the reuse plan with estimated costs (see cepagg cube)")
     from .cube.chase import STRATEGIES
 
-    p.add_argument("--strategy", default="chase", choices=STRATEGIES, help="with --cube: the strategy to show")
+    p.add_argument("--strategy", choices=STRATEGIES, help="with --cube: the strategy to show (default chase)")
     p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("cube", help="a workload as an E-Cube: every query's result, computed with reuse "
@@ -760,7 +789,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill PID``), raised in the main thread so that it unwinds as Ctrl-C does: an
+    output being written is removed (:func:`cepagg.output.atomic_path`) instead of left behind
+    as a hidden temporary file."""
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """While the block runs, SIGTERM raises :class:`_Terminated` (only where its handler is
+    still the default, and in the main thread: an application embedding ``main`` keeps its
+    own)."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
+    with _terminate_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -781,6 +841,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a file that is missing, not readable or not writable, a full disk, ...
         print(f"cepagg: {exc}", file=sys.stderr)
         return 1
+    except _Terminated:
+        print("cepagg: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("cepagg: interrupted", file=sys.stderr)
         return 130

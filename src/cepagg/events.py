@@ -70,7 +70,13 @@ class EventBatch:
     @staticmethod
     def from_rows(rows: Iterable[Mapping[str, Any]], time_unit: str = "ms",
                   ids: Sequence[int] | None = None) -> "EventBatch":
-        """Build a batch from dicts with ``type``, ``ts`` and attributes (ids: input order)."""
+        """Build a batch from dicts with ``type``, ``ts`` (an integer) and attributes (ids: input
+        order).
+
+        Raises:
+            ValueError: naming the row (0-based) without a type or an integer time, or the
+                attribute whose values are of kinds one column cannot hold (1 and "x").
+        """
         rows = list(rows)
         names: list[str] = []
         for r in rows:
@@ -79,11 +85,14 @@ class EventBatch:
                     names.append(k)
         cols: dict[str, Any] = {
             ID: pa.array(list(ids) if ids is not None else range(len(rows)), pa.int64()),
-            "ts": pa.array([int(r["ts"]) for r in rows], pa.int64()),
-            "type": pa.array([str(r["type"]) for r in rows], pa.string()),
+            "ts": pa.array([_row_time(i, r) for i, r in enumerate(rows)], pa.int64()),
+            "type": pa.array([_row_type(i, r) for i, r in enumerate(rows)], pa.string()),
         }
         for n in names:
-            cols[n] = pa.array([r.get(n) for r in rows])
+            try:
+                cols[n] = pa.array([r.get(n) for r in rows])
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                raise ValueError(f"attribute {n!r}: values one column cannot hold together ({e})") from None
         return EventBatch(pa.table(cols), time_unit)
 
     def __len__(self) -> int:
@@ -119,6 +128,30 @@ class EventBatch:
 
     def slice(self, offset: int, length: int | None = None) -> "EventBatch":
         return EventBatch(self.table.slice(offset, length), self.time_unit)
+
+
+def _row_time(i: int, row: Mapping[str, Any]) -> int:
+    """The ``ts`` of row ``i`` of :meth:`EventBatch.from_rows` as an integer (not truncated)."""
+    if not isinstance(row, Mapping):
+        raise ValueError(f"row {i}: a mapping with 'type' and 'ts', not {type(row).__name__}")
+    if row.get("ts") is None:
+        raise ValueError(f"row {i}: no 'ts' (the event's time, an integer)")
+    ts = row["ts"]
+    try:
+        whole = int(ts)
+        exact = not isinstance(ts, (bool, str)) and whole == ts
+    except (TypeError, ValueError, OverflowError):
+        exact = False
+    if not exact:
+        raise ValueError(f"row {i}: 'ts' {ts!r} is not an integer time")
+    return whole
+
+
+def _row_type(i: int, row: Mapping[str, Any]) -> str:
+    """The ``type`` of row ``i`` of :meth:`EventBatch.from_rows`."""
+    if row.get("type") is None:
+        raise ValueError(f"row {i}: no 'type'")
+    return str(row["type"])
 
 
 import pyarrow.compute  # noqa: E402  (pa.compute is a submodule)

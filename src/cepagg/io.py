@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from .errors import InputError
 from .events import ID, RESERVED, EventBatch
 from .output import (
+    COMPRESSION,
     EXTENSIONS,
     atomic_path,
     cell,
@@ -39,8 +40,6 @@ from .output import (
 from .units import UNIT_NS
 
 KINDS = ("int", "float", "str", "bool")
-_COMPRESSION = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd",
-                ".zip": "zip"}
 _ARROW = {"int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
 _KIND_OF = {t: k for k, t in _ARROW.items()}
 _NUMBER_RE = {"int": r"^[+-]?\d+$", "float": r"(?i)^[+-]?((\d+\.?\d*|\.\d+)(e[+-]?\d+)?|inf|infinity|nan)$"}
@@ -456,7 +455,7 @@ def _resolve(path: Any, format: str | None) -> Iterator[_File]:
 
 def _named_format(path: Path) -> tuple[str | None, str | None]:
     """The format and compression a file's name says: ``e.csv.gz`` -> ("csv", "gzip")."""
-    compression = _COMPRESSION.get(path.suffix.lower())
+    compression = COMPRESSION.get(path.suffix.lower())
     inner = Path(path.stem).suffix.lower() if compression else path.suffix.lower()
     return EXTENSIONS.get(inner), compression
 

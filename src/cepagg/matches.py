@@ -246,6 +246,17 @@ def row_attributes(query: Query, names) -> list[str]:
     return [a for a in names if a not in shared]
 
 
+def check_attribute_names(columns, attributes) -> None:
+    """Refuse (OutputRefused) to join event ``attributes`` to result ``columns`` that already
+    hold one of their names: the table would have two columns of that name (Spark could not
+    tell them apart; Parquet, JSON Lines and rows keyed by name keep only one)."""
+    columns = set(columns)
+    for n in attributes:
+        if n in columns:
+            raise OutputRefused(f"the output would have two columns named {n!r} (an attribute of the events "
+                                "has the name of a result column); rename the attribute")
+
+
 def _cell_type(query: Query, column: str, schema: pa.Schema) -> pa.DataType:
     """The type of a group or window column: the grouped attribute's, int64 for window bounds."""
     for g in query.group_by:

@@ -19,6 +19,9 @@ from .result import format_table
 #: file name extension -> format
 EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
         ".pq": "parquet"}
+#: file name extension -> compression (read; an output is written plain)
+COMPRESSION = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd",
+               ".zip": "zip"}
 _I64 = 2**63 - 1
 
 
@@ -27,17 +30,24 @@ def output_format(path: str | Path, format: str | None = None) -> str:
     .parquet/.pq).
 
     Raises:
-        ValueError: neither says csv, jsonl or parquet.
+        ValueError: neither says csv, jsonl or parquet (a compressed name, ``r.csv.gz``, is
+            refused as such: outputs are written uncompressed).
     """
-    fmt = format or EXTENSIONS.get(Path(path).suffix.lower())
+    suffix = Path(path).suffix.lower()
+    if suffix in COMPRESSION:
+        raise ValueError(f"{str(path)!r}: compressed output is not written ({suffix}); name the file "
+                         ".csv, .jsonl or .parquet (Parquet compresses its own pages) and compress it afterwards")
+    fmt = format or EXTENSIONS.get(suffix)
     if fmt not in ("csv", "jsonl", "parquet"):
-        raise ValueError(f"cannot tell the output format of {str(path)!r}: name it .csv, .jsonl or .parquet")
+        raise ValueError(f"{str(path)!r}: cannot tell the output format; name it .csv, .jsonl or .parquet")
     return fmt
 
 
 def check_output_path(path: str | Path, what: str = "output") -> None:
     """Refuse, before any work, an output file that cannot be written: a directory, or in a
     directory that does not exist or is not writable (ValueError naming ``what``)."""
+    if not str(path).strip():
+        raise ValueError(f"{what} is empty; give a file name")
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{what} {str(path)!r} is a directory; give a file name")

@@ -65,7 +65,7 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
     """
     from .errors import UsageError
     from .matches import Layout, check_layout, write
-    from .output import output_format
+    from .output import check_output_path, output_format
 
     q = _compiled(query, events, hierarchy)
     if not q.returns_matches:
@@ -73,6 +73,7 @@ def write_matches(query: str | Query, events: EventBatch, out: str, *, format: s
     _check_max_matches("write_matches", max_matches)
     layout = Layout(q, events, match_format)
     if out not in (None, "-"):
+        check_output_path(out, "write_matches: out")
         check_layout(layout, output_format(out, format))
     p = plan(q, engine)
     written = write(match_feed(p.build(), events), layout, out, format, max_matches)
@@ -167,9 +168,10 @@ def check_concepts(queries: Iterable[Query], events: EventBatch, names: bool = T
 def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engine: str = "auto",
                  hierarchy: Hierarchy | None = None, *, numbers: str = "exact") -> dict[str, Result]:
     """Evaluate several queries over ``events``, those aseq accepts in one shared plan; one result
-    per query, by name. ``workload``: a workload text (:mod:`cepagg.lang.workload`) or queries.
+    per query, by name. ``workload``: a workload text (:mod:`cepagg.lang.workload`), queries
+    (named ``q0``, ``q1``, ...) or a ``{name: query}`` mapping.
     ``numbers``: as for :func:`run`, for every query."""
-    from .lang.workload import compile_workload
+    from .lang.workload import compile_workload, named_queries
     from .plan import plan_workload
 
     _check_events(events)
@@ -177,9 +179,9 @@ def run_workload(workload: str | Iterable[str | Query], events: EventBatch, engi
         named = compile_workload(workload, time_unit=events.time_unit, schema=events.attribute_kinds(),
                                  hierarchy=hierarchy)
     else:
-        named = [(f"q{i}", q if isinstance(q, Query) else compile_query(
+        named = [(n, q if isinstance(q, Query) else compile_query(
             q, time_unit=events.time_unit, schema=events.attribute_kinds(), hierarchy=hierarchy))
-            for i, q in enumerate(workload)]
+            for n, q in named_queries(workload)]
     check_concepts([q for _, q in named], events)
     results = plan_workload([q for _, q in named], [n for n, _ in named], engine, numbers).run(events)
     return {n: r for (n, _), r in zip(named, results)}
@@ -230,13 +232,9 @@ def check_event_columns(columns: Iterable[str], events: EventBatch, query: Query
     name, and Parquet, JSON Lines and the ``Result`` rows keyed by name would keep only one.
     With ``query``, a group column that is the events' shared partition attribute is not joined
     again (:func:`cepagg.matches.row_attributes`)."""
-    from .matches import OutputRefused
+    from .matches import check_attribute_names
 
-    columns = set(columns)
-    for n in _joined(events, query):
-        if n in columns:
-            raise OutputRefused(f"the output would have two columns named {n!r} (an attribute of the events "
-                                "has the name of a result column); rename the attribute")
+    check_attribute_names(columns, _joined(events, query))
 
 
 def _joined(events: EventBatch, query: Query | None) -> list[str]:

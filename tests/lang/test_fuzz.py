@@ -456,3 +456,21 @@ FOUND = [
 def test_found_case(text):
     compile_query(text)  # each is a valid query
     check_text(text)
+
+
+#: attributes whose names are no plain name, in backticks wherever an attribute may stand
+ODD_ATTRIBUTES = [
+    "PATTERN SEQ(A a, B b) WHERE a.`trip id` = b.`trip id` AND b.`price ($)` > 1",
+    "PATTERN SEQ(A a, B b) WHERE [`trip id`] GROUP BY `trip id` RETURN `trip id`, SUM(b.`price ($)`) AS s",
+    "PATTERN SEQ(A a, (B b)+) WHERE b.`x y` < NEXT(b).`x y` AND a.`x y` < FIRST(b.`x y`) GROUP BY a.`g h`",
+    "PATTERN SEQ(A a, B b) WHERE `x y` > 1 RETURN MAX(a.`x y`)",
+]
+
+
+@pytest.mark.parametrize("text", ODD_ATTRIBUTES)
+def test_attributes_in_backticks(text):
+    """An attribute such as `trip id` (a CSV column with a space) could not be written at all:
+    "Unexpected '`trip id`'; expected a name". Now it reads, and prints back in backticks."""
+    q = compile_query(text)
+    check_text(text)
+    assert "`" in str(q)

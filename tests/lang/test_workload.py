@@ -82,3 +82,18 @@ def test_names_with_dots_and_dashes_are_accepted():
     text = ("-- name: rise_1.b\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5\n---\n"
             "-- name: Rise-2\nPATTERN A RETURN COUNT(*)")
     assert [n for n, _ in split_workload(text)] == ["rise_1.b", "Rise-2"]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_an_error_gives_its_line_in_the_workload_file(newline):
+    """The position of a query's error is the line of the file (a query's own line 2 on the
+    file's line 8 was reported as line 2), with that line and a caret under the problem."""
+    text = newline.join(["-- name: good", "PATTERN SEQ(A a, B b) WITHIN 10 ms RETURN COUNT(*)", "---",
+                         "-- a comment", "", "-- name: bad", "PATTERN SEQ(A a, B b)",
+                         "  WHERE a.x > NEXT(b).x", "  WITHIN 10 ms RETURN COUNT(*)", ""])
+    with pytest.raises(QueryError) as e:
+        compile_workload(text)
+    assert e.value.line == 8 and e.value.column == 15
+    assert str(e.value).splitlines() == [
+        "In query 'bad': NEXT(b) is only meaningful for a variable inside a Kleene pattern (b+). Line 8, Col 15.",
+        "    WHERE a.x > NEXT(b).x", "                ^^^^^^^^^"]

@@ -200,3 +200,22 @@ def test_a_total_without_groups_has_its_row_when_no_event_reaches_a_task(spark):
     assert _spark_rows(run(df, query)) == run_local(query, EventBatch.from_rows(
         [{"type": "A", "ts": 1, "x": 1}, {"type": "B", "ts": 2, "x": 2}])).rows
     assert [tuple(r) for r in run(df, "RETURN COUNT(*) PATTERN C+", numbers="float").collect()] == [(0.0,)]
+
+
+@pytest.mark.parametrize("text", [
+    "PATTERN SEQ(A a, B b) WHERE [`trip id`] AND b.`price ($)` > a.`price ($)` WITHIN 10 "
+    "GROUP BY `trip id` RETURN `trip id`, COUNT(*), SUM(b.`price ($)`)",
+    "PATTERN SEQ(`odd type`, B) WITHIN 10 RETURN SUM(`odd type`.x)",
+])
+def test_result_columns_holding_backticks_are_quoted_for_spark(spark, text):
+    """The column `SUM(b.`price ($)`)` went into Spark's DDL and column references unescaped:
+    PARSE_SYNTAX_ERROR."""
+    rows = [{"type": t, "ts": i, "trip id": f"t{i % 2}", "price ($)": i, "x": i}
+            for i, t in enumerate(["A", "odd type", "B", "A", "B", "odd type", "B"])]
+    df = spark.createDataFrame([(r["type"], r["ts"], r["trip id"], r["price ($)"], r["x"]) for r in rows],
+                               "type string, ts long, `trip id` string, `price ($)` long, x long")
+    expected = run_local(text, EventBatch.from_rows(rows))
+    out = run(df, text)
+    assert tuple(out.columns) == expected.columns and expected.rows
+    assert _local_rows(expected) == sorted(tuple(int(v) if isinstance(v, Decimal) else v for v in r)
+                                           for r in out.collect())

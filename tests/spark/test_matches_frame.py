@@ -99,3 +99,37 @@ def test_cepagg_run_on_spark_writes_matches_wide_and_stops_at_n(spark, tmp_path,
                  "--max-matches", "3"]) == 0
     assert sorted(set(pq.read_table(out).column("match").to_pylist())) == [1, 2, 3]
     assert "stopped at 3 matches" in capsys.readouterr().err
+
+
+def test_a_group_column_that_is_the_partition_attribute_is_not_joined_again(spark):
+    """RETURN g, a, b ... WHERE [g] GROUP BY g: the attribute g was joined next to the group
+    column g, and selecting the result's columns failed with Spark's AMBIGUOUS_REFERENCE."""
+    query = "PATTERN SEQ(A a, B b) WHERE [g] WITHIN 6 GROUP BY g RETURN g, a, b"
+    rows, expected = _case(query)
+    assert expected.rows
+    out = run(spark.createDataFrame(rows, SCHEMA), query)
+    width = len(expected.columns)
+    assert out.columns[:width] == list(expected.columns) and "x" in out.columns[width:]
+    assert "g" not in out.columns[width:]  # (as in-process: run(..., match_format="long"))
+    assert _matches(out.collect(), expected.columns) == match_sets(expected)
+
+
+def test_an_attribute_named_like_a_result_column_is_refused_before_the_work_or_kept_apart(spark, tmp_path, capsys):
+    """An attribute called `match`: cepagg.spark.run failed with AMBIGUOUS_REFERENCE, and so did
+    `cepagg run --match-format wide` on Spark, whose events keep their attributes in records."""
+    import pyarrow.parquet as pq
+
+    from cepagg.cli import main
+    from cepagg.matches import OutputRefused
+
+    query = "PATTERN SEQ(A a, B b) WITHIN 6 RETURN a, b"
+    df = spark.createDataFrame([(0, "A", 1, "m"), (1, "B", 2, "n")], "_id long, type string, ts long, match string")
+    with pytest.raises(OutputRefused, match="two columns named 'match'"):
+        run(df, query)
+    assert run(df, query, attributes=False).collect() == [(1, "a", 0, 0, "A", 1), (1, "b", 0, 1, "B", 2)]
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts,match\nA,1,m\nB,2,n\n")
+    out = tmp_path / "m.parquet"
+    assert main(["run", "-q", query, "--events", str(events), "--out", str(out), "--match-format", "wide"]) == 0
+    assert pq.read_table(out).to_pylist() == [{"match": 1, "a": [{"event_id": 0, "type": "A", "ts": 1, "match": "m"}],
+                                               "b": [{"event_id": 1, "type": "B", "ts": 2, "match": "n"}]}]

@@ -120,6 +120,25 @@ def test_attributes_named_with_an_underscore_survive_the_operator(spark, tmp_pat
     assert _rows(spark.read.parquet(str(tmp_path / "out"))) == expected
 
 
+def test_attributes_whose_names_are_no_python_identifier_survive_the_operator(spark, tmp_path):
+    """Spark renames by position the pandas columns whose names are no Python identifier
+    (``trip id``) or a keyword (``class``): the stream stopped with KeyError "['trip id'] not in
+    index" inside the operator."""
+    rng = random.Random(9)
+    rows = random_stream(rng, "AB", n=30, max_gap=3, attrs={"x": (0, 9), "g": ["u", "v"], "class": (0, 5),
+                                                          "trip id": (0, 5)})
+    for i, r in enumerate(rows):
+        r["_id"] = i
+    _write_files(str(tmp_path / "in"), rows, rng)
+    text = "RETURN g, COUNT(*), SUM(A.class) PATTERN SEQ(A, B) WHERE [g] AND B.class > 1 GROUP BY g WITHIN 6 SLIDE 3"
+    df = (spark.readStream.schema(SCHEMA + ", class long, `trip id` long").option("maxFilesPerTrigger", 1)
+          .json(str(tmp_path / "in")))
+    q = start(df, text, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"), delay="20 milliseconds")
+    q.awaitTermination()
+    expected = sorted(run_local(text, EventBatch.from_rows(rows), engine="reference").rows)
+    assert expected and _rows(spark.read.parquet(str(tmp_path / "out"))) == expected
+
+
 def test_a_workload_streams_one_query_each(spark, tmp_path):
     from cepagg.spark import start_workload
 
@@ -140,6 +159,27 @@ def test_a_workload_streams_one_query_each(spark, tmp_path):
     for name, text in texts.items():
         expected = sorted(run_local(text, EventBatch.from_rows(rows), engine="reference").rows)
         assert _rows(spark.read.parquet(str(tmp_path / "out" / name))) == expected, name
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE a.x > NEXT(b).x WITHIN 5",
+     "In query 'bad': NEXT(b) is only meaningful for a variable inside a Kleene pattern (b+). Line 5, Col 51."),
+    ("RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE a.nope > 1 WITHIN 5", "In query 'bad': Unknown attribute 'nope'"),
+])
+def test_cli_stream_refuses_a_bad_query_of_a_workload_before_any_query_runs(spark, tmp_path, capsys, bad, message):
+    """The queries before the bad one ran to the end of the input first, and the error named
+    neither the query nor its line in the file."""
+    from cepagg.cli import main
+
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps({"type": t, "ts": i, "x": i}) + "\n" for i, t in enumerate("ABAB")))
+    workload = tmp_path / "workload.cep"
+    workload.write_text(f"-- name: good\nRETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5\n---\n-- name: bad\n{bad}\n")
+    out = tmp_path / "out"
+    assert main(["stream", str(workload), "--events", str(path), "--out", str(out),
+                 "--checkpoint", str(tmp_path / "chk")]) == 1
+    assert message in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_cli_streams_a_workload_file_to_one_folder_per_query(spark, tmp_path):

@@ -122,7 +122,7 @@ class Hierarchy:
     def load(path: str) -> "Hierarchy":
         """A hierarchy from a JSON file (``--hierarchy FILE``)."""
         try:
-            with open(path, encoding="utf-8") as f:
+            with open(path, encoding="utf-8-sig") as f:  # (a BOM, as Windows editors write, is no JSON)
                 obj = json.load(f, object_pairs_hook=_unique_keys)
         except (OSError, UnicodeDecodeError) as e:
             raise HierarchyError(f"cannot read the hierarchy {path}: {e}") from None

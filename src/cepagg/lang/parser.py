@@ -39,7 +39,7 @@ _TOKEN_NAMES = {
     "STRING": "a string", "CMP_OP": "a comparison", "ADD_OP": "'+' or '-'", "MUL_OP": "'*' or '/'",
     "UNIT": "a time unit", "AGG_FUNC": "an aggregate (COUNT, SUM, AVG, MIN, MAX)",
     "REF_FUNC": "NEXT/FIRST/LAST", "GROUP_BY": "GROUP BY", "STRATEGY_NAME": "a selection strategy",
-    "QUOTED_NAME": "a `quoted` type name", "$END": "end of query", "BANG": "'!'",
+    "QUOTED_NAME": "a `quoted` name", "$END": "end of query", "BANG": "'!'",
 }
 
 
@@ -293,7 +293,7 @@ class _Build(Transformer_NonRecursive):
         return item
 
     def return_qualified(self, meta, c):
-        attr = ast.Attr(_name(c[0]), str(c[1]),
+        attr = ast.Attr(_name(c[0]), _name(c[1]),
                         pos=Position(c[0].start_pos, c[1].end_pos, c[0].line, c[0].column))
         return self._item(meta, attr, c[2:])
 
@@ -311,7 +311,7 @@ class _Build(Transformer_NonRecursive):
         return ast.AggCall(str(c[0]).upper(), _name(c[1]), None, pos=self.P(meta))
 
     def agg_attr(self, meta, c):
-        return ast.AggCall(str(c[0]).upper(), _name(c[1]), str(c[2]), pos=self.P(meta))
+        return ast.AggCall(str(c[0]).upper(), _name(c[1]), _name(c[2]), pos=self.P(meta))
 
     # -- patterns --------------------------------------------------------------------------
     def event(self, meta, c):
@@ -427,16 +427,16 @@ class _Build(Transformer_NonRecursive):
         return ast.Literal(_unescape(self.text, c[0]), pos=self.P(meta))
 
     def qualified_attr(self, meta, c):
-        return ast.Attr(_name(c[0]), str(c[1]), pos=self.P(meta))
+        return ast.Attr(_name(c[0]), _name(c[1]), pos=self.P(meta))
 
     def bare_attr(self, meta, c):
-        return ast.Attr(None, str(c[0]), pos=self.P(meta))
+        return ast.Attr(None, _name(c[0]), pos=self.P(meta))
 
     def ref_dot(self, meta, c):
-        return ast.Ref(str(c[0]).upper(), _name(c[1]), str(c[2]), pos=self.P(meta))
+        return ast.Ref(str(c[0]).upper(), _name(c[1]), _name(c[2]), pos=self.P(meta))
 
     def ref_inner(self, meta, c):
-        return ast.Ref(str(c[0]).upper(), _name(c[1]), str(c[2]), pos=self.P(meta))
+        return ast.Ref(str(c[0]).upper(), _name(c[1]), _name(c[2]), pos=self.P(meta))
 
     def parens(self, meta, c):
         return c[1]

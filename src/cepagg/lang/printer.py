@@ -56,6 +56,11 @@ def _plain(name: str) -> bool:
     return bool(_PLAIN_NAME.fullmatch(name)) and name.upper() not in _RESERVED
 
 
+def _attr(name: str) -> str:
+    """An attribute name as written in a query: in backticks unless it is a plain name."""
+    return name if _PLAIN_NAME.fullmatch(name) else f"`{name}`"
+
+
 def _ref(var: str) -> str:
     """A variable where it is referred to (conditions, RETURN, aggregates, GROUP BY): its name,
     in backticks when it is a type name that is not a plain name or reads as a keyword."""
@@ -117,9 +122,9 @@ def expr_text(e: ast.Expr) -> str:
             return '"' + "".join(_STRING_ESCAPES.get(c, c) for c in e.value) + '"'
         return repr(e.value) if isinstance(e.value, float) else str(e.value)
     if isinstance(e, ast.Attr):
-        return e.name if e.var is None else f"{_ref(e.var)}.{e.name}"
+        return _attr(e.name) if e.var is None else f"{_ref(e.var)}.{_attr(e.name)}"
     if isinstance(e, ast.Ref):
-        return f"{e.kind}({_ref(e.var)}).{e.name}"
+        return f"{e.kind}({_ref(e.var)}).{_attr(e.name)}"
     if isinstance(e, ast.Arith):
         left, right = expr_text(e.left), expr_text(e.right)
         if isinstance(e.left, ast.Arith) and e.op in "*/" and e.left.op in "+-":
@@ -154,10 +159,10 @@ def to_text(q: Query) -> str:
             scoped.setdefault(c.scope, []).append(expr_text(c.expr))
     lines = [f"PATTERN {pattern_text(q.pattern, scoped, q.time_unit)}"]
     conds: list[str] = []
-    equiv = [a for a in q.partition_by if a not in {g.attr for g in q.group_by if g.var is None}]
+    equiv = [_attr(a) for a in q.partition_by if a not in {g.attr for g in q.group_by if g.var is None}]
     # GROUP BY X.a implies [X.a] only when X can bind several events (as the analyser adds it)
     implied = {(g.var, g.attr) for g in q.group_by if g.var is not None and q.variables[g.var].multi}
-    equiv += [f"{_ref(v)}.{a}" for v, a in q.equivalences if (v, a) not in implied]
+    equiv += [f"{_ref(v)}.{_attr(a)}" for v, a in q.equivalences if (v, a) not in implied]
     if equiv:
         conds.append("[" + ", ".join(equiv) + "]")
     conds += [expr_text(f.expr) for f in q.stream_filters]
@@ -165,7 +170,7 @@ def to_text(q: Query) -> str:
     if conds:
         lines.append("WHERE " + "\n  AND ".join(conds))
     if q.group_by:
-        lines.append("GROUP BY " + ", ".join(g.attr if g.var is None else f"{_ref(g.var)}.{g.attr}"
+        lines.append("GROUP BY " + ", ".join(_attr(g.attr) if g.var is None else f"{_ref(g.var)}.{_attr(g.attr)}"
                                              for g in q.group_by))
     if q.within is not None:
         window = f"WITHIN {duration_text(q.within, q.time_unit)}"
@@ -185,7 +190,7 @@ def to_text(q: Query) -> str:
                 text = a.written
             else:
                 arg = _ref(a.vars[0]) if a.vars else "*"
-                text = f"{a.func}({arg}.{a.attr})" if a.attr else f"{a.func}({arg})"
+                text = f"{a.func}({arg}.{_attr(a.attr)})" if a.attr else f"{a.func}({arg})"
             if a.column == text:
                 items.append(text)
             elif _PLAIN_NAME.fullmatch(a.column):

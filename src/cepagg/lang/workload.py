@@ -15,9 +15,9 @@ query is called ``q0``, ``q1``, ... by position). Other comments are ordinary qu
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Any, Mapping, Sequence
 
-from ..errors import QueryError
+from ..errors import Position, QueryError
 from .concepts import Hierarchy, extract_concepts, with_hierarchy
 from .model import Query
 
@@ -35,15 +35,23 @@ def split_workload(text: str) -> list[tuple[str, str]]:
 
     CONCEPT lines (:mod:`.concepts`) anywhere in the file declare one hierarchy for every query:
     each block's text ends with all of them."""
+    return [(name, body) for name, body, _ in workload_blocks(text)]
+
+
+def workload_blocks(text: str) -> list[tuple[str, str, int]]:
+    """(name, query text, line of the file where the text begins) per block, as
+    :func:`split_workload`. A block's name line is blank in its text, so that line N of the text
+    is line ``first + N - 1`` of the file (an error's position is given in the file)."""
     text, declared = extract_concepts(text, "the workload")
-    blocks: list[list[str]] = [[]]
-    for line in text.splitlines():
+    blocks: list[tuple[int, list[str]]] = [(1, [])]
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
         if _SEPARATOR.match(line):
-            blocks.append([])
+            blocks.append((number + 1, []))
         else:
-            blocks[-1].append(line)
+            blocks[-1][1].append(line)
     out = []
-    for lines in blocks:
+    for first, lines in blocks:
         name = None
         body = []
         for line in lines:
@@ -52,16 +60,16 @@ def split_workload(text: str) -> list[tuple[str, str]]:
                 raise QueryError(f"The workload names one query twice: '{name}' and '{m.group(1)}'.")
             if m:
                 name = m.group(1)
-                continue
+                line = ""
             body.append(line)
         query = "\n".join(body)
         if not any(s.strip() and not s.strip().startswith(("--", "#")) for s in body):
             if name is not None:
                 raise QueryError(f"The workload names a query '{name}' but its block holds no query.")
             continue
-        out.append((name or f"q{len(out)}", with_hierarchy(query, declared)))
+        out.append((name or f"q{len(out)}", with_hierarchy(query, declared), first))
     seen: dict[str, str] = {}
-    for n, _ in out:
+    for n, _, _ in out:
         if not _FILE_NAME.fullmatch(n) or ".." in n:
             raise QueryError(f"The workload's query name '{n}' cannot name a file: use letters, digits and "
                              "'_', '-', '.' (not first, no '..').")
@@ -71,6 +79,19 @@ def split_workload(text: str) -> list[tuple[str, str]]:
                              "would share one output file on macOS and Windows).")
         seen[n.casefold()] = n
     return out
+
+
+def in_workload(exc: QueryError, name: str, text: str, first: int) -> QueryError:
+    """``exc``, raised by the query ``name`` whose text begins on line ``first`` of the workload
+    ``text``, as an error naming the query, its position given in the file."""
+    lines = [s.removesuffix("\r") for s in text.split("\n")]
+    if exc.pos is None or exc.text is None or first + exc.pos.line - 1 > len(lines) \
+            or exc.pos.line > len(exc.text.split("\n")):
+        return QueryError(f"In query '{name}': {exc}")
+    line = first + exc.pos.line - 1
+    start = sum(len(s) + 1 for s in lines[:line - 1]) + exc.pos.column - 1
+    pos = Position(start, start + exc.pos.end - exc.pos.start, line, exc.pos.column)
+    return QueryError(f"In query '{name}': {exc.message}", "\n".join(lines), pos)
 
 
 def is_workload(text: str) -> bool:
@@ -85,11 +106,36 @@ def compile_workload(text: str, *, time_unit: str = "ms", schema: Mapping[str, s
     from . import compile_query
 
     out = []
-    for name, body in split_workload(text):
+    for name, body, first in workload_blocks(text):
         try:
             out.append((name, compile_query(body, time_unit=time_unit, schema=schema, hierarchy=hierarchy)))
         except QueryError as exc:
-            raise QueryError(f"In query '{name}': {exc}") from None
+            raise in_workload(exc, name, text, first) from None
     if not out:
         raise QueryError("The workload holds no query.")
     return out
+
+
+def named_queries(workload: Any, names: Sequence[str] | None = None) -> list[tuple[str, Any]]:
+    """(name, query) for a workload given to the Python API as queries rather than a text: a
+    ``{name: query}`` mapping, or a sequence of queries named by ``names`` (default ``q0``,
+    ``q1``, ...).
+
+    >>> named_queries({"pairs": "PATTERN SEQ(A, B)"})
+    [('pairs', 'PATTERN SEQ(A, B)')]
+
+    Raises:
+        TypeError: not a workload text, a mapping or a sequence (or a mapping with ``names``).
+        ValueError: ``names`` and the queries differ in number (one would be dropped).
+    """
+    if isinstance(workload, Mapping):
+        if names is not None:
+            raise TypeError("workload: a {name: query} mapping names its queries; give no names=")
+        return [(str(n), q) for n, q in workload.items()]
+    if isinstance(workload, (str, bytes)) or not hasattr(workload, "__iter__"):
+        raise TypeError(f"workload: a workload text, a sequence of queries or a {{name: query}} mapping, "
+                        f"not {type(workload).__name__}")
+    queries = list(workload)
+    if names is not None and len(list(names)) != len(queries):
+        raise ValueError(f"names: {len(list(names))} names for {len(queries)} queries")
+    return list(zip(names if names is not None else [f"q{i}" for i in range(len(queries))], queries))

@@ -28,6 +28,7 @@ from ..events import ID
 from ..lang import Hierarchy, compile_query
 from ..lang.concepts import check_types, with_hierarchy
 from ..lang.model import TIME_UNITS_MS, Query
+from ..matches import check_attribute_names, row_attributes
 from ..plan import plan
 from ..plan.split import time_slices
 from ..units import UNIT_NS
@@ -81,12 +82,12 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
             ts, exact = (whole / F.lit(out_ns // in_ns)).cast("long"), whole % F.lit(out_ns // in_ns) == 0
         exact = F.coalesce(exact, F.lit(False))
     attrs = [c for c in df.columns if c not in (type_column, time_column)]
-    renamed = [F.col(f"`{c}`").alias(c + "_" if c in ("_id", "ts", "type") else c) for c in attrs]
+    renamed = [F.col(S.quoted(c)).alias(c + "_" if c in ("_id", "ts", "type") else c) for c in attrs]
     with_id = df if ID in df.columns else df.withColumn(ID, F.monotonically_increasing_id())
     bad_row = F.col(type_column).isNull() | F.col(time_column).isNull() | ~exact
     for c in (c for c in attrs if isinstance(df.schema[c].dataType, (T.FloatType, T.DoubleType))):
         # NaN and infinities: no engine adds or orders them exactly (as the file readers refuse them)
-        value = F.col(f"`{c}`")
+        value = F.col(S.quoted(c))
         bad_row = bad_row | F.coalesce(F.isnan(value) | (F.abs(value) == float("inf")), F.lit(False))
     events = with_id.select(
         F.col(ID).cast("long").alias(ID), ts.alias("ts"), F.col(type_column).cast("string").alias("type"),
@@ -138,7 +139,7 @@ def narrow(events, queries):
     if types is not None:
         events = events.filter(F.col("type").isin(sorted(types)))
     read = set().union(*(q.attributes for q in queries))
-    return events.select(*[F.col(f"`{c}`") for c in events.columns if c in (ID, "ts", "type") or c in read])
+    return events.select(*[F.col(S.quoted(c)) for c in events.columns if c in (ID, "ts", "type") or c in read])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -149,7 +150,7 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         time_column: str = "ts", time_unit: str = "ms", input_time_unit: str | None = None,
         on_bad_row: str = "error", reject_path: str | None = None, parallelism: int | None = None,
         prepared: bool = False, delay: str = "0 seconds", hierarchy: Hierarchy | None = None,
-        numbers: str = "exact"):
+        numbers: str = "exact", attributes: bool = True):
     """Evaluate ``query`` over the events DataFrame ``df``; the result as a DataFrame.
 
     Over a streaming DataFrame the result is a streaming DataFrame in Append mode
@@ -171,6 +172,9 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
         numbers: "exact" (default: counts and integer sums as DECIMAL(38,0), equal to the
             reference) or "float" (COUNT, SUM and AVG computed and returned as doubles:
             approximate, faster on aseq and greta; :mod:`cepagg.engines.floats`).
+        attributes: for a RETURN-of-events query, join each returned event's attributes (an
+            attribute with the name of a result column, ``match`` say, is refused before the
+            work); False: the result columns only (``cepagg run`` joins them as it writes).
 
     Returns:
         A DataFrame with ``query.output_columns`` (plus the event attributes for a
@@ -198,6 +202,8 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
     kinds = {f.name: S.spark_kind(f.dataType) for f in events.schema.fields if f.name not in (ID, "ts", "type")}
     q = compile_query(text, time_unit=time_unit, schema=kinds, hierarchy=hierarchy)
     text = q.text  # (with the merged hierarchy's CONCEPT lines)
+    if q.returns_matches and attributes:
+        check_attribute_names(q.output_columns, row_attributes(q, kinds))
     check_types_on_spark(events, [q])
     chosen = plan(q, engine, numbers)
     split, keys, partial, _why = chosen.split
@@ -209,8 +215,8 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
     raw = ordered.mapInArrow(lambda it: body(spec, it), S.ddl_string(out_columns(spec)))
 
     result = merge_results(raw, q, spec, kinds)
-    if q.returns_matches:
-        result = attach_attributes(result, events)
+    if q.returns_matches and attributes:
+        result = attach_attributes(result, events, q)
     return in_order(result)
 
 

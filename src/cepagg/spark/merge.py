@@ -33,7 +33,7 @@ def merge_results(raw, q: Query, spec: Spec, kinds: dict[str, str]):
             else:
                 aggs.append((F.min if a.func == "MIN" else F.max)(f"__agg{i}").alias(f"__agg{i}"))
         merged = raw.groupBy(*key_cols).agg(*aggs) if key_cols else raw.agg(*aggs)
-        cols = [F.col(f"`{c}`") for c in key_cols]
+        cols = [F.col(S.quoted(c)) for c in key_cols]
         for i, a in enumerate(q.aggregates):
             if a.func == "SUM":
                 value = F.when(F.col(f"__n{i}") > 0, F.col(f"__sum{i}"))
@@ -50,21 +50,21 @@ def merge_results(raw, q: Query, spec: Spec, kinds: dict[str, str]):
                 cols.append(F.col(f"__agg{i}").alias(a.column))
         return merged.select(*cols)
     if q.mode == "emit" and spec.split == "time":
-        groups = [F.col(f"`{g.column}`") for g in q.group_by]
+        groups = [F.col(S.quoted(g.column)) for g in q.group_by]
         values = [a.column for a in q.aggregates]
         order = Window.partitionBy(*groups).orderBy("ts") if groups else Window.orderBy("ts")
-        prev = [F.lag(F.col(f"`{v}`")).over(order) for v in values]
+        prev = [F.lag(F.col(S.quoted(v))).over(order) for v in values]
         first = F.row_number().over(order) == 1
         empty = F.lit(True)
         for a, v in zip(q.aggregates, values):
-            empty = empty & ((F.col(f"`{v}`") == 0) if a.func == "COUNT" else F.col(f"`{v}`").isNull())
+            empty = empty & ((F.col(S.quoted(v)) == 0) if a.func == "COUNT" else F.col(S.quoted(v)).isNull())
         changed = F.lit(False)
         for v, p in zip(values, prev):
-            changed = changed | ~F.col(f"`{v}`").eqNullSafe(p)
+            changed = changed | ~F.col(S.quoted(v)).eqNullSafe(p)
         keep = F.when(first, ~empty).otherwise(changed)
         return raw.withColumn("__keep", keep).filter("__keep").drop("__keep")
     if q.returns_matches:
-        order = [F.col(f"`{c}`") for c in key_cols] + [F.col("__part"), F.col("match")]
+        order = [F.col(S.quoted(c)) for c in key_cols] + [F.col("__part"), F.col("match")]
         numbered = raw.withColumn("__m", F.dense_rank().over(Window.orderBy(*order)))
         return numbered.withColumn("match", F.col("__m").cast("long")).drop("__m", "__part")
     if q.mode == "total" and not q.group_by:
@@ -89,14 +89,18 @@ def _one_row(raw, q: Query):
     return both.orderBy("__fallback").limit(1).drop("__fallback")
 
 
-def attach_attributes(result, events):
-    """The attributes of each returned event joined to a RETURN-of-events result."""
-    attrs = [c for c in events.columns if c not in (ID, "ts", "type")]
+def attach_attributes(result, events, q: Query):
+    """The attributes of each returned event joined to a RETURN-of-events result: those of the
+    long form in-process (:func:`cepagg.matches.row_attributes`: not a partition attribute that
+    is also a group column, which the result already holds)."""
+    from ..matches import row_attributes
+
+    attrs = row_attributes(q, [c for c in events.columns if c not in (ID, "ts", "type")])
     if not attrs:
         return result
     lookup = events.select(ID, *attrs).withColumnRenamed(ID, "event_id")
     joined = result.join(lookup, on="event_id", how="left")
-    return joined.select(*[f"`{c}`" for c in result.columns], *[f"`{c}`" for c in attrs])
+    return joined.select(*[S.quoted(c) for c in result.columns], *[S.quoted(c) for c in attrs])
 
 
 def in_order(result):
@@ -108,4 +112,4 @@ def in_order(result):
     """
     from pyspark.sql import functions as F
 
-    return result.repartition(1).sortWithinPartitions(*[F.col(f"`{c}`") for c in result.columns])
+    return result.repartition(1).sortWithinPartitions(*[F.col(S.quoted(c)) for c in result.columns])

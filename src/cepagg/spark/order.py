@@ -192,8 +192,8 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
     everywhere = F.col("type").isin(END_TYPE, PUNCT_TYPE)  # punctuations and the end go to every bucket
     bucket = F.when(everywhere, F.sequence(F.lit(0), F.lit(buckets - 1))).otherwise(F.array(bucket.cast("int")))
     cols, ordered = operator_input(kinds)
-    events = (events.select(*cols)
-              .withColumn(OP_BUCKET, F.explode(bucket)))
+    events = (events.withColumn(OP_BUCKET, F.explode(bucket))  # (by the attributes' names, before the select)
+              .select(*cols, OP_BUCKET))
     spec = OrderSpec(text, time_unit, tuple(sorted(kinds.items())), engine_name, tuple(ordered), config, buckets)
     out = events.groupBy(OP_BUCKET).transformWithStateInPandas(
         statefulProcessor=_processor_class()(spec), outputStructType=S.ddl_string(output_columns(spec)),

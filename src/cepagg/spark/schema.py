@@ -92,8 +92,18 @@ def partial_ddl(query: Query, kinds: dict[str, str], numbers: str = "exact") -> 
     return cols
 
 
+def quoted(name: str) -> str:
+    """A column name as a Spark SQL identifier: in backticks, a backtick in it doubled (a
+    result column such as ``SUM(b.`price ($)`)`` holds some).
+
+    >>> quoted("SUM(b.`x y`)")
+    '`SUM(b.``x y``)`'
+    """
+    return "`" + name.replace("`", "``") + "`"
+
+
 def ddl_string(cols: Sequence[tuple[str, str]]) -> str:
-    return ", ".join(f"`{n}` {t}" for n, t in cols)
+    return ", ".join(f"{quoted(n)} {t}" for n, t in cols)
 
 
 def arrow_schema(cols: Sequence[tuple[str, str]]) -> pa.Schema:

@@ -106,7 +106,7 @@ def get_session(master: str | None = None, config: Mapping[str, str] | None = No
 def read_config_file(path: str | Path) -> dict[str, str]:
     """``key = value`` or ``key value`` lines (spark-defaults.conf style); # comments."""
     out: dict[str, str] = {}
-    for raw in Path(path).read_text(encoding="utf-8").splitlines():
+    for raw in Path(path).read_text(encoding="utf-8-sig").splitlines():
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue

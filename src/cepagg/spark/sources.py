@@ -172,8 +172,10 @@ def _arrow_types(arrow_schema):
 def _ddl(arrow_schema) -> str:
     import pyarrow as pa
 
+    from .schema import quoted
+
     names = {pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean", pa.string(): "string"}
-    return ", ".join(f"`{f.name}` {names[f.type]}" for f in _arrow_types(arrow_schema))
+    return ", ".join(f"{quoted(f.name)} {names[f.type]}" for f in _arrow_types(arrow_schema))
 
 
 def register(spark) -> None:

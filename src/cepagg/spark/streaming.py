@@ -46,8 +46,9 @@ OP_ID, OP_TIME, OP_BUCKET = "cepagg_id", "cepagg_event_time", "cepagg_bucket"
 def operator_input(kinds: dict[str, str]):
     """(columns, names): the event columns as the stateful operator receives them.
 
-    Spark hands pandas the columns whose names start with "_" renamed by position, so the
-    identity travels as ``cepagg_id`` and an attribute such as ``_id_`` as ``cepagg_attr<i>``;
+    Spark hands pandas the columns renamed by position where a name is no Python identifier or
+    starts with "_" (its rows are named tuples): ``_id``, ``trip id``, ``class``. So the
+    identity travels as ``cepagg_id`` and every attribute as ``cepagg_attr<i>``;
     :func:`event_names` gives the real names back, in the same order.
     """
     from pyspark.sql import functions as F
@@ -55,8 +56,8 @@ def operator_input(kinds: dict[str, str]):
     cols = [F.col(ID).alias(OP_ID), F.col("ts"), F.col("type")]
     names = [OP_ID, "ts", "type"]
     for i, a in enumerate(sorted(kinds)):
-        op = f"cepagg_attr{i}" if a.startswith("_") else a
-        cols.append(F.col(f"`{a}`").alias(op))
+        op = f"cepagg_attr{i}"
+        cols.append(F.col(S.quoted(a)).alias(op))
         names.append(op)
     return cols, tuple(names)
 
@@ -386,10 +387,10 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     engine_name, keys = chosen.engine, chosen.bucket_keys
     bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
     cols, ordered_cols = operator_input(kinds)
-    events = (events.select(*cols)
+    events = (events.withColumn(OP_BUCKET, bucket.cast("int"))  # (by the attributes' names, before the select)
+              .select(*cols, OP_BUCKET)
               .withColumn(OP_TIME, F.timestamp_millis(F.col("ts") * F.lit(unit)))
               .withWatermark(OP_TIME, delay)
-              .withColumn(OP_BUCKET, bucket.cast("int"))
               .drop(OP_TIME))  # the watermark is set; the operator does not need the column
     spec = StreamSpec(text, time_unit, tuple(sorted(kinds.items())), engine_name, tuple(ordered_cols),
                       on_late, numbers)
@@ -419,6 +420,22 @@ def workload_jobs(workload: str, out: str, checkpoint: str | None) -> list[tuple
             for name, text in split_workload(workload)]
 
 
+def check_workload(df, workload: str, *, time_unit: str = "ms", engine: str = "auto", numbers: str = "exact",
+                   type_column: str = "type", time_column: str = "ts", **_) -> None:
+    """Compile and plan every query of a workload over the stream's columns before any of them
+    starts: a query that cannot run is refused naming it (and its line in the file), not after
+    the queries before it have run to the end of the input."""
+    from ..errors import UnsupportedQuery
+    from ..lang.workload import compile_workload
+
+    _, kinds = event_columns(df, type_column, time_column, time_unit)
+    for name, q in compile_workload(workload, time_unit=time_unit, schema=kinds):
+        try:
+            plan(q, engine, numbers)
+        except UnsupportedQuery as e:
+            raise UnsupportedQuery(e.engine, f"{e.reason} (query {name})") from None
+
+
 def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None, **options) -> dict:
     """Start one streaming query per query of a workload file: ``{name: StreamingQuery}``.
 
@@ -426,6 +443,7 @@ def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None
     sharing of :func:`cepagg.spark.run_workload` is for batch jobs); they read the same source.
     See :func:`workload_jobs` for where each writes.
     """
+    check_workload(df, workload, **options)
     return {name: _start(df, text, out=path, checkpoint=chk, **options)
             for name, text, path, chk in workload_jobs(workload, out, checkpoint)}
 
@@ -507,7 +525,7 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
     if "kind" in df.columns:
         from ..engines.aggregates import key_width
 
-        cols = [F.col(f"`{c}`") for c in q.output_columns]
+        cols = [F.col(S.quoted(c)) for c in q.output_columns]
         keys = cols[q.output_columns.index("match"):][:1] if q.returns_matches else cols[:key_width(q)]
         w = Window.partitionBy(*keys) if keys else Window.partitionBy(F.lit(0))
         latest = (df.withColumn("__top", F.max("revision").over(w))

@@ -26,7 +26,7 @@ from ..events import ID
 from ..lang import Hierarchy
 from ..lang.concepts import with_hierarchy
 from ..lang.model import Query
-from ..lang.workload import compile_workload
+from ..lang.workload import compile_workload, named_queries
 from ..plan import plan_workload, workload_evaluator
 from . import schema as S
 from .batch import arrange, check_types_on_spark, narrow, prepare_events, run
@@ -100,8 +100,9 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
 
     Args:
         workload: a workload text (queries separated by lines of ``---`` or ``;;``, optional
-            ``-- name:`` lines) or a sequence of queries (texts or compiled).
-        names: names for a sequence of queries (default ``q0, q1, ...``).
+            ``-- name:`` lines), a sequence of queries (texts or compiled) or a ``{name: query}``
+            mapping.
+        names: names for a sequence of queries, one each (default ``q0, q1, ...``).
         engine: "auto" shares what aseq accepts; any other name runs every query alone with it.
         hierarchy: a concept hierarchy for every query (merged with the file's CONCEPT lines).
         numbers: "exact" or "float", for every query (see :func:`cepagg.spark.run`).
@@ -120,9 +121,9 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
     if isinstance(workload, str):
         named = compile_workload(workload, time_unit=time_unit, schema=kinds, hierarchy=hierarchy)
     else:
-        texts = [with_hierarchy(q.text if isinstance(q, Query) else q, hierarchy) for q in workload]
-        named = [(n, compiled(t, time_unit, tuple(sorted(kinds.items()))))
-                 for n, t in zip(names or [f"q{i}" for i in range(len(texts))], texts)]
+        named = [(n, compiled(with_hierarchy(q.text if isinstance(q, Query) else q, hierarchy), time_unit,
+                              tuple(sorted(kinds.items()))))
+                 for n, q in named_queries(workload, names)]
     check_types_on_spark(events, [q for _, q in named])
     wp = plan_workload([q for _, q in named], [n for n, _ in named], engine, numbers)
     n_parts = parallelism or events.sparkSession.sparkContext.defaultParallelism
