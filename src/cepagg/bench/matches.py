@@ -306,11 +306,12 @@ def plot(results: list[dict], folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     colors = {"rcep": "tab:blue", "nfa": "tab:orange", "reference": "tab:gray", "core": "tab:green",
               "flink-cep": "tab:red"}
-    styles = {"seq3": "-", "kleene": ":", "query1": "-", "query1-any": "--"}
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
-    panels = [(("seq3",), "seq3"),
-              (("kleene", "query1", "query1-any"), "kleene (:), Query 1 (-), Query 1 without NEXT (--)")]
+    styles = {"seq3": "-", "kleene": "-", "query1": "-", "query1-any": "--"}
+    panels = [(("seq3",), "seq3"), (("kleene",), "kleene"),
+              (("query1", "query1-any"), "Query 1 (-), Query 1 without NEXT (--)")]
+    fig, axes = plt.subplots(len(panels), 2, figsize=(11, 4 * len(panels)))
     for row, (workloads, title) in zip(axes, panels):
+        labelled = set()
         for name in workloads:
             for e in ENGINES + PEERS:
                 pts = sorted((x["count"], x["count"] / x["seconds"], x.get("peak_rss_mb")) for r in results
@@ -318,8 +319,9 @@ def plot(results: list[dict], folder: Path) -> None:
                              if k == e and x.get("status") == "ok" and x.get("seconds"))
                 if not pts:
                     continue
-                label = e if len(workloads) == 1 else f"{name} {e}"
-                style = dict(color=colors[e], linestyle=styles[name], marker="o", label=label)
+                style = dict(color=colors[e], linestyle=styles[name], marker="o",
+                             label=None if e in labelled else e)
+                labelled.add(e)
                 row[0].plot([p[0] for p in pts], [p[1] for p in pts], **style)
                 if all(p[2] for p in pts):
                     row[1].plot([p[0] for p in pts], [p[2] for p in pts], **style)
