@@ -1,9 +1,11 @@
 """cepagg bench matches: its queries are rcep's and nfa's, a measurement counts what it wrote,
-the table flags counts that differ, and the peers run the same pattern as seq3."""
+the table flags counts that differ, and the peers run the pattern of each workload."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from cepagg.bench import matches as bench
 from cepagg.engines import ENGINES
@@ -47,15 +49,28 @@ def test_a_measurement_counts_the_matches_it_wrote(tmp_path, capsys):
     assert not (tmp_path / "m.parquet").exists()
 
 
-def test_the_peers_count_the_pattern_of_seq3(tmp_path):
-    """The peers' seq3 (keyed, skip-till-any-match) is the COUNT(*) of bench's seq3 on the same file."""
-    wl = bench.peer_workload(400)
-    csv, spec = bench._data("seq3", 400, tmp_path)
+@pytest.mark.parametrize("name, n, window", [("seq3", 400, 300), ("kleene", 400, 600),
+                                             ("query1", 300, 300), ("query1-any", 300, 300)])
+def test_the_peers_count_the_pattern_of_each_workload(tmp_path, name, n, window):
+    """Each peer workload (keyed, skip-till-any-match) is the COUNT(*) of the bench's query of
+    that name on the same file: the peers' texts are checked against this one query."""
+    wl = bench.peer_workload(name, n)
+    csv, spec = bench._data(name, n, tmp_path)
     assert spec == wl.data
     batch = read_events(str(csv)).batch
-    counted = run(wl.cepagg_query(300, "skip-till-any-match", True), batch).rows[0][0]
-    matches = run(bench.QUERIES["seq3"].format(w=300), batch, engine="rcep")
-    assert counted == len(set(matches.column("match")))
+    counted = run(wl.cepagg_query(window, "skip-till-any-match", True), batch).rows[0][0]
+    matches = run(bench.QUERIES[name].format(w=window), batch, engine="rcep")
+    assert counted == len(set(matches.column("match"))) > 0
+
+
+def test_core_cannot_state_query1_and_flink_cep_reads_the_partial_match():
+    for name in ("query1", "query1-any"):
+        wl = bench.peer_workload(name, 100)
+        assert "syntax error" in wl.ceql(100, "skip-till-any-match", True).reason
+    assert bench.peer_workload("query1", 100).flink_cep_spec("skip-till-any-match") == (
+        "*;*+@price>v0.price,price>prev.price;*@price<first(v1).price", "any")
+    assert bench.peer_workload("query1-any", 100).flink_cep_spec("skip-till-any-match") == (
+        "*;*+@price>v0.price;*@price<first(v1).price", "any")
 
 
 def test_the_table_flags_counts_that_differ():
@@ -64,5 +79,7 @@ def test_the_table_flags_counts_that_differ():
             {"workload": "seq3", "window_ms": 20, "runs": {"rcep": ok, "nfa": ok}}]
     for r in rows:
         r["agree"] = bench._agree(r["runs"])
+    rows[1]["runs"]["core"] = {"status": "inexpressible", "detail": "unary filters"}
     table = bench.markdown(rows)
     assert "counts differ" in table.splitlines()[2] and "counts differ" not in table.splitlines()[3]
+    assert table.splitlines()[3].endswith("| cannot express |")

@@ -21,7 +21,7 @@ from cepagg.bench.peers.runner import (
     run_limited,
     with_rss,
 )
-from cepagg.bench.peers.workloads import DataSpec, Inexpressible, by_name, workloads, write_data
+from cepagg.bench.peers.workloads import DataSpec, Inexpressible, by_name, query1, workloads, write_data
 from cepagg.lang import compile_query
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -96,6 +96,18 @@ def test_flink_cep_specs():
     assert W["neg"].flink_cep_spec("skip-till-next-match") == ("A;!N;B;C", "next")
     assert W["kleene"].flink_cep_spec("contiguous") == ("A;B+;C", "strict")
     assert W["downtrend"].flink_cep_spec("skip-till-any-match") == ("Stock+<price", "any")
+
+
+def test_conditions_between_variables():
+    """RCEP's Query 1: untyped variables, conditions on another variable, FIRST and NEXT."""
+    q1 = query1(DataSpec("stock", "stock", 100, 2, ("Stock",), seed=7), (100,))
+    assert q1.cepagg_query(100, "skip-till-any-match", True) == (
+        "RETURN COUNT(*) PATTERN SEQ(a, b+, c) WHERE [key] AND b.price > a.price AND "
+        "b.price < NEXT(b).price AND c.price < FIRST(b).price WITHIN 100 ms")
+    assert q1.flink_cep_spec("skip-till-any-match") == (
+        "*;*+@price>v0.price,price>prev.price;*@price<first(v1).price", "any")
+    assert isinstance(q1.ceql(100, "skip-till-any-match", True), Inexpressible)
+    assert isinstance(q1.flink_sql(100, "skip-till-any-match", True), Inexpressible)
 
 
 def test_flink_sql_text():

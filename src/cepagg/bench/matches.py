@@ -10,11 +10,9 @@ peak memory (RSS of the process, measured around it by the peers' wrapper,
 Workloads (the peers' generated data, :mod:`cepagg.bench.peers.workloads`):
 
 * ``seq3``: ``SEQ(A a, B b, C c) WHERE [key]`` over uniformly random types A-E, N in 10 keys;
-  the window grows so the matches go from about 10^5 to 10^7 (the memory series). CORE and
-  Flink CEP run the same pattern through ``cepagg bench peers``' runners, where installed, and
-  their counts are checked against cepagg's (they enumerate matches; CORE into its text
-  output, Flink CEP into a counter, neither to Parquet).
-* ``kleene``: ``SEQ(A a, B b+, C c) WHERE [key]``, the query of a new user's first try.
+  the window grows so the matches go from about 10^5 to 10^7 (the memory series).
+* ``kleene``: ``SEQ(A a, B b+, C c) WHERE [key]``, the query of a new user's first try; the
+  window grows to about 7 * 10^6 matches.
 * ``query1``: the RCEP paper's Query 1 (Kammoun et al., EDBT 2018) over price walks,
   ``SEQ(a, b+, c) WHERE [key] AND a.price < b.price AND b.price < NEXT(b).price AND
   c.price < FIRST(b).price``, and the variant without the uptrend condition (every subset of
@@ -26,6 +24,12 @@ Workloads (the peers' generated data, :mod:`cepagg.bench.peers.workloads`):
 
 ``rcep-python`` (run only when named in ``--engines``) is rcep with its compiled join switched
 off: the Python join.
+
+CORE and Flink CEP run each workload's pattern (:func:`peer_workload`: keyed,
+skip-till-any-match) through ``cepagg bench peers``' runners, where installed, and their counts
+are checked against cepagg's (they enumerate matches; CORE into its text output, Flink CEP into
+a counter, neither to Parquet). CORE cannot state Query 1 (its filters are unary); the cell
+says so.
 
 The reference runs only where rcep found at most ``--reference-max`` matches; an engine that
 exceeds the time limit on a window is not run on the larger windows of the series.
@@ -49,7 +53,9 @@ SCALES = {
     "tiny": {"seq3": (2_000, (500, 1_000)), "kleene": (2_000, (1_000, 2_000)), "query1": (500, (200, 500)),
              "query1-any": (500, (200, 500)), "query1-or": (500, (200, 500)), "query1-agg": (500, (200, 500))},
     # seq3 about 10^5, 10^6 and 10^7 matches
-    "quick": {"seq3": (20_000, (5_000, 15_000, 50_000)), "kleene": (20_000, (1_000, 2_000, 3_000)),
+    "quick": {"seq3": (20_000, (5_000, 15_000, 50_000)),
+              # kleene about 10^4, 10^5, 6 * 10^5, 3 * 10^6 and 7 * 10^6 matches
+              "kleene": (20_000, (1_000, 2_000, 3_000, 4_000, 4_500)),
               "query1": (2_000, (200, 500, 1_000)), "query1-any": (2_000, (200, 500, 1_000)),
               "query1-or": (2_000, (200, 500, 1_000)), "query1-agg": (2_000, (200, 500, 1_000))},
 }
@@ -166,11 +172,18 @@ def compile_times(repeat: int) -> int:
     return 0
 
 
-def _data(name: str, n: int, folder: Path) -> tuple[Path, object]:
-    from .peers.workloads import TYPES, DataSpec, write_data
+def _spec(name: str, n: int):
+    """The generated data of workload ``name``: the peers' random types, or their price walks."""
+    from .peers.workloads import TYPES, DataSpec
 
-    spec = (DataSpec("types", "types", n, 10, TYPES, mean_gap_ms=10, seed=42) if name in ("seq3", "kleene")
+    return (DataSpec("types", "types", n, 10, TYPES, mean_gap_ms=10, seed=42) if name in ("seq3", "kleene")
             else DataSpec("stock", "stock", n, 10, ("Stock",), mean_gap_ms=10, seed=7))
+
+
+def _data(name: str, n: int, folder: Path) -> tuple[Path, object]:
+    from .peers.workloads import write_data
+
+    spec = _spec(name, n)
     return write_data(spec, folder).resolve(), spec
 
 
@@ -192,19 +205,27 @@ def _measure(engine: str, csv: Path, query: str, out: Path, timeout: float) -> d
     return {"status": "error", "detail": f"exit {rc}: {tail}"}
 
 
-def peer_workload(n: int):
-    """The peers' seq3 workload over the file of :func:`_data` ("seq3", ``n``)."""
+#: The workloads the peers run: each is the pattern of :data:`QUERIES` (keyed,
+#: skip-till-any-match) as a :class:`cepagg.bench.peers.workloads.Workload`.
+PEER_WORKLOADS = ("seq3", "kleene", "query1", "query1-any")
+
+
+def peer_workload(name: str, n: int):
+    """The peers' workload ``name`` over the file of :func:`_data` (``name``, ``n``): the peers'
+    ``seq3`` and ``kleene``; RCEP's Query 1 with and without its uptrend condition."""
     from dataclasses import replace
 
-    from .peers.workloads import by_name
+    from .peers.workloads import by_name, query1
 
-    wl = by_name("quick")["seq3"]
+    if name in ("query1", "query1-any"):
+        return query1(_spec(name, n), (), uptrend=name == "query1")
+    wl = by_name("quick")[name]
     return replace(wl, data=replace(wl.data, n_events=n))
 
 
-def _peer(runner, peer: str, window: int, n: int) -> dict:
-    """CORE or Flink CEP on seq3 keyed, skip-till-any-match (their count of matches)."""
-    o = runner.run(peer, peer_workload(n), "skip-till-any-match", True, window)
+def _peer(runner, peer: str, name: str, window: int, n: int) -> dict:
+    """CORE or Flink CEP on workload ``name``, keyed, skip-till-any-match (their count of matches)."""
+    o = runner.run(peer, peer_workload(name, n), "skip-till-any-match", True, window)
     if o.status != "ok":
         return {"status": o.status, "detail": o.detail}
     return {"status": "ok", "count": o.count, "seconds": o.engine_s, "peak_rss_mb": o.peak_rss_mb,
@@ -228,7 +249,7 @@ def main(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     runner = None
     peers = [p for p in engines if p in PEERS]
-    if peers and "seq3" in names:
+    if peers and any(name in PEER_WORKLOADS for name in names):
         from .peers.environments import ensure
         from .peers.runner import Runner
 
@@ -245,7 +266,7 @@ def main(args: argparse.Namespace) -> int:
             query = QUERIES[name].format(w=w)
             row = {"workload": name, "window_ms": w, "events": n, "query": query, "runs": {}}
             ours = [e for e in engines if e in ENGINES + VARIANTS]
-            for engine in ours + ([p for p in peers] if name == "seq3" else []):
+            for engine in ours + (peers if name in PEER_WORKLOADS else []):
                 rcep = row["runs"].get("rcep", {})
                 if engine in gave_up:
                     r = {"status": "skipped", "detail": "timed out on a smaller window"}
@@ -253,7 +274,7 @@ def main(args: argparse.Namespace) -> int:
                                                     and rcep["count"] <= args.reference_max):
                     r = {"status": "skipped", "detail": f"more than {args.reference_max} matches"}
                 elif engine in PEERS:
-                    r = _peer(runner, engine, w, n)
+                    r = _peer(runner, engine, name, w, n)
                 else:
                     r = _measure(engine, csv, query, args.data / f"out-{engine}.parquet", args.timeout)
                 if r["status"] == "timeout":
@@ -283,6 +304,10 @@ def _cell(r: dict) -> str:
     return f"{r['count']:,} matches in {r['seconds']:.2f} s = {rate:,.0f}/s{mem}"
 
 
+#: How the table shows a run without a rate.
+CELL_STATUS = {"inexpressible": "cannot express", "skipped": "–"}
+
+
 def markdown(results: list[dict]) -> str:
     engines = [e for e in ENGINES + VARIANTS + PEERS if any(e in r["runs"] for r in results)]
     head = "| workload | window | matches | " + " | ".join(f"{e}: matches/s, peak RSS" for e in engines) + " |"
@@ -295,7 +320,7 @@ def markdown(results: list[dict]) -> str:
             if x is None:
                 cells.append("")
             elif x.get("status") != "ok":
-                cells.append(x.get("status", ""))
+                cells.append(CELL_STATUS.get(x.get("status", ""), x.get("status", "")))
             else:
                 rss = f", {x['peak_rss_mb']:.0f} MiB" if x.get("peak_rss_mb") else ""
                 cells.append(f"{x['count'] / x['seconds']:,.0f}{rss}")
@@ -317,11 +342,12 @@ def plot(results: list[dict], folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     colors = {"rcep": "tab:blue", "nfa": "tab:orange", "reference": "tab:gray", "core": "tab:green",
               "flink-cep": "tab:red"}
-    styles = {"seq3": "-", "kleene": ":", "query1": "-", "query1-any": "--"}
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
-    panels = [(("seq3",), "seq3"),
-              (("kleene", "query1", "query1-any"), "kleene (:), Query 1 (-), Query 1 without NEXT (--)")]
+    styles = {"seq3": "-", "kleene": "-", "query1": "-", "query1-any": "--"}
+    panels = [(("seq3",), "seq3"), (("kleene",), "kleene"),
+              (("query1", "query1-any"), "Query 1 (-), Query 1 without NEXT (--)")]
+    fig, axes = plt.subplots(len(panels), 2, figsize=(11, 4 * len(panels)))
     for row, (workloads, title) in zip(axes, panels):
+        labelled = set()
         for name in workloads:
             for e in ENGINES + PEERS:
                 pts = sorted((x["count"], x["count"] / x["seconds"], x.get("peak_rss_mb")) for r in results
@@ -329,8 +355,9 @@ def plot(results: list[dict], folder: Path) -> None:
                              if k == e and x.get("status") == "ok" and x.get("seconds"))
                 if not pts:
                     continue
-                label = e if len(workloads) == 1 else f"{name} {e}"
-                style = dict(color=colors[e], linestyle=styles[name], marker="o", label=label)
+                style = dict(color=colors[e], linestyle=styles[name], marker="o",
+                             label=None if e in labelled else e)
+                labelled.add(e)
                 row[0].plot([p[0] for p in pts], [p[1] for p in pts], **style)
                 if all(p[2] for p in pts):
                     row[1].plot([p[0] for p in pts], [p[2] for p in pts], **style)

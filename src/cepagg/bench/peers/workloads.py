@@ -32,14 +32,29 @@ STRATEGY_SHORT = {"skip-till-any-match": "any", "skip-till-next-match": "next", 
 
 
 @dataclass(frozen=True)
+class Compare:
+    """A condition on each event an item binds: its ``attr`` ``op`` (``<`` or ``>``) the same
+    attribute of ``ref``. ``ref`` is ``"prev"`` (the previous event of this item's Kleene run:
+    no condition on the run's first event), another item's variable (its event, which must come
+    earlier in the pattern and not be Kleene), or ``"first(v)"`` (the first event of the earlier
+    Kleene item ``v``)."""
+
+    op: str
+    ref: str
+    attr: str = "price"
+
+
+@dataclass(frozen=True)
 class Item:
-    """One item of a SEQ: ``type`` (``+`` when ``kleene``; ``!`` when ``negated``)."""
+    """One item of a SEQ: ``type`` (``+`` when ``kleene``; ``!`` when ``negated``; ``"*"``: any
+    event, an untyped variable)."""
 
     type: str
     kleene: bool = False
     negated: bool = False
     var: str | None = None          # cepagg variable name (needed for conditions)
     decreasing: str | None = None   # attribute that must decrease between adjacent run events
+    where: tuple[Compare, ...] = ()  # conditions on each event of this item
 
 
 @dataclass(frozen=True)
@@ -92,16 +107,24 @@ class Workload:
         if keyed:
             conds.append("[key]")
         parts = []
+        flip = {"<": ">", ">": "<"}
         for it in self.items:
-            text = it.type if it.var is None else f"{it.type} {it.var}"
+            text = it.var if it.type == "*" else it.type if it.var is None else f"{it.type} {it.var}"
             if it.kleene:
                 text += "+"
             if it.negated:
                 text = "!" + text
             parts.append(text)
+            v = it.var or it.type
             if it.decreasing:
-                v = it.var or it.type
                 conds.append(f"{v}.{it.decreasing} > NEXT({v}).{it.decreasing}")
+            for c in it.where:
+                if c.ref == "prev":  # this event OP the previous one: the previous flip(OP) NEXT
+                    conds.append(f"{v}.{c.attr} {flip[c.op]} NEXT({v}).{c.attr}")
+                elif c.ref.startswith("first("):
+                    conds.append(f"{v}.{c.attr} {c.op} FIRST({c.ref[6:-1]}).{c.attr}")
+                else:
+                    conds.append(f"{v}.{c.attr} {c.op} {c.ref}.{c.attr}")
         pattern = parts[0] if len(parts) == 1 else f"SEQ({', '.join(parts)})"
         q = f"RETURN COUNT(*) PATTERN {pattern}"
         if conds:
@@ -120,17 +143,34 @@ class Workload:
             return Inexpressible("Flink CEP cannot begin a pattern with notFollowedBy/notNext")
         if self.items[-1].negated:
             return Inexpressible("a trailing notFollowedBy needs within() semantics we do not compare")
+        names = {it.var: f"v{i}" for i, it in enumerate(self.items) if it.var}
         spec = []
         for it in self.items:
             s = ("!" if it.negated else "") + it.type + ("+" if it.kleene else "")
             if it.decreasing:
                 s += "<" + it.decreasing
+            if it.where:
+                refs = []
+                for c in it.where:
+                    if c.ref == "prev":
+                        refs.append(f"{c.attr}{c.op}prev.{c.attr}")
+                    elif c.ref.startswith("first("):
+                        refs.append(f"{c.attr}{c.op}first({names[c.ref[6:-1]]}).{c.attr}")
+                    else:
+                        refs.append(f"{c.attr}{c.op}{names[c.ref]}.{c.attr}")
+                s += "@" + ",".join(refs)
             spec.append(s)
         return ";".join(spec), contiguity
 
     # ---------------------------------------------------------------- Flink SQL
     def flink_sql(self, window_ms: int, strategy: str, keyed: bool) -> str | Inexpressible:
         """A MATCH_RECOGNIZE statement counting the matches, or why there is none."""
+        if any(it.where for it in self.items) and strategy == "skip-till-any-match":
+            return Inexpressible("MATCH_RECOGNIZE has no skip-till-any-match: a row is either "
+                                 "in a match's variable or consumed by the pattern")
+        if any(it.where or it.type == "*" for it in self.items):
+            return Inexpressible("not translated: conditions between variables are compared on "
+                                 "skip-till-any-match only")
         if any(it.decreasing for it in self.items):
             return Inexpressible("MATCH_RECOGNIZE reports one match per start row (greedy or "
                                  "reluctant S+), not every run of a trend")
@@ -178,6 +218,10 @@ class Workload:
 
     # ---------------------------------------------------------------- CORE
     def ceql(self, window_ms: int, strategy: str, keyed: bool) -> str | Inexpressible:
+        if any(it.where for it in self.items):
+            return Inexpressible("CEQL filters are unary: FILTER b[...] tests each event of b on "
+                                 "its own attributes and constants; another variable's attribute "
+                                 "(b[price > a.price]) is a syntax error")
         if any(it.decreasing for it in self.items):
             return Inexpressible("CEQL filters are unary (one event's attributes); they cannot "
                                  "compare adjacent events of a run (price > NEXT price)")
@@ -272,3 +316,16 @@ def workloads(scale: str = "quick") -> list[Workload]:
 
 def by_name(scale: str = "quick") -> dict[str, Workload]:
     return {w.name: w for w in workloads(scale)}
+
+
+def query1(data: DataSpec, windows: tuple[int, ...], uptrend: bool = True) -> Workload:
+    """The RCEP paper's Query 1 (Kammoun et al., EDBT 2018) over price walks: ``SEQ(a, b+, c)``
+    of untyped variables with ``a.price < b.price``, ``b.price < NEXT(b).price`` (each b above the
+    one before it; left out when ``uptrend`` is false: every subset of the b's above a) and
+    ``c.price < FIRST(b).price``. Not among :func:`workloads`: ``cepagg bench matches`` runs it
+    (skip-till-any-match, per key), where CORE cannot state it (``ceql`` says why)."""
+    b_where = (Compare(">", "a"),) + ((Compare(">", "prev"),) if uptrend else ())
+    items = (Item("*", var="a"), Item("*", kleene=True, var="b", where=b_where),
+             Item("*", var="c", where=(Compare("<", "first(b)"),)))
+    name, title = ("query1", "RCEP Query 1") if uptrend else ("query1-any", "RCEP Query 1 without NEXT")
+    return Workload(name, title, items, data, windows, strategies=("skip-till-any-match",))

@@ -6,7 +6,12 @@
 // The CSV has the header "ts,type,key,price"; ts are integer milliseconds (event time).
 // SPEC is the pattern as items separated by ';': "A" (one event of type A), "B+" (one or more
 // B), "!N" (no N between the neighbours), "S+<price" (one or more S, each with a lower price
-// than the previous one of the same run). The strategy maps to Flink's contiguity:
+// than the previous one of the same run); "*" as the type: any event. An item may end with
+// "@" and comma-separated conditions on each event it takes, ATTR OP REF.ATTR with OP "<" or
+// ">" and REF "prev" (the previous event of this item's run), "vN" (the event of item N) or
+// "first(vN)" (the first event of item N's run): RCEP's Query 1 is
+// "*;*+@price>v0.price,price>prev.price;*@price<first(v1).price". Conditions read the partial
+// match through ctx.getEventsForPattern. The strategy maps to Flink's contiguity:
 //   any    -> followedByAny / notFollowedBy, oneOrMore().allowCombinations()
 //   next   -> followedBy / notFollowedBy, oneOrMore() (relaxed)
 //   strict -> next / notNext, oneOrMore().consecutive()
@@ -65,6 +70,31 @@ public class CepCount {
         boolean kleene;
         boolean negated;
         String decreasing;  // attribute that must decrease along a Kleene run, or null
+        List<Compare> where = new ArrayList<>();
+    }
+
+    /** this event's price OP the price of ref: "prev", "vN" or "first(vN)". */
+    static class Compare implements java.io.Serializable {
+        char op;
+        String ref;
+        boolean first;
+    }
+
+    static Compare parseCompare(String s) {
+        // ATTR OP REF.ATTR; only price is compared
+        int at = Math.max(s.indexOf('<'), s.indexOf('>'));
+        if (at < 0 || !s.substring(0, at).equals("price") || !s.endsWith(".price")) {
+            throw new IllegalArgumentException("condition must be price<REF.price or price>REF.price: " + s);
+        }
+        Compare c = new Compare();
+        c.op = s.charAt(at);
+        String ref = s.substring(at + 1, s.length() - ".price".length());
+        if (ref.startsWith("first(") && ref.endsWith(")")) {
+            c.first = true;
+            ref = ref.substring(6, ref.length() - 1);
+        }
+        c.ref = ref;
+        return c;
     }
 
     static List<Item> parseSpec(String spec) {
@@ -72,6 +102,13 @@ public class CepCount {
         for (String raw : spec.split(";")) {
             String s = raw.trim();
             Item it = new Item();
+            int atSign = s.indexOf('@');
+            if (atSign >= 0) {
+                for (String c : s.substring(atSign + 1).split(",")) {
+                    it.where.add(parseCompare(c.trim()));
+                }
+                s = s.substring(0, atSign);
+            }
             if (s.startsWith("!")) {
                 it.negated = true;
                 s = s.substring(1);
@@ -91,13 +128,54 @@ public class CepCount {
         return items;
     }
 
+    /** The event of the partial match that ref names: the latest of its run (prev, vN), or the
+     *  earliest (first(vN)); null when it has none yet. */
+    static Event refEvent(Iterable<Event> events, boolean first) {
+        Event found = null;
+        for (Event e : events) {
+            if (found == null || (first ? e.ts < found.ts : e.ts > found.ts)) {
+                found = e;
+            }
+        }
+        return found;
+    }
+
     static IterativeCondition<Event> condition(final String name, final Item it) {
         final String type = it.type;
+        final boolean any = type.equals("*");
+        if (!it.where.isEmpty()) {
+            if (it.decreasing != null) {
+                throw new IllegalArgumentException("an item has either <attr or @conditions");
+            }
+            final List<Compare> where = it.where;
+            return new IterativeCondition<Event>() {
+                @Override
+                public boolean filter(Event e, Context<Event> ctx) throws Exception {
+                    if (!any && !type.equals(e.type)) {
+                        return false;
+                    }
+                    for (Compare c : where) {
+                        Event r = refEvent(ctx.getEventsForPattern(c.ref.equals("prev") ? name : c.ref),
+                                           c.first);
+                        if (r == null) {
+                            if (c.ref.equals("prev")) {
+                                continue;  // the first event of the run
+                            }
+                            throw new IllegalStateException("no event of " + c.ref + " before " + name);
+                        }
+                        if (c.op == '<' ? !(e.price < r.price) : !(e.price > r.price)) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }
+            };
+        }
         if (it.decreasing == null) {
             return new IterativeCondition<Event>() {
                 @Override
                 public boolean filter(Event e, Context<Event> ctx) {
-                    return type.equals(e.type);
+                    return any || type.equals(e.type);
                 }
             };
         }
