@@ -378,8 +378,9 @@ def prefers_scan(q: Query, events: int, span: int, partitions: int, threshold: f
     window): with few events per window and partition the scan's plain loop still wins (below
     :data:`SPARSE_SLIDE`). The risks are not alike: the index is 1.1 to 1.7 times as slow where
     the scan wins (Q1, and one company under WITHIN alone), the scan fifty times as slow at
-    10^4 events per window on one partition -- so a sliding-window query starts on the scan only on the evidence of a batch
-    spanning a whole window (a short micro-batch of a stream starts on the index).
+    10^4 events per window on one partition -- so a sliding-window query starts on the scan
+    only on the evidence of a batch spanning a whole window (a short micro-batch of a stream
+    starts on the index).
     ``partitions`` counts partition keys, not sub-partitions. Without a window in time the
     index is the one that scales."""
     if not may_prefer_scan(q):

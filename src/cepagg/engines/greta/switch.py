@@ -27,7 +27,8 @@ evidence period (:class:`Evidence`, kept on the graph and so in snapshots). It m
 Between the two bounds nothing changes, so a stream near the threshold keeps its path; the
 bounds are a factor ``UP**2`` apart. The risks are not alike (the scan is fifty times as slow
 at 10^4 events per window on one partition, the index 1.1 to 1.7 times where the scan wins:
-docs/benchmarks.md), so the move to the index is the quick one. A new graph starts where :func:`.plan.prefers_scan` puts its first batch.
+docs/benchmarks.md), so the move to the index is the quick one. A new graph starts where
+:func:`.plan.prefers_scan` puts its first batch.
 
 **Conversions, at a batch boundary.** Scan to index (:func:`to_index`): the scan keeps every
 vertex whose start buckets are alive; their keys are computed from the condition columns the
