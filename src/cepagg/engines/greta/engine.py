@@ -524,14 +524,16 @@ class Greta(Engine):
         E = PosBatch(*E)
         kp = layout.positive.kernel_plan
         nder = kp.DER.shape[0]
+        code = K.variant(kp.pi)  # the features the kernel compiles (one variant per kind of query)
         i = 0
         while True:
             if st.exact:
-                status, i = _twin(K.__name__).pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until)
+                status, i = _twin(K.__name__).pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until,
+                                                      *code)
             elif st.floats:
-                status, i = self.kernels.pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until)
+                status, i = self.kernels.pos_run(self._no_limbs(kp), st.args(), E, st.scratch(nder), i, until, *code)
             else:
-                status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until)
+                status, i = self.kernels.pos_run(kp, st.args(), E, st.scratch(nder), i, until, *code)
             self._drain(state, layout, sub, totals)
             if status == K.DONE:
                 break
