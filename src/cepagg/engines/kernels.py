@@ -278,10 +278,17 @@ def warm_engine(package: str) -> None:
     print(f"{time.perf_counter() - started:.2f}")
 
 
-#: queries whose runs reach every compiled kernel of each engine, with the argument types of
-#: any query (integer and float attributes, windows, an ordered index, a negative graph)
+#: queries whose runs reach the compiled kernels of each engine's common queries, with the
+#: argument types of any query (integer and float attributes, windows, an ordered index, a
+#: negative graph): A-Seq under WITHIN alone (partitions stacked and alone) and with SLIDE (the
+#: variant of every mode that writes rows); GRETA's SLIDE and WITHIN-alone variants. GRETA's
+#: variant for EMIT, trailing negation and skip-till-next-match, and float mode, compile on
+#: first use.
 WARM_QUERIES = {
-    "aseq": [("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WITHIN 4 s RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True)],
+    "aseq": [("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WHERE [sector] WITHIN 4 s "
+              "RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True),
+             ("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WITHIN 4 s SLIDE 2 s RETURN COUNT(*), SUM(c.volume), MAX(b.price)",
+              True)],
     "greta": [("""RETURN sector, COUNT(*), AVG(S.price), MAX(S.volume) PATTERN Stock S+
                   WHERE [company, sector] AND S.price > NEXT(S).price
                   GROUP-BY sector WITHIN 10 seconds SLIDE 5 seconds""", False),
