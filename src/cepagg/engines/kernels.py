@@ -68,11 +68,15 @@ def jit(twin: bool, inline: bool | str = False):
       ``alwaysinline`` attribute): for small helpers called from many places. Numba types and
       lowers the function once; numba's own ``inline="always"`` would type every copy again in
       each caller, which made GRETA's first query compile 40 s instead of about 22.
-    * ``"step"``: numba splices the function into its one caller before typing it (numba's
-      ``inline="always"``): for a large step of a loop called once. A function of its own, or
-      one inlined by LLVM, would be optimised by LLVM twice: numba optimises each function's
-      module with every function it calls linked in, so each level of calls optimises all the
-      code below it again.
+    * ``"step"``: numba splices the function into its caller before typing it (numba's
+      ``inline="always"``): for a step with one caller (a large step of a loop, or a small one
+      above a deep call tree). A function of its own, or one inlined by LLVM, would be
+      optimised by LLVM twice: numba optimises each function's module with every function it
+      calls linked in, so each level of calls optimises all the code below it again.
+
+    Code a query cannot run is kept out of its compilation by an argument that is ``None``
+    (GRETA's ``pos_run`` variants, A-Seq's ``general``): numba drops the branches behind
+    ``x is not None`` before typing them, and the functions called there are not compiled.
     """
     if twin:
         return lambda f: f
@@ -200,10 +204,10 @@ def clear_cache() -> int:
 
 #: seconds the first query of a fresh install compiles, per engine (docs/benchmarks.md, "Cold
 #: start")
-COMPILE_SECONDS = {"aseq": 20, "greta": 22}
+COMPILE_SECONDS = {"aseq": 15, "greta": 15}
 #: seconds ``cepagg warmup`` compiles (GRETA's queries, the longer, also reach its negative graphs
 #: and ordered index; the engines compile in parallel)
-WARMUP_SECONDS = 26
+WARMUP_SECONDS = 31
 
 _listening = False
 _announced: set[str] = set()
@@ -278,10 +282,17 @@ def warm_engine(package: str) -> None:
     print(f"{time.perf_counter() - started:.2f}")
 
 
-#: queries whose runs reach every compiled kernel of each engine, with the argument types of
-#: any query (integer and float attributes, windows, an ordered index, a negative graph)
+#: queries whose runs reach the compiled kernels of each engine's common queries, with the
+#: argument types of any query (integer and float attributes, windows, an ordered index, a
+#: negative graph): A-Seq under WITHIN alone (partitions stacked and alone) and with SLIDE (the
+#: variant of every mode that writes rows); GRETA's SLIDE and WITHIN-alone variants. GRETA's
+#: variant for EMIT, trailing negation and skip-till-next-match, and float mode, compile on
+#: first use.
 WARM_QUERIES = {
-    "aseq": [("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WITHIN 4 s RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True)],
+    "aseq": [("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WHERE [sector] WITHIN 4 s "
+              "RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True),
+             ("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WITHIN 4 s SLIDE 2 s RETURN COUNT(*), SUM(c.volume), MAX(b.price)",
+              True)],
     "greta": [("""RETURN sector, COUNT(*), AVG(S.price), MAX(S.volume) PATTERN Stock S+
                   WHERE [company, sector] AND S.price > NEXT(S).price
                   GROUP-BY sector WITHIN 10 seconds SLIDE 5 seconds""", False),

@@ -97,6 +97,18 @@ def test_keyed_window_query_is_stacked(text):
     assert not unit.parts and set(unit.pool.slot_of) == {(1,), (2,)}
 
 
+def test_query_without_partition_attributes_runs_alone():
+    """One partition only: the stack would serve it no better, and its first run would compile
+    both kernels."""
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 6")
+    eng = ENGINES["aseq"](q)
+    st = eng.new_state()
+    eng.process(st, EventBatch.from_rows([{"type": "A", "ts": 1}, {"type": "B", "ts": 2}]))
+    unit = st.parts[0]
+    assert unit.pool is None and list(unit.parts) == [()]
+    assert eng.finish(st) == [(1,)]
+
+
 @pytest.mark.parametrize("chunk", range(2))
 def test_many_and_composite_keys_give_the_reference_rows_whatever_the_batches(chunk):
     """Hundreds of keys (slots reused, the stack grown mid-batch), composite keys of an integer

@@ -18,6 +18,7 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
+step = kernels.jit(_TWIN, inline="step")  # spliced into its caller by numba (see settle)
 A = kernels.sibling(__name__, "_algebra", _TWIN)
 S = kernels.sibling(__name__, "windows", _TWIN)
 
@@ -107,8 +108,9 @@ def record(seg0, ctr, outnode, tI, tF, zI, zF, lastI, lastF, outM, outI, outF, t
 
 @jit
 def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-              scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx):
-    """Unblock and expire STARTs up to time ``t`` (both effective at instants >= their time)."""
+              scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general):
+    """Unblock and expire STARTs up to time ``t`` (both effective at instants >= their time).
+    ``general``: as for :func:`settle`."""
     w = prm[P_W]
     mode = prm[P_MODE]
     checked = prm[P_CHECKED] != 0
@@ -143,7 +145,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
         x = min(xu, xe)
         if x == INF or x > t:
             return 0
-        if mode == RECORD and ctr[C_NOUT] + O > outM.shape[0]:
+        if general is not None and mode == RECORD and ctr[C_NOUT] + O > outM.shape[0]:
             return 1
         while True:
             if S.size(ctr, 1) > 0 and S.oldest_ts(bm1, fm1, ctr, 1, 1) + w == x:  # unblock
@@ -182,7 +184,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                 ctr[1] -= 1
             else:
                 break
-        if mode == RECORD:
+        if general is not None and mode == RECORD:
             if not record(seg0, ctr, outnode, tI, tF, vI[3], vF[3], lastI, lastF, outM, outI, outF, x, W,
                           kindI, kindF, checked, anc_ptr, anc_idx):
                 return 2
@@ -215,17 +217,24 @@ def add_total(totI, totF, o, vI, vF, j, kindI, kindF, checked, do):
     return True
 
 
-@jit
+@step
 def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-           scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx):
+           scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general):
     """Bring the state to instant ``t`` (before its events): report SLIDE windows that closed
-    before ``t``, then expire up to ``t``."""
+    before ``t``, then expire up to ``t``.
+
+    ``general`` is ``None`` under WITHIN alone (mode ``TOTAL``): numba then drops the code of
+    the modes that write rows (SLIDE windows, RECORD) before typing it, so a query under WITHIN
+    alone compiles its kernels without it; ``True`` keeps every mode.
+
+    Spliced into :func:`._kernels.run` by numba: a function of its own would be optimised by
+    LLVM once alone and again in ``run`` (with :func:`expire_to` and all below it linked in)."""
     mode = prm[P_MODE]
     checked = prm[P_CHECKED] != 0
     w = prm[P_W]
     s = prm[P_S]
     O = outnode.shape[0]
-    while mode == SLIDE and (S.size(ctr, 0) > 0 or S.size(ctr, 1) > 0):
+    while general is not None and mode == SLIDE and (S.size(ctr, 0) > 0 or S.size(ctr, 1) > 0):
         k = ctr[C_NEXTK]
         end = k * s + w - 1  # the window's last instant
         if end >= t:
@@ -233,7 +242,7 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
         if ctr[C_NOUT] + O > outM.shape[0]:
             return 1
         st = expire_to(end, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                       scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
+                       scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general)
         if st:
             return st
         if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked, anc_ptr, anc_idx):
@@ -245,7 +254,7 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
                     out_row(outM, outI, outF, ctr, k * s, o, ROW_WINDOW, tI[o], tF[o], j)
         ctr[C_NEXTK] = k + 1
     return expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                     scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
+                     scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general)
 
 
 

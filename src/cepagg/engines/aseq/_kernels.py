@@ -136,8 +136,12 @@ def accumulate(i, t, ctr, kindI, kindF, maskI, maskF, cls_ptr, cls_node, cls_kin
 def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
         cls_ptr, cls_node, cls_kind, pk, pVI, pVF, pres, totI, totF, lastI, lastF,
         outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
-        ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, pos, anc_ptr, anc_idx, col_ptr, col_idx):
+        ev_ts, ev_cls, valI, vldI, valF, vldF, ev_inst, pos, anc_ptr, anc_idx, col_ptr, col_idx, general):
     """Process events ``pos..`` of one partition; returns (status, next position).
+
+    ``general``: ``True``, or ``None`` under WITHIN alone (mode ``TOTAL``, the only mode of
+    :func:`run_pool`): compiled without the code of the modes that write rows
+    (:func:`._expiry.settle`).
 
     The per-group path (accumulate events, apply the group to the aggregates and the newest
     item of each segment, push STARTs) is inline (:func:`accumulate`, shared with
@@ -176,7 +180,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                         dd = True
                 if dd:
                     st = X.settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                                scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
+                                scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general)
                     if st:
                         return st, i
                 # where do the STARTs go (a leading negation strictly before t within the window blocks)
@@ -339,7 +343,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
                 if ctr[C_PLEAD]:
                     ctr[C_ELL] = t
                 ctr[C_STAGE] = 1
-            if mode == EMIT or mode == RECORD:
+            if general is not None and (mode == EMIT or mode == RECORD):
                 st = instants(seg0, ctr, prm, outnode, kindI, kindF, lastI, lastF, outM, outI, outF, vI, vF,
                               tI, tF, W, anc_ptr, anc_idx)
                 if st:
@@ -371,7 +375,7 @@ def run(seg0, seg1, ctr, prm, parent, gate, outnode, kindI, kindF, maskI, maskF,
         break
     if flush != NONE:
         st = X.settle(flush, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                    scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx)
+                    scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general)
         if st:
             return st, i
     return 0, i
@@ -466,7 +470,7 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
                               cls_ptr, cls_node, cls_kind, pks[s], pVIs[s], pVFs[s], press[s], totIs[s], totFs[s],
                               lastIs[s], lastFs[s], outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
                               ev_ts[a:b], ev_cls[a:b], valI[a:b], vldI[a:b], valF[a:b], vldF[a:b], ev_inst[a:b],
-                              pos, anc_ptr, anc_idx, col_ptr, col_idx)
+                              pos, anc_ptr, anc_idx, col_ptr, col_idx, None)
                 for k in range(nout, ctr[C_NOUT]):
                     outR[k] = r
                 nout = ctr[C_NOUT]

@@ -234,9 +234,11 @@ class UnitRun:
         """Are the partitions kept in one :class:`PartPool` and run in one kernel call per batch?
         Under WITHIN alone with a window and no leading negation: such a partition reports
         nothing until its window empties, and then only totals -- for the one group, or with
-        GROUP BY for its own groups (moved there by :meth:`_run_pool`)."""
+        GROUP BY for its own groups (moved there by :meth:`_run_pool`). Not without partition
+        attributes: the one partition runs alone (:meth:`_run`), and a query's first run compiles
+        one kernel instead of both."""
         return (self.kmode == K.TOTAL and self.windowed and not self.unit.lead and not fam.python_values
-                and not KERNELS_ARE_TWINS)
+                and bool(self.unit.plans[0].partition_attrs) and not KERNELS_ARE_TWINS)
 
     def _pool(self, state: UnitState) -> PartPool:
         if state.pool is None:
@@ -391,7 +393,7 @@ class UnitRun:
                                    enc.cls_kind, st.pk, st.pVI, st.pVF, st.pres, st.totI, st.totF, st.lastI,
                                    st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
                                    ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
-                                   self.col_ptr, self.col_idx)
+                                   self.col_ptr, self.col_idx, None if self.kmode == K.TOTAL else True)
             self._collect(state, key, st, outM, outI, outF, int(st.ctr[K.C_NOUT]), rows)
             st.ctr[K.C_NOUT] = 0
             if status == 0:

@@ -118,8 +118,9 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
 def current(aggI, aggF, fI, fF, ctr, s, oI, oF, j0, j1, kindI, kindF, checked, anc_ptr, anc_idx):
     """Rows j0..j1-1 of the oldest (front top) item's current vector ``Lin(agg) g``."""
     fn = ctr[2 * s + 1]
-    return A.apply_rows(aggI, aggF, fI[fn - 1, 0], fF[fn - 1, 0], oI, oF, j0, j1, False, kindI, kindF, checked,
-                        anc_ptr, anc_idx)
+    # strided views (``::1``): the type of :func:`flip`'s column views, so apply_rows compiles once
+    return A.apply_rows(aggI, aggF, fI[fn - 1, 0, :, ::1], fF[fn - 1, 0, :, ::1], oI, oF, j0, j1, False, kindI,
+                        kindF, checked, anc_ptr, anc_idx)
 
 
 @jit
@@ -133,9 +134,10 @@ def window_sum(aggI, aggF, fI, fF, ctr, s, j, oI, oF, zI, zF, W, kindI, kindF, c
         return True
     fn = ctr[2 * s + 1]
     if fn > 0:
-        return A.apply_rows(aggI, aggF, fI[fn - 1, 1], fF[fn - 1, 1], oI, oF, j, j + 1, True, kindI, kindF, checked,
-                            anc_ptr, anc_idx)
-    return A.apply_rows(aggI, aggF, zI, zF, oI, oF, j, j + 1, True, kindI, kindF, checked, anc_ptr, anc_idx)
+        return A.apply_rows(aggI, aggF, fI[fn - 1, 1, :, ::1], fF[fn - 1, 1, :, ::1], oI, oF, j, j + 1, True,
+                            kindI, kindF, checked, anc_ptr, anc_idx)
+    return A.apply_rows(aggI, aggF, zI[:, ::1], zF[:, ::1], oI, oF, j, j + 1, True, kindI, kindF, checked, anc_ptr,
+                        anc_idx)
 
 
 @jit

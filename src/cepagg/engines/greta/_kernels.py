@@ -102,6 +102,20 @@ NSC_NOW, NSC_NV, NSC_PEND, NSC_MAXLS, NSC_OUTN = range(5)
 N3_TS, N3_STATE, N3_LS = 0, 1, 2
 
 
+def variant(pi):
+    """The code a positive graph with plan scalars ``pi`` may run, as :func:`pos_run`'s last
+    three arguments ``(slide, total, rare)``: ``True`` where it may, ``None`` where it may not.
+
+    Three variants, each compiled the first time a query needs it: SLIDE windows; WITHIN alone
+    (or no window); and everything, for the rarer features (EMIT ON CHANGE, a trailing
+    negation, skip-till-next-match). The common two compile without the others' code."""
+    if pi[PI_MODE] == MODE_EMIT or pi[PI_TRAIL] or pi[PI_STRAT] == STRAT_NEXT:
+        return True, True, True
+    if pi[PI_MODE] == MODE_SLIDE:
+        return True, None, None
+    return None, True, None
+
+
 @inline
 def floordiv(a, b):
     return a // b
@@ -541,7 +555,7 @@ def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC,
 
 
 @jit
-def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0):
+def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rare):
     """Run the graphs ``slots[j0:]`` one after the other: graph ``j`` processes its events
     ``EP[lo[j]:hi[j]]`` (from ``i0`` for the first, ``j0``), then moves time to ``untils[j]``
     (exclusive: every event before it has been seen). Returns ``(status, j, next_event)``:
@@ -553,7 +567,10 @@ def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0):
     alone is ``slots = [0]`` with each field's whole length in ``rows``. The records of views
     (``P``, ``G``, ``E``, ``X``: :mod:`.kernel_args`) are built here, without a call from
     Python per graph: unboxing the 82 arrays of the four records cost more than a small
-    batch's work."""
+    batch's work. ``slide``, ``total``, ``rare``: the code the query may run (:func:`variant`),
+    ``None`` where it may not: numba drops the branches behind an ``x is not None`` test of a
+    ``None`` argument before typing them, so a variant compiles only the functions its queries
+    call."""
     for j in range(j0, slots.shape[0]):
         G = graph_of(GP, rows, slots[j])
         E = batch_of(EP, lo[j], hi[j])
@@ -571,12 +588,12 @@ def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0):
             else:
                 t = E.e_ts[i]
             if t > sc[SC_NOW]:
-                st = move_time(P, G, E, X, t, final)
+                st = move_time(P, G, E, X, t, final, slide, total, rare)
                 if st != DONE:
                     return st, j, i
                 if final:
                     break
-            st, i = take_event(P, G, E, X, i, t)
+            st, i = take_event(P, G, E, X, i, t, slide, total, rare)
             if st != DONE:
                 return st, j, i
     return DONE, slots.shape[0], 0
@@ -623,7 +640,7 @@ def thresholds(DER, thr, negM, ng):
 
 
 @step
-def move_time(P, G, E, X, t, final):
+def move_time(P, G, E, X, t, final, slide, total, rare):
     """Time moves on to ``t`` (the next event's, or ``until`` when ``final``): commit the last
     timestamp's vertices, apply negative matches, close windows, expire start buckets, report
     EMIT changes. Returns a status (``DONE``: go on with the event)."""
@@ -651,7 +668,7 @@ def move_time(P, G, E, X, t, final):
     # ---- EMIT: room for every value this move can log, asked for before anything changes (a
     # full buffer midway would make the retry log the value before t from a state already
     # moved): one before the loop and one after, one per negative match and two per bucket ----
-    if emit:
+    if rare is not None and emit:
         need = 2 + 2 * (sc[SC_BHI] - sc[SC_BLO] + 1)
         for g in range(ng):
             need += neg_off[g + 1] - neg_off[g] - neg_used[g]
@@ -663,7 +680,7 @@ def move_time(P, G, E, X, t, final):
                   LM, LT, R, L, mmin, hard, pi[PI_STORE]):
             return WIDEN
     # ---- EMIT: the value after the last timestamp ----
-    if emit and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
+    if rare is not None and emit and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
         st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
                       sc[SC_NOW], hasw, W, R, L, mmin, hard)
         if st != DONE:
@@ -677,12 +694,12 @@ def move_time(P, G, E, X, t, final):
             if j < neg_off[g + 1] and neg_t[j] < t and neg_t[j] < ta:
                 ta = neg_t[j]
         tb = POS_INF
-        if mode == MODE_SLIDE and sc[SC_WLO] <= sc[SC_WHI]:
+        if slide is not None and mode == MODE_SLIDE and sc[SC_WLO] <= sc[SC_WHI]:
             e = sc[SC_WLO] * S + W
             if e <= t:
                 tb = e
         tc = POS_INF
-        if emit and hasw and sc[SC_BLO] <= sc[SC_BHI]:
+        if rare is not None and emit and hasw and sc[SC_BLO] <= sc[SC_BHI]:
             e = B[sc[SC_BLO] & (R - 1), B_KEY] + W
             if e < t:
                 tc = e
@@ -699,7 +716,7 @@ def move_time(P, G, E, X, t, final):
             tau = tc
         if tau == POS_INF:
             break
-        if tb == tau:
+        if slide is not None and tb == tau:
             st = close_window(sc[SC_WLO], trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM,
                               o_k, OI, OF, OM, L, mmin, hard)
             if st != DONE:
@@ -713,7 +730,7 @@ def move_time(P, G, E, X, t, final):
                     ls = neg_ls[j]
                     if ls > negM[g]:
                         negM[g] = ls
-                    if (ST[end_state, ST_TRAIL] >> g) & 1 and ls > gdone[g]:
+                    if rare is not None and (ST[end_state, ST_TRAIL] >> g) & 1 and ls > gdone[g]:
                         r = grptr[g]
                         if r < sc[SC_RSTART]:
                             r = sc[SC_RSTART]
@@ -728,7 +745,7 @@ def move_time(P, G, E, X, t, final):
                         gdone[g] = ls
                     neg_used[g] += 1
                     j += 1
-        if emit:
+        if rare is not None and emit:
             if hasw:
                 while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
                     clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R,
@@ -741,7 +758,7 @@ def move_time(P, G, E, X, t, final):
             sc[SC_TLAST] = tau
         if over:
             return WIDEN
-    if mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
+    if slide is not None and mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
         sc[SC_WLO] = POS_INF
         sc[SC_WHI] = NEG_INF
     # ---- expire start buckets no trend ending at t or later can use ----
@@ -751,7 +768,7 @@ def move_time(P, G, E, X, t, final):
             clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, sc[SC_BLO] & (R - 1))
             sc[SC_BLO] += 1
     # ---- trailing negation: scopes that ended ----
-    if mode == MODE_TOTAL and trail:
+    if rare is not None and mode == MODE_TOTAL and trail:
         r = sc[SC_RSTART]
         while r < sc[SC_NREC] and ((hasw == 0 and t >= POS_INF) or
                                    (hasw == 1 and REC[r, R_TS] + W <= t)):
@@ -764,13 +781,13 @@ def move_time(P, G, E, X, t, final):
             r += 1
             if over:
                 return WIDEN
-    if mode == MODE_SLIDE and trail:
+    if rare is not None and mode == MODE_SLIDE and trail:
         while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_KMAX] < sc[SC_WLO]:
             sc[SC_RSTART] += 1
-    if emit and trail and hasw:
+    if rare is not None and emit and trail and hasw:
         while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_TS] + W <= t:
             sc[SC_RSTART] += 1
-    if emit:
+    if rare is not None and emit:
         st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
                       t, hasw, W, R, L, mmin, hard)
         if st != DONE:
@@ -782,7 +799,7 @@ def move_time(P, G, E, X, t, final):
         sc[SC_PCOMMIT] = sc[SC_NV]
         if sc[SC_VSTART] > 0 or sc[SC_NV] > 0:
             compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
-        if sc[SC_RSTART] > 0:
+        if rare is not None and sc[SC_RSTART] > 0:
             compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
         return DONE
     sc[SC_NOW] = t
@@ -793,7 +810,7 @@ def move_time(P, G, E, X, t, final):
 
 
 @step
-def take_event(P, G, E, X, i, t):
+def take_event(P, G, E, X, i, t, slide, total, rare):
     """Event ``i`` at time ``t``: its record per start bucket from its predecessors', its
     contribution to the results if it ends a trend, and its vertex for later events.
     Returns ``(status, next event)``."""
@@ -829,7 +846,7 @@ def take_event(P, G, E, X, i, t):
             compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
         if sc[SC_NV] >= vcap:
             return GROW_V, i
-    if sc[SC_NREC] >= rcap:
+    if rare is not None and sc[SC_NREC] >= rcap:
         compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
         if sc[SC_NREC] >= rcap:
             return GROW_REC, i
@@ -898,16 +915,16 @@ def take_event(P, G, E, X, i, t):
             if end_state == s:
                 kmin = 0
                 kmax = 0
-                if mode == MODE_SLIDE:
+                if slide is not None and mode == MODE_SLIDE:
                     bad, kmin, kmax = end_slide(tI, tF, tM, B, slots, t, W, S, nb, R,
                                                 pi[PI_SUFFIX], L, mmin, hard)
-                elif mode == MODE_TOTAL:
+                elif total is not None and mode == MODE_TOTAL:
                     bad = end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard)
                 else:
                     bad = False
                 if bad:
                     return WIDEN, i
-                if trail:
+                if rare is not None and trail:
                     r = sc[SC_NREC]
                     REC[r, R_TS] = t
                     REC[r, R_STATE] = s
@@ -927,7 +944,7 @@ def take_event(P, G, E, X, i, t):
                             else:
                                 rec_copy(RI, RF, RM, r * R + k, tI, tF, tM, k)
                     sc[SC_NREC] = r + 1
-                if mode == MODE_SLIDE:
+                if slide is not None and mode == MODE_SLIDE:
                     if sc[SC_WLO] > sc[SC_WHI]:
                         sc[SC_WLO] = kmin
                         sc[SC_WHI] = kmax
@@ -943,12 +960,12 @@ def take_event(P, G, E, X, i, t):
                         if not trail:
                             if rec_add(WI, WF, WM, slot, tI, tF, tM, R + k - kmin, L, mmin, hard):
                                 over = True
-                elif mode == MODE_TOTAL:
+                elif total is not None and mode == MODE_TOTAL:
                     if not trail:
                         rec_add(XI, XF, XM, 0, tI, tF, tM, R, L, mmin, hard)
                         if rec_normalize(XI, 0, L, TOP if hard else 0):
                             over = True
-                else:
+                elif rare is not None and mode == MODE_EMIT:
                     for k in range(nb):
                         if rec_add(AI, AF, AM, slots[k], tI, tF, tM, k, L, mmin, hard):
                             over = True
@@ -968,11 +985,11 @@ def take_event(P, G, E, X, i, t):
             rec_copy_to_ring(VI, VF, VM, v * R, tI, tF, tM, 0, s0, nb, R)
             sc[SC_NV] = v + 1
             if over:
-                if strat == STRAT_NEXT:
+                if rare is not None and strat == STRAT_NEXT:
                     kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off,
                          PGC, pg_val, sv, sk)
                 return WIDEN, i + 1
-    if strat == STRAT_NEXT:
+    if rare is not None and strat == STRAT_NEXT:
         kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val,
              sv, sk)
     return DONE, i + 1

@@ -396,10 +396,11 @@ class Greta(Engine):
         results of the graphs still stacked are read at the end."""
         kp = layout.positive.kernel_plan
         plan = self._no_limbs(kp) if self.floats else kp
+        code = K.variant(kp.pi)  # the features the kernel compiles (one variant per kind of query)
         j = i = 0
         while True:
             status, j, i = self.kernels.pos_run(plan, pool.args(), pool.rows, slots, E, lo, hi, until,
-                                                pool.scratch, j, i)
+                                                pool.scratch, j, i, *code)
             if status == K.DONE:
                 break
             if status == K.OUT_FULL:
@@ -684,11 +685,13 @@ class Greta(Engine):
         E = PosBatch(*E)
         kp = layout.positive.kernel_plan
         nder = kp.DER.shape[0]
+        code = K.variant(kp.pi)  # the features the kernel compiles (one variant per kind of query)
         i = i0
         ends = (_ZERO, np.array([len(E.e_ts)], dtype=np.int64), np.array([until], dtype=np.int64))
         while True:
             kern, plan = self._pos_kernel(st, kp)  # (widening may leave int64 limbs)
-            status, _, i = kern.pos_run(plan, st.args(), st.rows(), _ZERO, E, *ends, st.scratch(nder), 0, i)
+            status, _, i = kern.pos_run(plan, st.args(), st.rows(), _ZERO, E, *ends, st.scratch(nder), 0, i,
+                                        *code)
             self._drain(state, layout, sub, totals)
             if status == K.DONE:
                 break
