@@ -168,23 +168,28 @@ def test_an_old_snapshot_restores_and_switches():
     assert not expected.diff(Result(expected.columns, out, expected.kinds).sorted())
 
 
+@pytest.mark.parametrize("pooled", [False, True])
 @pytest.mark.parametrize("first", ["no-index", "index"])
-def test_a_snapshot_of_a_first_choice_engine_restores_and_switches(first):
+def test_a_snapshot_of_a_first_choice_engine_restores_and_switches(first, pooled):
     """A snapshot taken by an engine whose first batch chose the path for good holds one
     layout, of the path chosen, and graphs without evidence (an engine with the path fixed
     makes the same state): it restores, goes on from its path and switches when the evidence
-    says so."""
+    says so. A scanning engine that stacks its graphs (:mod:`cepagg.engines.greta.pool`)
+    leaves them stacked in its snapshot: the switching engine takes them out of the stack."""
     q = compile_query(f"RETURN COUNT(*), MAX(B.x) PATTERN B+ WHERE B.x < NEXT(B).x WITHIN {W} SLIDE 4")
     rng = random.Random(8)
     phases = [(12, 8, 10), (60, 0, 1), (30, 8, 10)] if first == "no-index" else [(60, 0, 1), (30, 8, 10)]
     rows = [dict(r, type="B") for r in _phased_stream(rng, phases)]
     batch = EventBatch.from_rows(rows).sorted()
-    old = ENGINES["greta"](q, paths=first)
+    old = ENGINES["greta"](q, paths=first, pool=pooled)
     state = old.new_state()
     out = old.process(state, batch.slice(0, 12))
     eng = _auto(q, 3)
     state = eng.restore(old.snapshot(state))
-    assert _paths(state) == {((), ()): "scan" if first == "no-index" else "index"}
+    if pooled and first == "no-index":
+        assert len(state.pool) == 1 and not state.partitions
+    else:
+        assert _paths(state) == {((), ()): "scan" if first == "no-index" else "index"}
     for i in range(12, len(batch), 6):
         out += eng.process(state, batch.slice(i, 6))
         if i % 12 == 0:

@@ -221,7 +221,10 @@ class Greta(Engine):
         big = (aval & (np.abs(aint) >= 2**31)).any(axis=1)  # events with an aggregated integer beyond 2**31
         order = np.argsort(pcodes, kind="stable")
         bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
-        if not layout.negatives and scodes is None and not layout.positive.index_specs and self.router is None:
+        plain = not layout.negatives and scodes is None and not layout.positive.index_specs and self.router is None
+        if state.pool is not None and len(state.pool) and not (plain and self._stacks(layout)):
+            self._unstack(state, layout)  # a state restored from an engine that stacks its graphs
+        if plain:
             self._process_plain(state, layout, view, pkeys, order, bounds, pos_state, pcol, pcolv,
                                 aint, aflt, amm, aval, big)
             return []
@@ -427,6 +430,13 @@ class Greta(Engine):
         part.count, part.last_ts = count, last
         part.subs[()] = Sub(pool.detach(slot), self._group(key, ()), {})
         return part
+
+    def _unstack(self, state: GretaState, layout: lay.Layout) -> None:
+        """Every stacked partition goes on alone: this engine runs each partition's graph by
+        itself (its query has the index, or the engine was made with ``pool=False``), and the
+        state was restored from a snapshot of an engine that stacked them."""
+        for key in list(state.pool.slot_of):
+            self._detach(state, layout, key)
 
     def _drain_pool_outputs(self, state: GretaState, layout: lay.Layout, pool: GraphPool,
                             slots: np.ndarray) -> None:
