@@ -15,6 +15,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from .errors import InputError
+
 ID = "_id"
 RESERVED = (ID, "ts", "type")
 
@@ -83,7 +85,14 @@ class EventBatch:
             "type": pa.array([str(r["type"]) for r in rows], pa.string()),
         }
         for n in names:
-            cols[n] = pa.array([r.get(n) for r in rows])
+            values = [r.get(n) for r in rows]
+            try:
+                cols[n] = pa.array(values)
+            except OverflowError:
+                # pyarrow holds integers up to 64 bits; a wider one is refused, never rounded
+                at = next(i for i, v in enumerate(values) if isinstance(v, int) and not -2**63 <= v < 2**63)
+                raise InputError(f"rows[{at}]: attribute '{n}': {values[at]} is not a 64-bit integer "
+                                 f"(give it as a float to have it rounded)", row=at) from None
         return EventBatch(pa.table(cols), time_unit)
 
     def __len__(self) -> int:

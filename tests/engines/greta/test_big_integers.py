@@ -14,6 +14,7 @@ import pytest
 from patterns import ATTRS, _positive_types, keyed, random_query
 
 from cepagg.engines import ENGINES
+from cepagg.errors import InputError
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
@@ -133,3 +134,11 @@ def test_sums_of_int64_extremes(v):
 def test_min_max_at_int64_extremes(text, v):
     rows = [{"ts": t, "type": "B", "x": v} for t in range(1, 4)]
     assert ENGINES["greta"](compile_query(text)).run(EventBatch.from_rows(rows)).rows == [(v,)]
+
+
+@pytest.mark.parametrize("v", [2**63, 2**64 - 1, 2**70, -(2**63) - 1])
+def test_integers_beyond_int64_are_refused(v):
+    # events hold 64-bit integers: a wider one is refused, naming the row, never rounded or wrapped
+    rows = [{"ts": 1, "type": "B", "x": 1}, {"ts": 2, "type": "B", "x": v}]
+    with pytest.raises(InputError, match=r"rows\[1\]: attribute 'x': -?\d+ is not a 64-bit integer"):
+        EventBatch.from_rows(rows)
