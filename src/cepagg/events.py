@@ -15,6 +15,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from .errors import InputError
+
 ID = "_id"
 RESERVED = (ID, "ts", "type")
 
@@ -89,8 +91,14 @@ class EventBatch:
             "type": pa.array([_row_type(i, r) for i, r in enumerate(rows)], pa.string()),
         }
         for n in names:
+            values = [r.get(n) for r in rows]
             try:
-                cols[n] = pa.array([r.get(n) for r in rows])
+                cols[n] = pa.array(values)
+            except OverflowError:
+                # pyarrow holds integers up to 64 bits; a wider one is refused, never rounded
+                at = next(i for i, v in enumerate(values) if isinstance(v, int) and not -2**63 <= v < 2**63)
+                raise InputError(f"row {at}: attribute '{n}': {values[at]} is not a 64-bit integer "
+                                 f"(give it as a float to have it rounded)", row=at) from None
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
                 raise ValueError(f"attribute {n!r}: values one column cannot hold together ({e})") from None
         return EventBatch(pa.table(cols), time_unit)

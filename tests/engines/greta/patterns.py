@@ -136,6 +136,17 @@ def random_query(rng: random.Random, *, modes=("total", "within", "slide", "emit
     return text, "".join(used)
 
 
+def keyed(text: str) -> str:
+    """``text`` partitioned by ``k`` as well: ``[k]`` added to (or opening) its WHERE."""
+    if " WHERE [g]" in text:
+        return text.replace(" WHERE [g]", " WHERE [g, k]", 1)
+    if " WHERE " in text:
+        return text.replace(" WHERE ", " WHERE [k] AND ", 1)
+    cut = min([i for i in (text.find(c) for c in (" GROUP BY", " WITHIN", " EMIT", " STRATEGY")) if i >= 0],
+              default=len(text))
+    return text[:cut] + " WHERE [k]" + text[cut:]
+
+
 def _positive_types(pattern: str) -> list[str]:
     """Types of the positive pattern (outside NOT bodies)."""
     out = []

@@ -9,8 +9,7 @@ import math
 import random
 
 import pytest
-from patterns import ATTRS, random_query
-from test_properties import _keyed
+from patterns import ATTRS, keyed, random_query
 
 from cepagg.engines import ENGINES
 from cepagg.engines.greta import Greta
@@ -64,7 +63,7 @@ def test_pooled_equals_reference_and_alone(block):
         seed = 2_100_000 + 10_000 * block + j
         rng = random.Random(seed)
         text, types = random_query(rng, depth=2, modes=("within", "within", "slide", "total"))
-        text = _keyed(text)
+        text = keyed(text)
         keys = rng.choice([20, 40, 80])
         rows = _stream(rng, types, keys, rng.randint(keys, 3 * keys), hot=0.0)
         q = compile_query(text)
@@ -87,7 +86,7 @@ def test_pooled_equals_alone_with_partitions_that_grow(numbers):
         seed = 2_500_000 + j
         rng = random.Random(seed)
         text, types = random_query(rng, depth=1, modes=("within", "slide"), groups=False)
-        text = _keyed(text)
+        text = keyed(text)
         rows = _stream(rng, types, 60, rng.randint(300, 600), hot=0.5)
         q = compile_query(text)
         batch = EventBatch.from_rows(rows).sorted()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from patterns import ATTRS, random_case, random_query
+from patterns import ATTRS, keyed, random_case, random_query
 
 from cepagg.engines import ENGINES
 from cepagg.engines.aggregates import combine_rows, merge
@@ -76,17 +76,6 @@ def test_batches_watermarks_and_snapshots(paths):
         assert not expected.diff(got), (text, cuts, rows, expected.diff(got))
 
 
-def _keyed(text: str) -> str:
-    """``text`` partitioned by ``k`` as well: ``[k]`` added to (or opening) its WHERE."""
-    if " WHERE [g]" in text:
-        return text.replace(" WHERE [g]", " WHERE [g, k]", 1)
-    if " WHERE " in text:
-        return text.replace(" WHERE ", " WHERE [k] AND ", 1)
-    cut = min([i for i in (text.find(c) for c in (" GROUP BY", " WITHIN", " EMIT", " STRATEGY")) if i >= 0],
-              default=len(text))
-    return text[:cut] + " WHERE [k]" + text[cut:]
-
-
 @pytest.mark.parametrize("block", range(3))
 def test_many_keys_per_batch(block):
     # a batch spread over up to 40 keys, a few events each (runs of the engine's per-batch
@@ -96,7 +85,7 @@ def test_many_keys_per_batch(block):
         seed = 1_300_000 + 10_000 * block + j
         rng = random.Random(seed)
         text, types = random_query(rng, depth=2, modes=("total", "within", "within", "slide", "emit"))
-        text = _keyed(text)
+        text = keyed(text)
         keys = rng.choice([2, 5, 10, 40])  # about 6 events a key at most: the oracle enumerates
         rows = random_stream(rng, types, n=rng.randint(keys, min(60, 6 * keys)),
                              max_gap=rng.choice([0, 1, 2]), attrs={**ATTRS, "k": list(range(keys))})

@@ -47,7 +47,7 @@ from . import plan as pl
 from . import results as res
 from . import switch as sw
 from .kernel_args import NegBatch, PosBatch
-from .numbers import decode_floats, to_ints
+from .numbers import decode_floats, python_ints, to_ints
 from .pool import GraphPool
 from .state import G_NAMES, NegState, PosState, gc_paused, grow, pack_arrays, unpack_arrays
 
@@ -218,7 +218,8 @@ class Greta(Engine):
         aint, aflt, amm, aval = enc.agg_columns(view, layout)
         specs = (self.router.layouts(layout)[0] if self.router else layout).positive.index_specs
         keys = [(enc.key_vec(view, sp.pkey), enc.key_vec(view, sp.ekey)) for sp in specs]
-        big = (aval & (np.abs(aint) >= 2**31)).any(axis=1)  # events with an aggregated integer beyond 2**31
+        # events with an aggregated integer beyond 2**31 (not np.abs: it wraps at -2**63)
+        big = (aval & ((aint >= 2**31) | (aint <= -2**31))).any(axis=1)
         order = np.argsort(pcodes, kind="stable")
         bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
         plain = not layout.negatives and scodes is None and not layout.positive.index_specs and self.router is None
@@ -693,6 +694,8 @@ class Greta(Engine):
         else:
             E = E + _NO_NEGATIONS
         E = PosBatch(*E)
+        if st.exact:  # the twin multiplies Python integers by the attributes: Python integers too
+            E = E._replace(e_aint=python_ints(E.e_aint))
         kp = layout.positive.kernel_plan
         nder = kp.DER.shape[0]
         code = K.variant(kp.pi)  # the features the kernel compiles (one variant per kind of query)

@@ -60,6 +60,14 @@ def to_exact(a: np.ndarray, fields: int, limbs: int) -> np.ndarray:
     return out
 
 
+def python_ints(a: np.ndarray) -> np.ndarray:
+    """``a`` as an object array of Python integers (itself when it is one already). Exact
+    records hold Python integers; an int64 value combined with one is a numpy scalar whose
+    sums and products wrap at 2**63 (or fail on assignment), so every integer an exact graph
+    takes in goes through here."""
+    return a if a.dtype == object else a.astype(object)
+
+
 def float_codes(x: np.ndarray) -> np.ndarray:
     bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
     return np.where(bits >= 0, bits, bits ^ _FLIP)
