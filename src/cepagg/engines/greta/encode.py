@@ -236,7 +236,21 @@ def agg_columns(view: BatchView, layout: Layout) -> tuple[np.ndarray, ...]:
             aint[:, j] = vals
             aflt[:, j] = vals.astype(np.float64)
             amm[:, j] = vals
+            _refuse_empty_codes(layout, j, name, vals, v.valid)
     return aint, aflt, amm, aval
+
+
+#: The order code an empty MIN / MAX record holds: the one integer each cannot take.
+_EMPTY_CODE = {"MIN": np.iinfo(np.int64).max, "MAX": np.iinfo(np.int64).min}
+
+
+def _refuse_empty_codes(layout: Layout, j: int, name: str, vals: np.ndarray, valid: np.ndarray) -> None:
+    """An integer MIN of 2**63 - 1 (a MAX of -2**63) would read back as no value: its order code
+    is that of an empty record. Refused, never answered wrong."""
+    for a in layout.aggs:
+        if a.attr_slot == j and a.func in _EMPTY_CODE and (valid & (vals == _EMPTY_CODE[a.func])).any():
+            raise DataKindError(f"{a.func} over '{name}': the value {int(_EMPTY_CODE[a.func])} is beyond what "
+                                f"GRETA's {a.func} can hold (it marks an empty {a.func}); give it as a float")
 
 
 # Reference: Poppe et al., "GRETA: Graph-based Real-time Event Trend Aggregation", PVLDB 11(1),
