@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import itemgetter
 from typing import Callable, Iterable, Union
 
@@ -316,8 +317,10 @@ def check_layout(layout: Layout, fmt: str) -> None:
     layout.checked.add(fmt)
 
 
+@lru_cache(maxsize=64)
 def _parquet_holds(schema: pa.Schema) -> bool:
-    """Whether Parquet can store every column of ``schema`` (one trial write in memory)."""
+    """Whether Parquet can store every column of ``schema`` (one trial write in memory, once
+    per schema in a process: a program writing matches again pays it once)."""
     try:
         with pq.ParquetWriter(pa.BufferOutputStream(), schema) as w:
             w.write_table(schema.empty_table())
