@@ -260,3 +260,29 @@ def test_long_rows_grouped_by_one_variables_attribute_are_refused_with_the_way_o
     assert main(["run", "-q", "RETURN a, b PATTERN SEQ(A a, B b) GROUP BY a.g WITHIN 6", "--events",
                  str(_events_file(tmp_path, 12)), "--no-spark", "--out", str(tmp_path / "m.csv")]) == 1
     assert "--match-format wide" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("match_format", ["long", "wide"])
+def test_parquet_gathers_small_blocks_into_one_row_group(tmp_path, match_format):
+    """rcep hands over a block per input piece; Parquet joins consecutive blocks (each with its
+    own group cells) into one row group, the rows those of the reference in the same order as
+    JSON Lines writes them piece by piece; events given out of time order are sorted first."""
+    rng = random.Random(5)
+    rows = [{"type": rng.choice("ABC"), "ts": t, "g": rng.choice(["u", "v", "w"])} for t in range(300)]
+    batch = EventBatch.from_rows(rows[::-1])  # (stream order reversed: the feed sorts it)
+    text = "RETURN g, a, b, c PATTERN SEQ(A a, B b, C c) WHERE [g] GROUP BY g WITHIN 12"
+    pq_out, js_out = tmp_path / "m.parquet", tmp_path / "m.jsonl"
+    w = write_matches(text, batch, str(pq_out), engine="rcep", match_format=match_format)
+    write_matches(text, batch, str(js_out), engine="rcep", match_format=match_format)
+    assert w.engine == "rcep" and w.matches > 50
+    f = pq.ParquetFile(pq_out)
+    assert f.num_row_groups == 1
+    table = f.read()
+    lines = [json.loads(line) for line in js_out.read_text().splitlines()]
+    assert table.to_pylist() == lines and table.num_rows == w.rows
+    ref = write_matches(text, batch, str(tmp_path / "r.parquet"), engine="reference", match_format=match_format)
+    key = "var" if match_format == "long" else "a"
+    canon = sorted(json.dumps({k: v for k, v in r.items() if k != "match"}, sort_keys=True) for r in lines)
+    got = sorted(json.dumps({k: v for k, v in r.items() if k != "match"}, sort_keys=True)
+                 for r in pq.read_table(tmp_path / "r.parquet").to_pylist())
+    assert ref.matches == w.matches and canon == got and key in table.column_names

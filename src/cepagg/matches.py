@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import itemgetter
 from typing import Callable, Iterable, Union
 
@@ -105,6 +106,30 @@ class MatchBlock:
             return np.zeros(0, np.int64)
         return np.flatnonzero(np.concatenate(([True], m[1:] != m[:-1])))
 
+    def copy(self) -> "MatchBlock":
+        """The block's rows in arrays of their own, no longer than the rows (a block kept while
+        others are filled holds memory for its rows, not its capacity)."""
+        n = self.rows
+        return MatchBlock(self.match[:n].copy(), self.var[:n].copy(), self.pos[:n].copy(), self.event[:n].copy(),
+                          self.cell[:n].copy(), self.display, n, list(self.cells))
+
+    @classmethod
+    def concat(cls, blocks: list["MatchBlock"]) -> "MatchBlock":
+        """One block of the rows of ``blocks`` in order (one ``display``); each block's cell
+        indexes are moved past the cells of the blocks before it."""
+        if len(blocks) == 1:
+            return blocks[0]
+        cells: list[tuple] = []
+        moved = []
+        for b in blocks:
+            moved.append(b.cell[:b.rows] + np.int32(len(cells)))
+            cells.extend(b.cells)
+
+        def joined(name: str) -> np.ndarray:
+            return np.concatenate([getattr(b, name)[:b.rows] for b in blocks])
+        return cls(joined("match"), joined("var"), joined("pos"), joined("event"), np.concatenate(moved),
+                   blocks[0].display, sum(b.rows for b in blocks), cells, cell_ids={})
+
     def head(self, matches: int) -> "MatchBlock":
         """The block of the first ``matches`` matches (sharing the arrays)."""
         starts = self.starts()
@@ -141,6 +166,7 @@ class Layout:
             self.schema = pa.schema([*cell_fields, pa.field("match", pa.int64()),
                                      *(pa.field(v, pa.list_(self.event_type)) for v in self.vars)])
         self.columns = tuple(self.schema.names)
+        self.checked: set[str] = set()  # formats :func:`check_layout` found able to hold the matches
         self._events = batch.table.select([ID, "type", "ts", *self.attrs])
         ids = batch.table.column(ID).to_numpy()
         self._dense = len(ids) == 0 or (ids[0] == 0 and bool(np.all(np.diff(ids) == 1)))
@@ -279,14 +305,28 @@ def check_layout(layout: Layout, fmt: str) -> None:
                                     + (", or use --match-format wide (attributes inside each event's record)"
                                        if layout.match_format == "long" else ""))
             seen.add(n)
-    if fmt == "parquet":
-        for f in layout.schema:
-            try:
-                with pq.ParquetWriter(pa.BufferOutputStream(), pa.schema([f])) as w:
-                    w.write_table(pa.schema([f]).empty_table())
-            except (pa.ArrowException, ValueError) as e:
-                raise OutputRefused(f"Parquet cannot hold column {f.name!r} of type {f.type} ({e}); "
-                                    "write .csv or .jsonl") from None
+    if fmt == "parquet" and fmt not in layout.checked:
+        if not _parquet_holds(layout.schema):  # (then find the column to name, one at a time)
+            for f in layout.schema:
+                try:
+                    with pq.ParquetWriter(pa.BufferOutputStream(), pa.schema([f])) as w:
+                        w.write_table(pa.schema([f]).empty_table())
+                except (pa.ArrowException, ValueError) as e:
+                    raise OutputRefused(f"Parquet cannot hold column {f.name!r} of type {f.type} ({e}); "
+                                        "write .csv or .jsonl") from None
+    layout.checked.add(fmt)
+
+
+@lru_cache(maxsize=64)
+def _parquet_holds(schema: pa.Schema) -> bool:
+    """Whether Parquet can store every column of ``schema`` (one trial write in memory, once
+    per schema in a process: a program writing matches again pays it once)."""
+    try:
+        with pq.ParquetWriter(pa.BufferOutputStream(), schema) as w:
+            w.write_table(schema.empty_table())
+    except (pa.ArrowException, ValueError):
+        return False
+    return True
 
 
 class Sink:
@@ -304,14 +344,29 @@ class Sink:
             self._csv = csv.writer(f)
             self._csv.writerow(layout.columns)
 
+    def add(self, rows: list | MatchBlock) -> None:
+        """Write engine rows or a :class:`MatchBlock`. Parquet gathers them until a row group
+        holds :data:`ROW_GROUP_ROWS` engine rows; consecutive blocks become one table there (one
+        Arrow ``take`` of the events' columns, one row group), however small each block is."""
+        if self.fmt != "parquet":
+            self.write(self.layout.table(rows))
+            return
+        if isinstance(rows, MatchBlock):
+            self._pending.append(rows.copy())
+        else:
+            self._pending.append(self.layout.table(rows))
+        self._pending_rows += len(rows)
+        if self._pending_rows >= ROW_GROUP_ROWS:
+            self._flush()
+
     def write(self, table: pa.Table) -> None:
-        self.rows += table.num_rows
         if self.fmt == "parquet":
             self._pending.append(table)
             self._pending_rows += table.num_rows
             if self._pending_rows >= ROW_GROUP_ROWS:
                 self._flush()
             return
+        self.rows += table.num_rows
         names = self.layout.columns
         if self.fmt == "csv":
             self._csv.writerows([cell(v, True) for v in r] for r in tuples(table))
@@ -320,9 +375,23 @@ class Sink:
                                  for r in tuples(table)))
 
     def _flush(self) -> None:
-        if self._pending:
-            self._writer.write_table(pa.concat_tables(self._pending), row_group_size=max(self._pending_rows, 1))
-            self._pending, self._pending_rows = [], 0
+        if not self._pending:
+            return
+        tables: list[pa.Table] = []
+        blocks: list[MatchBlock] = []
+        for piece in self._pending + [None]:  # (None: the end, where the last blocks join)
+            if isinstance(piece, MatchBlock) and (not blocks or piece.display == blocks[0].display):
+                blocks.append(piece)
+                continue
+            if blocks:
+                tables.append(self.layout.table(MatchBlock.concat(blocks)))
+            blocks = [piece] if isinstance(piece, MatchBlock) else []
+            if isinstance(piece, pa.Table):
+                tables.append(piece)
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        self.rows += table.num_rows
+        self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        self._pending, self._pending_rows = [], 0
 
     def close(self) -> None:
         if self.fmt == "parquet":
@@ -427,7 +496,7 @@ def write(source: Source, layout: Layout, path: str, format: str | None = None,
         if fmt == "parquet":  # (Arrow writes the file itself, a row group at a time)
             sink = Sink(layout, fmt, str(tmp))
             try:
-                _drive(source, layout.key_width, max_matches, counter, lambda rows: sink.write(layout.table(rows)))
+                _drive(source, layout.key_width, max_matches, counter, sink.add)
             finally:
                 sink.close()
             counter.rows = sink.rows

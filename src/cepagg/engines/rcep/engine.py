@@ -237,14 +237,20 @@ class Rcep(Engine):
             return out
         table = batch.table
         names = set(batch.attribute_names)
-        ts = table.column("ts").to_pylist()
-        types = table.column("type").to_pylist()
+        # the types once per batch: codes into a small dictionary (no Python string per event)
+        type_col = table.column("type")
+        if type_col.null_count or not pa.types.is_string(type_col.type):
+            type_codes, type_names = None, np.array(type_col.to_pylist(), dtype=object)
+        else:
+            enc = pc.dictionary_encode(type_col.combine_chunks())
+            type_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            type_names = np.array(enc.dictionary.to_pylist(), dtype=object)
 
         def column(a: str) -> list:
             if a == "ts":
-                return ts
+                return table.column("ts").to_pylist()
             if a == "type":
-                return types
+                return type_col.to_pylist()
             return table.column(a).to_pylist() if a in names else [None] * n
 
         k = len(self.shape.positions)
@@ -261,8 +267,11 @@ class Rcep(Engine):
                 members = q.members(q.variables[p.var].type)
                 if members is None:
                     bits |= 1 << p.index
+                elif type_codes is not None:  # (membership of the few distinct types, then per event)
+                    inside = np.array([t in members for t in type_names], dtype=np.int64)
+                    bits |= (inside[type_codes] if n else np.zeros(0, np.int64)) << p.index
                 else:
-                    inside = pc.is_in(table.column("type"), value_set=pa.array(sorted(members), pa.string()))
+                    inside = pc.is_in(type_col, value_set=pa.array(sorted(members), pa.string()))
                     bits |= inside.to_numpy(zero_copy_only=False).astype(np.int64) << p.index
         ts_np = table.column("ts").to_numpy()
         ids_np = table.column(ID).to_numpy()
@@ -278,9 +287,8 @@ class Rcep(Engine):
             if part is None:
                 part = state.partitions[key] = Partition([], [], store=Store(len(self._compiled.slots)))
             t = ts_np[rows]
-            late = np.flatnonzero(np.diff(t, prepend=part.last_ts) < 0)
-            if late.size:
-                r = late[0]
+            if t[0] < part.last_ts or (t.shape[0] > 1 and bool((t[1:] < t[:-1]).any())):
+                r = np.flatnonzero(np.diff(t, prepend=part.last_ts) < 0)[0]
                 self._out_of_order(key, int(t[r]), int(t[r - 1]) if r else part.last_ts)
             if t[0] >= part.expire_at:  # (once a window of time, before the batch's events)
                 part.store.drop_before(int(t[0]) - self.keep + 1)
@@ -290,9 +298,13 @@ class Rcep(Engine):
             if not rows.size:
                 continue
             store, n0 = part.store, part.store.n
-            store.extend(ids_np[rows], ts_np[rows], bits[rows], [types[r] for r in rows.tolist()],
+            kept = bits[rows]
+            store.extend(ids_np[rows], ts_np[rows], kept,
+                         (type_names[type_codes[rows]] if type_codes is not None else type_names[rows]).tolist(),
                          values[:, rows] if values.shape[0] else None)
-            tixs = n0 + np.flatnonzero(bits[rows] & last)
+            tixs = n0 + np.flatnonzero(kept & last)
+            if not tixs.size:
+                continue  # (no event of the batch ends a match in this partition)
             if direct and fold:
                 self._compiled.fold_into(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at),
                                          state.totals, state.kinds)
@@ -511,11 +523,16 @@ def _rows_by_arrow(table: pa.Table, attrs: tuple, n: int) -> dict | None:
         indexes.append(idx)
         values.append(d)
     rows = np.flatnonzero(ok)
-    rows = rows[np.argsort(code[rows], kind="stable")]
+    codes = code[rows]
+    order = np.argsort(codes, kind="stable")
+    rows, codes = rows[order], codes[order]
     found: dict = {}
-    for g in np.split(rows, np.flatnonzero(np.diff(code[rows])) + 1) if rows.size else ():
-        r = g[0]
-        found[tuple(v[i[r]] for v, i in zip(values, indexes))] = g
+    if not rows.size:
+        return found
+    bounds = [0, *(np.flatnonzero(codes[1:] != codes[:-1]) + 1).tolist(), rows.size]
+    for a, b in zip(bounds, bounds[1:]):
+        r = rows[a]
+        found[tuple(v[i[r]] for v, i in zip(values, indexes))] = rows[a:b]
     return found
 
 
