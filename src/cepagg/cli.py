@@ -527,6 +527,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
 
     check_order_options(args, "stream")
     _check_stream_options(args)
+    _check_stream_out(args)
     _check_command_line(args, text, {"--reject": args.reject},
                         {"--out": args.out, "--late-out": args.late_out, "--checkpoint": args.checkpoint})
     if not args.checkpoint and args.out_format != "console" and \
@@ -575,8 +576,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
                   + (f" in query {name}" if name else "") + f"; e.g. {samples[:3]}", file=sys.stderr)
     if args.reject and os.path.exists(args.reject):
         print(f"cepagg: {_rows_in(args.reject)} bad row(s) of the input written to {args.reject}", file=sys.stderr)
-    print(f"cepagg: results in {args.out}" + (" (one folder per query)" if len(jobs) > 1 else ""),
-          file=sys.stderr)
+    _results_line(args, " (one folder per query)" if len(jobs) > 1 else "")
     return 0
 
 
@@ -615,6 +615,22 @@ def _check_stream_options(args: argparse.Namespace) -> None:
         raise UsageError(f"stream: --rate {args.rate:g}: give a positive number of events per second")
     if args.events_per_batch is not None and args.events_per_batch < 1:
         raise UsageError(f"stream: --events-per-batch {args.events_per_batch}: give a positive number")
+
+
+def _check_stream_out(args: argparse.Namespace) -> None:
+    """``--out`` names the directory the files are written to: needed for a file format, and
+    refused with ``--out-format console`` (the rows are printed; nothing would be written there)."""
+    if args.out_format == "console" and args.out is not None:
+        raise UsageError("stream: --out-format console prints the rows; --out would not be written (drop it)")
+    if args.out_format != "console" and args.out is None:
+        raise UsageError(f"stream: --out-format {args.out_format} needs --out DIR (where the files are written)")
+
+
+def _results_line(args: argparse.Namespace, detail: str = "") -> None:
+    """The run's last line: where the results are, or nothing for console output (the rows
+    were printed)."""
+    if args.out is not None:
+        print(f"cepagg: results in {args.out}{detail}", file=sys.stderr)
 
 
 def _rows_in(reject_path: str) -> int:
@@ -657,7 +673,7 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
                      BatchLines(args.time_unit))])
         else:
             run_to_end(df, text, progress=BatchLines(args.time_unit, finite=True), **options)
-        print(f"cepagg: results in {args.out} (K-slack on Spark's watermark, delay {delay})", file=sys.stderr)
+        _results_line(args, f" (K-slack on Spark's watermark, delay {delay})")
         return 0
     if args.clock == "global":
         raise UsageError("stream: --clock global exists for kslack only (Spark's watermark)")
@@ -675,8 +691,9 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
         count, samples = late_count(spark, args.checkpoint)
         if count:
             print(f"cepagg: {count} late event(s) ({policy}); e.g. {samples[:3]}", file=sys.stderr)
-    print(f"cepagg: output rows (with kind, revision) in {args.out}; net them with "
-          f"cepagg.spark.streaming.read_latest", file=sys.stderr)
+    if args.out is not None:
+        print(f"cepagg: output rows (with kind, revision) in {args.out}; net them with "
+              f"cepagg.spark.streaming.read_latest", file=sys.stderr)
     return 0
 
 
@@ -734,7 +751,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow: e.g. 1s, 500 ms "
                    "(default 1 second)")
     _add_engine_arg(p)
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", help="output directory (not with --out-format console)")
     p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"],
                    help="format of the files written to --out (default parquet; json: JSON Lines), or console: "
                         "print each micro-batch's rows")
