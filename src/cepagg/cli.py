@@ -684,9 +684,10 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
                    time_unit=args.time_unit, engine=args.engine)
     if args.follow:
         follow([(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
-                               **options), BatchLines(args.time_unit))])
+                               **options), BatchLines(args.time_unit, own_clocks=True))])
     else:
-        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit, finite=True), **options)
+        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit, finite=True, own_clocks=True),
+                           **options)
     if args.checkpoint:
         count, samples = late_count(spark, args.checkpoint)
         if count:
