@@ -188,7 +188,7 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
     q = compile_query(text, time_unit=time_unit, schema=kinds)
     engine_name = plan(q, engine).engine
     lane = list(Shape(q).lane_attrs)
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in lane]), F.lit(buckets)) if lane else F.lit(0)
+    bucket = F.pmod(F.xxhash64(*[F.col(S.quoted(k)) for k in lane]), F.lit(buckets)) if lane else F.lit(0)
     everywhere = F.col("type").isin(END_TYPE, PUNCT_TYPE)  # punctuations and the end go to every bucket
     bucket = F.when(everywhere, F.sequence(F.lit(0), F.lit(buckets - 1))).otherwise(F.array(bucket.cast("int")))
     cols, ordered = operator_input(kinds)

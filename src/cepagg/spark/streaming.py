@@ -385,7 +385,7 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     q = compile_query(text, time_unit=time_unit, schema=kinds)
     chosen = plan(q, engine, numbers)
     engine_name, keys = chosen.engine, chosen.bucket_keys
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
+    bucket = F.pmod(F.xxhash64(*[F.col(S.quoted(k)) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
     cols, ordered_cols = operator_input(kinds)
     events = (events.withColumn(OP_BUCKET, bucket.cast("int"))  # (by the attributes' names, before the select)
               .select(*cols, OP_BUCKET)
@@ -532,7 +532,7 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
                   .filter((F.col("revision") == F.col("__top")) & F.col("kind").isin("row", "revision", "insert")))
         return latest.select(*cols)
     groups = [g.column for g in q.group_by]
-    w = Window.partitionBy(*groups).orderBy(F.col("revision").desc()) if groups else \
+    w = Window.partitionBy(*[F.col(S.quoted(g)) for g in groups]).orderBy(F.col("revision").desc()) if groups else \
         Window.orderBy(F.col("revision").desc())
     latest = df.withColumn("__r", F.row_number().over(w)).filter("__r = 1").drop("__r", "revision")
     if "batch" in latest.columns:
