@@ -57,9 +57,10 @@ def test_every_progress_line_has_the_same_fields():
     report = {"batchId": 2, "numInputRows": 0, "eventTime": {"watermark": "1970-01-01T00:00:00.007Z"},
               "stateOperators": [{"numRowsTotal": 2, "memoryUsedBytes": 2048}]}
     assert BatchLines("ms").line(report) == "batch 2: 0 events in, 0 rows out, watermark 7, state 2 rows / 2.0 KB"
-    fields = [line.split(", ") for line in (BatchLines("ms").line({"batchId": 0}),
-                                            BatchLines("ms").line({**report, "observedMetrics": {ROWS_OUT: {"rows": 3}}}))]
-    assert [[f.split()[-1] for f in parts] for parts in fields] == [["in", "out", "yet", "KB"], ["in", "out", "7", "KB"]]
+    counted = {**report, "observedMetrics": {ROWS_OUT: {"rows": 3}}}
+    fields = [line.split(", ") for line in (BatchLines("ms").line({"batchId": 0}), BatchLines("ms").line(counted))]
+    assert [[f.split()[-1] for f in parts] for parts in fields] == [["in", "out", "yet", "KB"],
+                                                                    ["in", "out", "7", "KB"]]
 
 
 def test_the_end_of_stream_marker_is_not_counted_as_an_event():
@@ -125,3 +126,29 @@ def test_follow_reports_every_running_query_until_all_end():
     assert seen[:2] == ["long", "short"] and seen.count("long") == 3  # the first query does not hold up the second
     with pytest.raises(RuntimeError, match="boom"):
         follow([(_Running(1, RuntimeError("boom")), None)])
+
+
+def test_ctrl_c_stops_the_followed_queries_and_the_run_goes_on_to_its_report(capsys):
+    """Ctrl-C under --follow ended the run with "interrupted" alone: no word of the late events
+    or of where the results are, the queries not stopped."""
+    from cepagg.cli import _follow_until_interrupted
+
+    class Query:
+        stopped, polls = False, 0
+        status = {"isTriggerActive": False}
+
+        @property
+        def isActive(self):
+            self.polls += 1
+            if self.polls == 1:
+                raise KeyboardInterrupt
+            return True
+
+        def stop(self):
+            self.stopped = True
+
+    q, seen = Query(), []
+    assert _follow_until_interrupted([(q, lambda query: seen.append(query.stopped))], "chk") is True
+    assert q.stopped and seen[-1] is True  # (the batches finished while it stopped are reported)
+    assert capsys.readouterr().err.splitlines()[-1] + "\n" == ("cepagg: stopped (Ctrl-C); the output holds every finished micro-batch; "
+                                       "run the same command again to go on from the checkpoint\n")
