@@ -150,5 +150,6 @@ def test_ctrl_c_stops_the_followed_queries_and_the_run_goes_on_to_its_report(cap
     q, seen = Query(), []
     assert _follow_until_interrupted([(q, lambda query: seen.append(query.stopped))], "chk") is True
     assert q.stopped and seen[-1] is True  # (the batches finished while it stopped are reported)
-    assert capsys.readouterr().err.splitlines()[-1] + "\n" == ("cepagg: stopped (Ctrl-C); the output holds every finished micro-batch; "
-                                       "run the same command again to go on from the checkpoint\n")
+    assert capsys.readouterr().err.splitlines()[-1] == ("cepagg: stopped (Ctrl-C); the output holds every finished "
+                                                        "micro-batch; run the same command again to go on from "
+                                                        "the checkpoint")
