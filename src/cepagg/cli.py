@@ -576,7 +576,8 @@ def cmd_stream(args: argparse.Namespace) -> int:
                   + (f" in query {name}" if name else "") + f"; e.g. {samples[:3]}", file=sys.stderr)
     if args.reject and os.path.exists(args.reject):
         print(f"cepagg: {_rows_in(args.reject)} bad row(s) of the input written to {args.reject}", file=sys.stderr)
-    _results_line(args, " (one folder per query)" if len(jobs) > 1 else "")
+    _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
+                  + (_REVISED if any(_revised(body, args.time_unit) for _, body, _, _ in jobs) else ""))
     return 130 if interrupted else 0
 
 
@@ -659,6 +660,19 @@ def _committed(checkpoint: str | None) -> bool:
     return bool(commits and os.path.isdir(commits) and any(n.isdigit() for n in os.listdir(commits)))
 
 
+#: the end of the results line for a query whose values are revised as events come (Update mode)
+_REVISED = ("; a WITHIN-alone total is revised as events come: each micro-batch's revised values are in "
+            "batch=N folders with a revision number, the highest per group is current "
+            "(cepagg.spark.streaming.read_latest nets them)")
+
+
+def _revised(query: str, time_unit: str) -> bool:
+    """Whether a streaming query writes revisions (Spark's Update mode, see
+    :func:`cepagg.spark.streaming.start`): an aggregate over WITHIN alone."""
+    q = compile_query(query, time_unit=time_unit)
+    return q.mode == "total" and not q.returns_matches
+
+
 def _check_stream_out(args: argparse.Namespace) -> None:
     """``--out`` names the directory the files are written to: needed for a file format, and
     refused with ``--out-format console`` (the rows are printed; nothing would be written there)."""
@@ -716,7 +730,8 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
                   BatchLines(args.time_unit))], args.checkpoint)
         else:
             run_to_end(df, text, progress=BatchLines(args.time_unit, finite=True), **options)
-        _results_line(args, f" (K-slack on Spark's watermark, delay {delay})")
+        _results_line(args, f" (K-slack on Spark's watermark, delay {delay})"
+                      + (_REVISED if _revised(text, args.time_unit) else ""))
         return 130 if interrupted else 0
     if args.clock == "global":
         raise UsageError("stream: --clock global exists for kslack only (Spark's watermark)")

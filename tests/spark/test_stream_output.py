@@ -100,3 +100,22 @@ def test_cli_stream_to_files_needs_out(tmp_path, capsys):
     assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 50", "--events", str(events),
                  "--out-format", "csv", "--checkpoint", str(tmp_path / "chk")]) == 2
     assert capsys.readouterr().err == "cepagg: stream: --out-format csv needs --out DIR (where the files are written)\n"
+
+
+def test_cli_stream_says_a_within_alone_total_is_written_as_revisions(spark, tmp_path, capsys):
+    """The run ended with "results in OUT" alone, while OUT held a revision per micro-batch and
+    group in batch=N folders: read as a table, every old revision counts as a result."""
+    from cepagg.cli import main
+
+    events = tmp_path / "events.csv"
+    events.write_text("type,ts\nA,1\nB,2\nA,3\nB,4\nB,9\n")
+    out = tmp_path / "out"
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", str(events),
+                 "--out", str(out), "--out-format", "csv", "--checkpoint", str(tmp_path / "chk"),
+                 "--events-per-batch", "2"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith(f"cepagg: results in {out}; a WITHIN-alone total is revised") and "read_latest" in last
+    from cepagg.spark.streaming import read_latest
+
+    assert [tuple(r) for r in read_latest(spark, str(out), "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5",
+                                          format="csv").collect()] == [(3,)]

@@ -512,7 +512,8 @@ def _start(df, query: str | Query, *, out: str | None = None, format: str = "par
 
 
 def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
-    """The current result of an Update-mode run: the highest revision of every group.
+    """The current result of an Update-mode run: the highest revision of every group
+    (``format``: the run's ``--out-format``, parquet, csv or json).
 
     Output of the ordering layer (:mod:`cepagg.spark.order`, rows with a ``kind`` column) is
     netted per group and window/instant (latest revision, retracted keys dropped) or, for
@@ -521,7 +522,10 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
     from pyspark.sql import functions as F
 
     q = query if isinstance(query, Query) else compile_query(query)
-    df = spark.read.format(format).load(path)
+    reader = spark.read.format(format)
+    if format == "csv":  # (written with a header; the revision compared as a number, not as text)
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    df = reader.load(path)
     if "kind" in df.columns:
         from ..engines.aggregates import key_width
 
