@@ -57,3 +57,22 @@ def test_a_file_that_changes_or_does_not_fit_is_refused_naming_it(tmp_path):
     with pytest.raises(InputError, match="changed after the stream read it") as e:
         reader.latestOffset({"pos": 2}, ReadAllAvailable())
     assert str(b) in str(e.value)
+
+
+def test_a_restarted_stream_numbers_the_files_as_the_run_before(tmp_path):
+    """A file moved into the directory keeps its modification time, older than that of files read
+    before it: a restarted reader sorted it first, and the checkpoint's positions pointed into
+    other events."""
+    _put(tmp_path, "b.csv", [("A", 10, 1), ("B", 20, 2)], at=2_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    _put(tmp_path, "a.csv", [("B", 30, 3)], at=1_000_000_000)  # (moved in: an older time)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    assert _read_offsets(reader, first, second) == [(30, 3)]
+    restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    assert _read_offsets(restarted, first, second) == [(30, 3)]
+    assert restarted.latestOffset(second, ReadAllAvailable()) == second
+
+
+def _read_offsets(reader, start, end):
+    return [(r["ts"], r["x"]) for p in reader.partitions(start, end) for b in reader.read(p) for r in b.to_pylist()]

@@ -25,6 +25,7 @@ the stream starts (a missing one is null; one that does not fit is refused namin
 from __future__ import annotations
 
 import json
+import os
 import time
 from functools import lru_cache
 
@@ -54,7 +55,6 @@ def _load(path: str, fmt: str, options_json: str, stamp: float):
 
 
 def _stamp(path: str) -> float:
-    import os
 
     p = path
     if os.path.isdir(p):
@@ -71,13 +71,12 @@ class _Partition(InputPartition):
 def _arrived(path: str, fmt: str) -> list[str]:
     """The event files under ``path`` in the order they appeared (modification time, then
     name); an empty directory has none yet."""
-    import os
 
     from ..errors import InputError
     from ..io import input_files
 
     try:
-        files = [str(f) for f in input_files(path, fmt or None)]
+        files = [os.path.abspath(f) for f in input_files(path, fmt or None)]  # (offsets hold them)
     except InputError:
         if os.path.isdir(path):
             return []
@@ -148,13 +147,33 @@ class CepaggStreamReader(DataSourceStreamReader):
             return sum(n for _, _, n in self.index)
         return self._events().num_rows + 1
 
+    def _offset(self, pos: int) -> dict:
+        """An offset: the position, and for arriving files the files in their order, so that a
+        query restarted from its checkpoint numbers the positions as the run before did (a file
+        moved in keeps an older modification time than files read before it)."""
+        return {"pos": pos} if self.finite else {"pos": pos, "files": [f for f, _, _ in self.index]}
+
+    def _seed(self, offset: dict) -> None:
+        """Take the file order of ``offset`` (a restarted query's) before any file arrived since."""
+        from ..errors import InputError
+
+        known = {f for f, _, _ in self.index}
+        for f in offset.get("files") or []:
+            if f not in known:
+                if not os.path.exists(f):
+                    raise InputError("read by this stream before, now gone: the checkpoint's positions need it", f)
+                stamp = _stamp(f)
+                self.index.append((f, stamp, _load(f, self.fmt, _read_options(self.options), stamp)[1].num_rows))
+                known.add(f)
+
     def initialOffset(self) -> dict:
-        return {"pos": 0}
+        return self._offset(0)
 
     def getDefaultReadLimit(self):
         return ReadMaxRows(self.max_batch) if self.max_batch else ReadAllAvailable()
 
     def latestOffset(self, start: dict, limit) -> dict:
+        self._seed(start)
         pos = start["pos"]
         end = self._total()
         if self.rate is not None:
@@ -166,16 +185,17 @@ class CepaggStreamReader(DataSourceStreamReader):
         cap = limit.max_rows if isinstance(limit, ReadMaxRows) else self.max_batch
         if cap:
             end = min(end, pos + cap)
-        return {"pos": end}
+        return self._offset(end)
 
     def reportLatestOffset(self):
-        return {"pos": self._total()}
+        return self._offset(self._total())
 
     def partitions(self, start: dict, end: dict):
         if end["pos"] <= start["pos"]:
             return []
         if self.finite:
             return [_Partition(start["pos"], end["pos"])]
+        self._seed(end)
         self._refresh()
         slices, at = [], 0
         for f, stamp, n in self.index:
