@@ -518,7 +518,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from .spark.console import quiet_worker_lines
     from .spark.progress import BatchLines
     from .spark.sources import register
-    from .spark.streaming import check_workload, follow, late_events, run_to_end, start, workload_jobs
+    from .spark.streaming import check_workload, late_events, run_to_end, start, workload_jobs
 
     text = _query_text(args)
     if is_workload(text) and args.order:
@@ -527,6 +527,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
 
     check_order_options(args, "stream")
     _check_stream_options(args)
+    _check_stream_out(args)
     _check_command_line(args, text, {"--reject": args.reject},
                         {"--out": args.out, "--late-out": args.late_out, "--checkpoint": args.checkpoint})
     if not args.checkpoint and args.out_format != "console" and \
@@ -567,17 +568,17 @@ def cmd_stream(args: argparse.Namespace) -> int:
             running.append((q, progress))
         else:
             run_to_end(df, body, progress=progress, **options)
-    follow(running)
+    interrupted = _follow_until_interrupted(running, args.checkpoint)
     for name, body, out, checkpoint in jobs:
-        count, samples = late_events(spark, checkpoint) if checkpoint else (0, [])
+        count, samples = late_events(spark, checkpoint) if _committed(checkpoint) else (0, [])
         if count:
             print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}"
                   + (f" in query {name}" if name else "") + f"; e.g. {samples[:3]}", file=sys.stderr)
     if args.reject and os.path.exists(args.reject):
         print(f"cepagg: {_rows_in(args.reject)} bad row(s) of the input written to {args.reject}", file=sys.stderr)
-    print(f"cepagg: results in {args.out}" + (" (one folder per query)" if len(jobs) > 1 else ""),
-          file=sys.stderr)
-    return 0
+    _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
+                  + (_REVISED if any(_revised(body, args.time_unit) for _, body, _, _ in jobs) else ""))
+    return 130 if interrupted else 0
 
 
 #: a Spark interval: "10 seconds", "1 minute 30 seconds", "interval 2 hours", "500 milliseconds"
@@ -617,6 +618,77 @@ def _check_stream_options(args: argparse.Namespace) -> None:
         raise UsageError(f"stream: --events-per-batch {args.events_per_batch}: give a positive number")
 
 
+def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
+    """Follow the running streaming queries (:func:`cepagg.spark.streaming.follow`) until they
+    end or the user presses Ctrl-C; on Ctrl-C stop them, say what the output holds, and return
+    True, so that the run still reports its late events and where its results are."""
+    import signal
+
+    from .spark.streaming import follow
+
+    # pyspark's own Ctrl-C handler cancels every Spark job at once: the micro-batch in progress
+    # would fail with Spark's error traces; the default handler lets it finish first
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        follow(running)
+        return False
+    except KeyboardInterrupt:
+        import time
+
+        print("cepagg: stopping after the micro-batch in progress (Ctrl-C again to stop at once) ...",
+              file=sys.stderr, flush=True)
+        for query, progress in running:  # (a batch stopped midway: Spark logs its aborted tasks)
+            waited = 0.0
+            while waited < 120 and query.isActive and query.status.get("isTriggerActive"):
+                time.sleep(0.2)
+                waited += 0.2
+            query.stop()
+            if progress is not None:  # the lines of the batches finished meanwhile
+                progress(query)
+        print("cepagg: stopped (Ctrl-C); the output holds every finished micro-batch"
+              + ("; run the same command again to go on from the checkpoint" if checkpoint else ""),
+              file=sys.stderr)
+        return True
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
+def _committed(checkpoint: str | None) -> bool:
+    """Whether a streaming query committed a micro-batch into ``checkpoint`` (Spark's state
+    store cannot be read before: a run stopped in its first batch has no late events to count)."""
+    commits = os.path.join(checkpoint, "commits") if checkpoint else None
+    return bool(commits and os.path.isdir(commits) and any(n.isdigit() for n in os.listdir(commits)))
+
+
+#: the end of the results line for a query whose values are revised as events come (Update mode)
+_REVISED = ("; a WITHIN-alone total is revised as events come: each micro-batch's revised values are in "
+            "batch=N folders with a revision number, the highest per group is current "
+            "(cepagg.spark.streaming.read_latest nets them)")
+
+
+def _revised(query: str, time_unit: str) -> bool:
+    """Whether a streaming query writes revisions (Spark's Update mode, see
+    :func:`cepagg.spark.streaming.start`): an aggregate over WITHIN alone."""
+    q = compile_query(query, time_unit=time_unit)
+    return q.mode == "total" and not q.returns_matches
+
+
+def _check_stream_out(args: argparse.Namespace) -> None:
+    """``--out`` names the directory the files are written to: needed for a file format, and
+    refused with ``--out-format console`` (the rows are printed; nothing would be written there)."""
+    if args.out_format == "console" and args.out is not None:
+        raise UsageError("stream: --out-format console prints the rows; --out would not be written (drop it)")
+    if args.out_format != "console" and args.out is None:
+        raise UsageError(f"stream: --out-format {args.out_format} needs --out DIR (where the files are written)")
+
+
+def _results_line(args: argparse.Namespace, detail: str = "") -> None:
+    """The run's last line: where the results are, or nothing for console output (the rows
+    were printed)."""
+    if args.out is not None:
+        print(f"cepagg: results in {args.out}{detail}", file=sys.stderr)
+
+
 def _rows_in(reject_path: str) -> int:
     """The rows of a reject file (the stream's source writes it in Spark's workers, so the count
     is read back from the file)."""
@@ -636,7 +708,6 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     from .order.cli import parse_span
     from .spark.order import late_count, run_ordered_to_end, start_ordered
     from .spark.progress import BatchLines
-    from .spark.streaming import follow
 
     slack = parse_span(args.slack, args.time_unit, "--slack")
     lateness = parse_span(args.lateness, args.time_unit, "--lateness")
@@ -652,13 +723,16 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
         options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=delay,
                        time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
                        on_late="fail" if args.on_late == "fail" else "count")
+        interrupted = False
         if args.follow:
-            follow([(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
-                     BatchLines(args.time_unit))])
+            interrupted = _follow_until_interrupted(
+                [(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
+                  BatchLines(args.time_unit))], args.checkpoint)
         else:
             run_to_end(df, text, progress=BatchLines(args.time_unit, finite=True), **options)
-        print(f"cepagg: results in {args.out} (K-slack on Spark's watermark, delay {delay})", file=sys.stderr)
-        return 0
+        _results_line(args, f" (K-slack on Spark's watermark, delay {delay})"
+                      + (_REVISED if _revised(text, args.time_unit) else ""))
+        return 130 if interrupted else 0
     if args.clock == "global":
         raise UsageError("stream: --clock global exists for kslack only (Spark's watermark)")
     policy = {"count": "drop"}.get(args.on_late, args.on_late)
@@ -666,18 +740,22 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
                          numbers=args.numbers)
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, late_out=args.late_out,
                    time_unit=args.time_unit, engine=args.engine)
+    interrupted = False
     if args.follow:
-        follow([(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
-                               **options), BatchLines(args.time_unit))])
+        interrupted = _follow_until_interrupted(
+            [(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
+                            **options), BatchLines(args.time_unit, own_clocks=True))], args.checkpoint)
     else:
-        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit, finite=True), **options)
-    if args.checkpoint:
+        run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit, finite=True, own_clocks=True),
+                           **options)
+    if _committed(args.checkpoint):
         count, samples = late_count(spark, args.checkpoint)
         if count:
             print(f"cepagg: {count} late event(s) ({policy}); e.g. {samples[:3]}", file=sys.stderr)
-    print(f"cepagg: output rows (with kind, revision) in {args.out}; net them with "
-          f"cepagg.spark.streaming.read_latest", file=sys.stderr)
-    return 0
+    if args.out is not None:
+        print(f"cepagg: output rows (with kind, revision) in {args.out}; net them with "
+              f"cepagg.spark.streaming.read_latest", file=sys.stderr)
+    return 130 if interrupted else 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -734,7 +812,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trigger", default="1 second", help="micro-batch interval with --follow: e.g. 1s, 500 ms "
                    "(default 1 second)")
     _add_engine_arg(p)
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", help="output directory (not with --out-format console)")
     p.add_argument("--out-format", default="parquet", choices=["parquet", "csv", "json", "console"],
                    help="format of the files written to --out (default parquet; json: JSON Lines), or console: "
                         "print each micro-batch's rows")

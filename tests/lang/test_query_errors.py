@@ -112,6 +112,12 @@ AGGREGATES = [
         "Two output columns are named 'n'"),
     Bad("same-aggregate-twice", "RETURN COUNT(*), COUNT(*) PATTERN SEQ(A a)", 1, 18,
         "Two output columns are named 'COUNT(*)'"),
+    # a variable or group attribute returned twice was accepted and returned once
+    Bad("same-variable-twice", "RETURN a, a PATTERN SEQ(A a, B b)", 1, 11, "RETURN lists 'a' twice."),
+    Bad("variable-twice-by-type", "RETURN a, A PATTERN SEQ(A a, B b)", 1, 11,
+        "RETURN lists 'A' twice (it names variable 'a', returned already)."),
+    Bad("same-group-attribute-twice", "RETURN g, g, COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] GROUP BY g", 1, 11,
+        "RETURN lists 'g' twice."),
     Bad("return-non-grouped-attribute", "RETURN a.price, COUNT(*) PATTERN SEQ(A a, B b) GROUP BY a.id",
         1, 8, "RETURN a.price: not a GROUP BY attribute"),
     Bad("return-unknown-bare-name", "RETURN price PATTERN SEQ(A a)", 1, 8,

@@ -65,3 +65,14 @@ def test_shared_queries_form_one_job_per_split():
     text = wp.explain()
     assert "on Spark, one job for t1, t2: no partition key" in text
     assert "on Spark, one job for k1, k2: partitioned by g" in text
+
+
+def test_explain_says_why_an_emit_query_with_a_partition_key_is_split_by_time(capsys):
+    """It said "partition by: k" and "on Spark: no partition key: time slices ..., merged":
+    a contradiction, and nothing is merged for EMIT ON CHANGE."""
+    from cepagg.cli import main
+
+    assert main(["explain", "-q", "PATTERN SEQ(A a, B b) WHERE [k] WITHIN 10 ms EMIT ON CHANGE RETURN COUNT(*)"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("on Spark:"))
+    assert line.startswith("on Spark: split by time slices, not by k: EMIT ON CHANGE"), line
+    assert "no partition key" not in line and "merged" not in line

@@ -52,12 +52,24 @@ def test_a_progress_line_says_events_rows_watermark_and_state():
     assert "watermark 78," in BatchLines("s").line(report)
 
 
+def test_every_progress_line_has_the_same_fields():
+    """A micro-batch with no input (Spark reports no observed count for it) left out "rows out"."""
+    report = {"batchId": 2, "numInputRows": 0, "eventTime": {"watermark": "1970-01-01T00:00:00.007Z"},
+              "stateOperators": [{"numRowsTotal": 2, "memoryUsedBytes": 2048}]}
+    assert BatchLines("ms").line(report) == "batch 2: 0 events in, 0 rows out, watermark 7, state 2 rows / 2.0 KB"
+    counted = {**report, "observedMetrics": {ROWS_OUT: {"rows": 3}}}
+    fields = [line.split(", ") for line in (BatchLines("ms").line({"batchId": 0}), BatchLines("ms").line(counted))]
+    assert [[f.split()[-1] for f in parts] for parts in fields] == [["in", "out", "yet", "KB"],
+                                                                    ["in", "out", "7", "KB"]]
+
+
 def test_the_end_of_stream_marker_is_not_counted_as_an_event():
     """The batch holding the end-of-stream marker said "1 event in" when no event of the input came."""
     report = {"batchId": 4, "numInputRows": 1, "observedMetrics": {ROWS_OUT: {"rows": 0}},
               "eventTime": {"max": "2255-03-14T16:00:00.000Z", "min": "2255-03-14T16:00:00.000Z",
                             "watermark": "1970-01-01T00:00:00.078Z"}}
-    assert BatchLines("ms").line(report) == "batch 4: 0 events in, end of input, 0 rows out, watermark 78"
+    assert BatchLines("ms").line(report) == ("batch 4: 0 events in, end of input, 0 rows out, watermark 78, "
+                                             "state 0 rows / 0.0 KB")
     report.update(numInputRows=3, eventTime={**report["eventTime"], "min": "1970-01-01T00:00:00.080Z"})
     assert BatchLines("ms").line(report).startswith("batch 4: 2 events in, end of input, 0 rows out")
     report["eventTime"]["max"] = "1970-01-01T00:00:00.090Z"
@@ -69,10 +81,11 @@ def test_the_end_of_stream_marker_is_found_by_offset_where_spark_reports_no_even
     the marker said "1 event in"."""
     source = {"startOffset": '{"pos": 3}', "endOffset": '{"pos": 4}', "latestOffset": '{"pos": 4}'}
     report = {"batchId": 1, "numInputRows": 1, "eventTime": {}, "sources": [source]}
-    assert BatchLines("ms", finite=True).line(report) == "batch 1: 0 events in, end of input"
-    assert BatchLines("ms").line(report) == "batch 1: 1 event in"  # (a source that runs on has no marker)
+    rest = ", 0 rows out, clocks per key, state 0 rows / 0.0 KB"
+    assert BatchLines("ms", finite=True, own_clocks=True).line(report) == "batch 1: 0 events in, end of input" + rest
+    assert BatchLines("ms", own_clocks=True).line(report) == "batch 1: 1 event in" + rest  # (a source that runs on)
     first = {"batchId": 0, "numInputRows": 3, "sources": [{**source, "startOffset": "null", "endOffset": '{"pos": 3}'}]}
-    assert BatchLines("ms", finite=True).line(first) == "batch 0: 3 events in"
+    assert BatchLines("ms", finite=True, own_clocks=True).line(first) == "batch 0: 3 events in" + rest
 
 
 def test_each_batch_is_reported_once(capsys):
@@ -82,8 +95,9 @@ def test_each_batch_is_reported_once(capsys):
     lines = BatchLines("ms", "pairs")
     lines(Query())
     lines(Query())
-    assert capsys.readouterr().err.splitlines() == ["cepagg: pairs: batch 0: 2 events in",
-                                                    "cepagg: pairs: batch 1: 0 events in"]
+    rest = ", 0 rows out, watermark none yet, state 0 rows / 0.0 KB"
+    assert capsys.readouterr().err.splitlines() == ["cepagg: pairs: batch 0: 2 events in" + rest,
+                                                    "cepagg: pairs: batch 1: 0 events in" + rest]
 
 
 class _Running:
@@ -112,3 +126,30 @@ def test_follow_reports_every_running_query_until_all_end():
     assert seen[:2] == ["long", "short"] and seen.count("long") == 3  # the first query does not hold up the second
     with pytest.raises(RuntimeError, match="boom"):
         follow([(_Running(1, RuntimeError("boom")), None)])
+
+
+def test_ctrl_c_stops_the_followed_queries_and_the_run_goes_on_to_its_report(capsys):
+    """Ctrl-C under --follow ended the run with "interrupted" alone: no word of the late events
+    or of where the results are, the queries not stopped."""
+    from cepagg.cli import _follow_until_interrupted
+
+    class Query:
+        stopped, polls = False, 0
+        status = {"isTriggerActive": False}
+
+        @property
+        def isActive(self):
+            self.polls += 1
+            if self.polls == 1:
+                raise KeyboardInterrupt
+            return True
+
+        def stop(self):
+            self.stopped = True
+
+    q, seen = Query(), []
+    assert _follow_until_interrupted([(q, lambda query: seen.append(query.stopped))], "chk") is True
+    assert q.stopped and seen[-1] is True  # (the batches finished while it stopped are reported)
+    assert capsys.readouterr().err.splitlines()[-1] == ("cepagg: stopped (Ctrl-C); the output holds every finished "
+                                                        "micro-batch; run the same command again to go on from "
+                                                        "the checkpoint")

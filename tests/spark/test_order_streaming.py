@@ -112,6 +112,21 @@ def test_late_events_go_to_the_late_output(spark, tmp_path):
     assert sorted(_got(spark, str(tmp_path / "out"), text).rows) == [(0, 50, 1), (100, 150, 1)]
 
 
+def test_late_events_go_to_the_late_output_when_rows_go_to_the_console(spark, tmp_path, capsys):
+    """With console output the late events were printed among the rows and --late-out stayed empty."""
+    text = "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 50 SLIDE 50"
+    rows = [{"_id": i, "type": t, "ts": ts, "x": 1, "g": "u"} for i, (t, ts) in
+            enumerate([("A", 10), ("B", 20), ("A", 100), ("B", 110), ("B", 15)])]
+    _write(str(tmp_path / "in"), rows, pieces=2)
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(tmp_path / "in"))
+    q = start_ordered(df, text, OrderConfig("kslack", slack=5, on_late="output"), format="console",
+                      checkpoint=str(tmp_path / "chk"), late_out=str(tmp_path / "late"), buckets=2)
+    q.awaitTermination()
+    late = [json.loads(r["late"]) for r in spark.read.json(str(tmp_path / "late")).collect()]
+    assert [e["ts"] for e in late] == [15]
+    assert "|late" not in capsys.readouterr().out
+
+
 def test_cli_stream_order_over_the_cepagg_source(spark, tmp_path):
     """``cepagg stream --order aggressive`` over a finite file (arrival = row order) ends by
     itself and its netted output equals the reference; in float mode, as doubles."""

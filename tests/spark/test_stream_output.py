@@ -72,6 +72,50 @@ def test_cli_stream_over_a_file_with_a_bad_row_is_one_line(spark, tmp_path, caps
     events = tmp_path / "events.csv"
     events.write_text("ts,type,x\n1,A,1\n,B,2\n")
     assert main(["stream", "-q", QUERY.replace("WHERE [g] GROUP BY g", "").replace("g, ", ""),
-                 "--events", str(events), "--out", str(tmp_path / "out"), "--out-format", "console"]) == 1
+                 "--events", str(events), "--out-format", "console"]) == 1
     err = capsys.readouterr().err
     assert err == f"cepagg: {events}, row 3: time column 'ts' is empty\n"
+
+
+def test_cli_stream_to_the_console_needs_no_out_and_names_no_path(spark, tmp_path, capsys):
+    """``--out-format console`` required ``--out`` and ended with "results in OUT", a path
+    never written (with and without ``--order``)."""
+    from cepagg.cli import main
+
+    events = tmp_path / "events.csv"
+    events.write_text("type,ts\nA,10\nB,20\nA,100\nB,110\n")
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 50 SLIDE 50", "--events", str(events),
+                 "--out-format", "console", "--checkpoint", str(tmp_path / "chk"), "--events-per-batch", "2",
+                 "--order", "kslack", "--slack", "5"]) == 0
+    out, err = capsys.readouterr()
+    assert "COUNT(*)" in out and "| 1 " in out.replace("|1 ", "| 1 "), out
+    assert " in None" not in err and "results in" not in err and "output rows" not in err, err
+
+
+def test_cli_stream_to_files_needs_out(tmp_path, capsys):
+    from cepagg.cli import main
+
+    events = tmp_path / "events.csv"
+    events.write_text("type,ts\nA,10\n")
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 50", "--events", str(events),
+                 "--out-format", "csv", "--checkpoint", str(tmp_path / "chk")]) == 2
+    assert capsys.readouterr().err == "cepagg: stream: --out-format csv needs --out DIR (where the files are written)\n"
+
+
+def test_cli_stream_says_a_within_alone_total_is_written_as_revisions(spark, tmp_path, capsys):
+    """The run ended with "results in OUT" alone, while OUT held a revision per micro-batch and
+    group in batch=N folders: read as a table, every old revision counts as a result."""
+    from cepagg.cli import main
+
+    events = tmp_path / "events.csv"
+    events.write_text("type,ts\nA,1\nB,2\nA,3\nB,4\nB,9\n")
+    out = tmp_path / "out"
+    assert main(["stream", "-q", "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", "--events", str(events),
+                 "--out", str(out), "--out-format", "csv", "--checkpoint", str(tmp_path / "chk"),
+                 "--events-per-batch", "2"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith(f"cepagg: results in {out}; a WITHIN-alone total is revised") and "read_latest" in last
+    from cepagg.spark.streaming import read_latest
+
+    assert [tuple(r) for r in read_latest(spark, str(out), "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5",
+                                          format="csv").collect()] == [(3,)]

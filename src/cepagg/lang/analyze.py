@@ -651,6 +651,7 @@ def _group_by(a: _Analyzer, syntax, variables, partition_by, equivalences):
 def _returns(a: _Analyzer, syntax, variables, group_by):
     aggregates: list[Aggregate] = []
     return_vars: list[str] = []
+    grouped: set[str] = set()  # group attributes named in RETURN, as written
     columns = {g.column for g in group_by}
     items = list(syntax.returns) + list(syntax.agg)
     for item in items:
@@ -665,6 +666,9 @@ def _returns(a: _Analyzer, syntax, variables, group_by):
         assert isinstance(e, ast.Attr)
         if e.var is None:
             if any(g.column == e.name or (g.var is None and g.attr == e.name) for g in group_by):
+                if e.name in grouped:
+                    raise a.error(f"RETURN lists '{e.name}' twice.", e)
+                grouped.add(e.name)
                 continue
             try:
                 names = a.resolve(e.name, variables, e)
@@ -673,10 +677,15 @@ def _returns(a: _Analyzer, syntax, variables, group_by):
             for n in names:
                 if variables[n].negated:
                     raise a.error(f"RETURN {e.name}: a negated variable binds no event.", e)
-                if n not in return_vars:
-                    return_vars.append(n)
+                if n in return_vars:  # (the output would hold its events once: one item is dropped)
+                    raise a.error(f"RETURN lists '{e.name}' twice" + ("." if n == e.name else
+                                  f" (it names variable '{n}', returned already)."), e)
+                return_vars.append(n)
             continue
         if any(g.attr == e.name and (g.var is None or g.var in a.resolve(e.var, variables, e)) for g in group_by):
+            if f"{e.var}.{e.name}" in grouped:
+                raise a.error(f"RETURN lists '{e.var}.{e.name}' twice.", e)
+            grouped.add(f"{e.var}.{e.name}")
             continue
         raise a.error(f"RETURN {e.var}.{e.name}: not a GROUP BY attribute; only group attributes, "
                       "variables and aggregates can be returned.", e)

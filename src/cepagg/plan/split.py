@@ -18,6 +18,8 @@ pyspark installed.
 'key'
 >>> split_of(compile_query("RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5")).partial
 True
+>>> split_of(compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE [k] WITHIN 5 EMIT ON CHANGE")).why[:36]
+'split by time slices, not by k: EMIT'
 """
 
 from __future__ import annotations
@@ -58,8 +60,14 @@ def split_of(query: Query) -> Split:
         return Split("single", (), False, "tuple-count windows cannot be cut by time: one task")
     if query.mode == "emit" and any(g.var is not None for g in query.group_by):
         return Split("single", (), False, "EMIT ON CHANGE with GROUP BY X.a cannot be cut by time: one task")
-    return Split("time", (), not query.returns_matches and query.mode != "emit",
-                 "no partition key: time slices overlapping by the window, merged")
+    partial = not query.returns_matches and query.mode != "emit"
+    if query.mode == "emit" and query.partition_by:
+        why = (f"split by time slices, not by {', '.join(query.partition_by)}: EMIT ON CHANGE reports the "
+               "value of the whole group at each instant, which needs every partition at once; the slices "
+               "overlap by the window and each reports the instants it starts")
+    else:
+        why = "no partition key: time slices overlapping by the window" + (", merged" if partial else "")
+    return Split("time", (), partial, why)
 
 
 def bucket_keys(query: Query) -> tuple[str, ...]:

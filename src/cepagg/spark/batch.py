@@ -66,14 +66,14 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
     ts_type = df.schema[time_column].dataType
     unit_ms = TIME_UNITS_MS[time_unit]
     if isinstance(ts_type, (T.TimestampType, T.TimestampNTZType)):
-        micros = F.unix_micros(F.col(time_column).cast("timestamp"))
+        micros = F.unix_micros(F.col(S.quoted(time_column)).cast("timestamp"))
         ts = (micros / F.lit(unit_ms * 1000)).cast("long")
         exact = micros % F.lit(unit_ms * 1000) == 0
     else:
         # a time that is not a whole number (1.5, "abc", beyond 64 bits) is null here: a bad row,
         # where a plain cast failed the job (ANSI) or cut 1.5 to 1 without a word
-        whole = F.col(time_column).try_cast("long")
-        whole = F.when(whole == F.col(time_column).try_cast("decimal(38,9)"), whole)
+        whole = F.col(S.quoted(time_column)).try_cast("long")
+        whole = F.when(whole == F.col(S.quoted(time_column)).try_cast("decimal(38,9)"), whole)
         in_ns, out_ns = UNIT_NS[input_time_unit or time_unit], UNIT_NS[time_unit]
         if in_ns >= out_ns:
             ts = (whole.cast("decimal(38,0)") * F.lit(in_ns // out_ns)).try_cast("long")
@@ -84,13 +84,13 @@ def prepare_events(df, *, type_column: str = "type", time_column: str = "ts", ti
     attrs = [c for c in df.columns if c not in (type_column, time_column)]
     renamed = [F.col(S.quoted(c)).alias(c + "_" if c in ("_id", "ts", "type") else c) for c in attrs]
     with_id = df if ID in df.columns else df.withColumn(ID, F.monotonically_increasing_id())
-    bad_row = F.col(type_column).isNull() | F.col(time_column).isNull() | ~exact
+    bad_row = F.col(S.quoted(type_column)).isNull() | F.col(S.quoted(time_column)).isNull() | ~exact
     for c in (c for c in attrs if isinstance(df.schema[c].dataType, (T.FloatType, T.DoubleType))):
         # NaN and infinities: no engine adds or orders them exactly (as the file readers refuse them)
         value = F.col(S.quoted(c))
         bad_row = bad_row | F.coalesce(F.isnan(value) | (F.abs(value) == float("inf")), F.lit(False))
     events = with_id.select(
-        F.col(ID).cast("long").alias(ID), ts.alias("ts"), F.col(type_column).cast("string").alias("type"),
+        F.col(ID).cast("long").alias(ID), ts.alias("ts"), F.col(S.quoted(type_column)).cast("string").alias("type"),
         bad_row.alias("__bad"), *renamed)
     bad = events.filter("__bad")
     if on_bad_row == "reject":
@@ -212,7 +212,7 @@ def run(df, query: str | Query, *, engine: str = "auto", type_column: str = "typ
     spec = Spec(text, time_unit, tuple(sorted(kinds.items())), chosen.engine, split, keys,
                 partial and split != "single", t0=t0, width=width, numbers=numbers)
     body = run_keys if split == "key" else run_slices
-    raw = ordered.mapInArrow(lambda it: body(spec, it), S.ddl_string(out_columns(spec)))
+    raw = S.map_in_arrow(ordered, lambda it: body(spec, it), S.ddl_string(out_columns(spec)))
 
     result = merge_results(raw, q, spec, kinds)
     if q.returns_matches and attributes:
@@ -251,7 +251,8 @@ def arrange(events, split: str, keys: tuple[str, ...], n: int, within: int):
     from pyspark.sql import functions as F
 
     if split == "key":
-        return events.repartition(n, *keys).sortWithinPartitions(*keys, "ts", ID), split, 0, 0
+        by = [F.col(S.quoted(k)) for k in keys]  # (a bare name with a dot reads as a nested field)
+        return events.repartition(n, *by).sortWithinPartitions(*by, "ts", ID), split, 0, 0
     if split == "time":
         bounds = events.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
         if bounds["lo"] is not None:

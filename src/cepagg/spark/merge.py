@@ -32,7 +32,7 @@ def merge_results(raw, q: Query, spec: Spec, kinds: dict[str, str]):
                 aggs.append(F.sum(f"__agg{i}").cast(count_type).alias(f"__agg{i}"))
             else:
                 aggs.append((F.min if a.func == "MIN" else F.max)(f"__agg{i}").alias(f"__agg{i}"))
-        merged = raw.groupBy(*key_cols).agg(*aggs) if key_cols else raw.agg(*aggs)
+        merged = raw.groupBy(*[F.col(S.quoted(c)) for c in key_cols]).agg(*aggs) if key_cols else raw.agg(*aggs)
         cols = [F.col(S.quoted(c)) for c in key_cols]
         for i, a in enumerate(q.aggregates):
             if a.func == "SUM":
@@ -98,7 +98,7 @@ def attach_attributes(result, events, q: Query):
     attrs = row_attributes(q, [c for c in events.columns if c not in (ID, "ts", "type")])
     if not attrs:
         return result
-    lookup = events.select(ID, *attrs).withColumnRenamed(ID, "event_id")
+    lookup = events.select(ID, *[S.quoted(c) for c in attrs]).withColumnRenamed(ID, "event_id")
     joined = result.join(lookup, on="event_id", how="left")
     return joined.select(*[S.quoted(c) for c in result.columns], *[S.quoted(c) for c in attrs])
 

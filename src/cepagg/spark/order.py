@@ -188,7 +188,7 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
     q = compile_query(text, time_unit=time_unit, schema=kinds)
     engine_name = plan(q, engine).engine
     lane = list(Shape(q).lane_attrs)
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in lane]), F.lit(buckets)) if lane else F.lit(0)
+    bucket = F.pmod(F.xxhash64(*[F.col(S.quoted(k)) for k in lane]), F.lit(buckets)) if lane else F.lit(0)
     everywhere = F.col("type").isin(END_TYPE, PUNCT_TYPE)  # punctuations and the end go to every bucket
     bucket = F.when(everywhere, F.sequence(F.lit(0), F.lit(buckets - 1))).otherwise(F.array(bucket.cast("int")))
     cols, ordered = operator_input(kinds)
@@ -201,7 +201,7 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
     return out, "Update"
 
 
-def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, checkpoint: str | None = None,
+def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str | None = None, checkpoint: str | None = None,
                   format: str = "parquet", late_out: str | None = None, available_now: bool = True,
                   processing_time: str | None = None, count_out: bool = False, **options):
     """Run :func:`stream_ordered` into files (see the module docstring); returns the query.
@@ -215,12 +215,13 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str, chec
     late_path = late_out or f"{out}/_late"
 
     def sink(batch_df, batch_id: int) -> None:
-        if format == "console":
-            batch_df.show(truncate=False)
-            return
         batch_df = batch_df.persist()
         rows = batch_df.filter(F.col("kind") != "late").drop("late")
-        rows.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
+        if format == "console":  # the rows are printed; late events still go to their directory
+            rows.show(truncate=False)
+        else:
+            rows.write.mode("overwrite").format(format).options(**file_options(format)).save(
+                f"{out}/batch={batch_id}")
         late = batch_df.filter(F.col("kind") == "late").select("at", "late")
         if not late.isEmpty():
             late.write.mode("overwrite").format("json").save(f"{late_path}/batch={batch_id}")

@@ -66,13 +66,14 @@ class BatchLines:
     and, for the batch that holds the end of a finite input, ``..., 20 events in, end of input, ...``
     (``finite``: the input is a finite ``cepagg`` source, whose last offset is that end).
 
-    The watermark is in the stream's time unit (absent where the query keeps its own clocks,
-    as the ordering layer does); the state is what the stateful operator's store holds.
+    The watermark is in the stream's time unit (``own_clocks``: the query keeps a clock per key,
+    as the ordering layer does, and the line says so instead); the state is what the stateful operator's store holds.
     Call it with the query whenever convenient (:func:`cepagg.spark.streaming.run_until` does
     while it waits): it prints the batches finished since the last call, each once.
     """
 
-    def __init__(self, time_unit: str = "ms", name: str | None = None, stream=None, finite: bool = False):
+    def __init__(self, time_unit: str = "ms", name: str | None = None, stream=None, finite: bool = False,
+                 own_clocks: bool = False):
         from ..lang.model import TIME_UNITS_MS
 
         self.unit_ms = TIME_UNITS_MS[time_unit]
@@ -80,6 +81,7 @@ class BatchLines:
         self.stream = stream
         self.printed: set[int] = set()
         self.finite = finite  # the input is a finite ``cepagg`` source: its last offset is the end-of-stream marker
+        self.own_clocks = own_clocks  # the ordering layer: a clock per key, no watermark of Spark's
 
     def __call__(self, query) -> None:
         from .streaming import progress_reports
@@ -92,16 +94,21 @@ class BatchLines:
             print(self.prefix + self.line(report), file=self.stream or sys.stderr, flush=True)
 
     def line(self, report: dict) -> str:
+        """The same fields for every micro-batch, so that lines can be read in a column:
+        events in, rows out (a batch whose plan processed no row reports no count: 0), the
+        watermark ("none yet" before Spark has one; "clocks per key" for the ordering layer),
+        and the state (0 rows where Spark reports no stateful operator)."""
         # (the marker is a row of the input to Spark, not an event of the user's)
         end = _holds_the_end(report) or self.finite and _reaches_the_end(report)
         parts = [f"batch {report['batchId']}: {_count(int(report.get('numInputRows', 0)) - end, 'event')} in"]
         if end:
             parts.append("end of input")
         observed = (report.get("observedMetrics") or {}).get(ROWS_OUT)
-        if observed is not None:
-            parts.append(f"{_count(int(observed['rows']), 'row')} out")
+        parts.append(f"{_count(int(observed['rows']) if observed is not None else 0, 'row')} out")
         watermark = (report.get("eventTime") or {}).get("watermark")
-        if watermark:
+        if self.own_clocks:
+            parts.append("clocks per key")
+        elif watermark:
             from datetime import datetime
 
             from .streaming import END_WATERMARK_MS
@@ -109,11 +116,12 @@ class BatchLines:
             ms = round(datetime.fromisoformat(watermark.replace("Z", "+00:00")).timestamp() * 1000)
             parts.append("watermark past the end of the input" if ms > END_WATERMARK_MS
                          else f"watermark {ms // self.unit_ms}")
+        else:
+            parts.append("watermark none yet")
         operators = report.get("stateOperators") or []
-        if operators:
-            rows = sum(int(op.get("numRowsTotal", 0)) for op in operators)
-            size = sum(int(op.get("memoryUsedBytes", 0)) for op in operators)
-            parts.append(f"state {_count(rows, 'row')} / {size / 1024:.1f} KB")
+        rows = sum(int(op.get("numRowsTotal", 0)) for op in operators)
+        size = sum(int(op.get("memoryUsedBytes", 0)) for op in operators)
+        parts.append(f"state {_count(rows, 'row')} / {size / 1024:.1f} KB")
         return ", ".join(parts)
 
 

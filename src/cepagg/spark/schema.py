@@ -147,3 +147,18 @@ def flatten_partial(query: Query, row: tuple) -> tuple:
         else:
             flat.append(cell)
     return tuple(flat)
+
+
+def map_in_arrow(df, fn, ddl: str):
+    """``df.mapInArrow(fn, ddl)`` for columns of any name. pyspark's ``mapInArrow`` looks its
+    input columns up by their bare names, so a name with a dot (``price.usd``) is read as a
+    nested field and not found: the columns go in under plain positional names and ``fn`` sees
+    its batches under the columns' own names again."""
+    import pyarrow as pa
+
+    names = list(df.columns)
+
+    def renamed(batches):
+        return fn(pa.RecordBatch.from_arrays(b.columns, names=names) for b in batches)
+
+    return df.toDF(*[f"__c{i}" for i in range(len(names))]).mapInArrow(renamed, ddl)

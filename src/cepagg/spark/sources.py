@@ -12,11 +12,20 @@ and streams the events in time order:
 
 Offsets are event positions, so a restarted query re-reads exactly the events of its
 unfinished micro-batch: recovery repeats nothing and loses nothing.
+
+A stream that runs on (``finite`` false) over a directory takes files as they arrive: the
+files in the order they appeared (modification time, then name), each file's events in time
+order, so a new file adds positions after the ones read and never moves them (a file with
+events older than those read brings late events, which the watermark or the ordering layer
+handles). A file must be complete when it appears (write it elsewhere, then move it in): one
+that changes after it was read is refused. Its columns are cast to the stream's, fixed when
+the stream starts (a missing one is null; one that does not fit is refused naming the file).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from functools import lru_cache
 
@@ -46,7 +55,6 @@ def _load(path: str, fmt: str, options_json: str, stamp: float):
 
 
 def _stamp(path: str) -> float:
-    import os
 
     p = path
     if os.path.isdir(p):
@@ -55,8 +63,52 @@ def _stamp(path: str) -> float:
 
 
 class _Partition(InputPartition):
-    def __init__(self, start: int, end: int):
+    def __init__(self, start: int, end: int, slices: list | None = None):
         self.start, self.end = start, end
+        self.slices = slices  # arriving files: (file, stamp, first row, end row) per file read
+
+
+def _arrived(path: str, fmt: str) -> list[str]:
+    """The event files under ``path`` in the order they appeared (modification time, then
+    name); an empty directory has none yet."""
+
+    from ..errors import InputError
+    from ..io import input_files
+
+    try:
+        files = [os.path.abspath(f) for f in input_files(path, fmt or None)]  # (offsets hold them)
+    except InputError:
+        if os.path.isdir(path):
+            return []
+        raise
+    return sorted(files, key=lambda f: (os.stat(f).st_mtime_ns, f))
+
+
+def _arrow_target(schema):
+    """The stream's Arrow schema from its Spark schema (the types :func:`_ddl` gives)."""
+    import pyarrow as pa
+
+    types = {"long": pa.int64(), "double": pa.float64(), "boolean": pa.bool_(), "string": pa.string()}
+    return pa.schema([pa.field(f.name, types[f.dataType.typeName()]) for f in schema.fields])
+
+
+def _conform(table, target, file: str):
+    """``table`` (one file's events) with the stream's columns and types."""
+    import pyarrow as pa
+
+    from ..errors import InputError
+
+    columns = []
+    for f in target:
+        if f.name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, f.type))
+            continue
+        col = table.column(f.name)
+        try:
+            columns.append(col if col.type == f.type else col.cast(f.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise InputError(f"column {f.name!r} ({col.type}) does not fit the stream's type {f.type}", file) from None
+    return pa.Table.from_arrays(columns, schema=target)
 
 
 class CepaggStreamReader(DataSourceStreamReader):
@@ -69,20 +121,59 @@ class CepaggStreamReader(DataSourceStreamReader):
         self.finite = options.get("finite", "false").lower() == "true"
         self.max_batch = int(options["maxeventsperbatch"]) if options.get("maxeventsperbatch") else None
         self._last_call = time.monotonic()
+        self.target = _arrow_target(schema)
+        self.index: list[tuple[str, float, int]] = []  # arriving files: (file, stamp, events), in arrival order
+
+    def _refresh(self) -> None:
+        """Index the files that arrived since the last look (a stream that runs on)."""
+        from ..errors import InputError
+
+        known = {f: stamp for f, stamp, _ in self.index}
+        for f in _arrived(self.path, self.fmt):
+            if f in known:
+                if _stamp(f) != known[f]:
+                    raise InputError("changed after the stream read it; put complete files into the directory "
+                                     "(write elsewhere, then move them in)", f)
+                continue
+            stamp = _stamp(f)
+            self.index.append((f, stamp, _load(f, self.fmt, _read_options(self.options), stamp)[1].num_rows))
 
     def _events(self):
         return _load(self.path, self.fmt, _read_options(self.options), _stamp(self.path))[1]
 
     def _total(self) -> int:
-        return self._events().num_rows + (1 if self.finite else 0)
+        if not self.finite:
+            self._refresh()
+            return sum(n for _, _, n in self.index)
+        return self._events().num_rows + 1
+
+    def _offset(self, pos: int) -> dict:
+        """An offset: the position, and for arriving files the files in their order, so that a
+        query restarted from its checkpoint numbers the positions as the run before did (a file
+        moved in keeps an older modification time than files read before it)."""
+        return {"pos": pos} if self.finite else {"pos": pos, "files": [f for f, _, _ in self.index]}
+
+    def _seed(self, offset: dict) -> None:
+        """Take the file order of ``offset`` (a restarted query's) before any file arrived since."""
+        from ..errors import InputError
+
+        known = {f for f, _, _ in self.index}
+        for f in offset.get("files") or []:
+            if f not in known:
+                if not os.path.exists(f):
+                    raise InputError("read by this stream before, now gone: the checkpoint's positions need it", f)
+                stamp = _stamp(f)
+                self.index.append((f, stamp, _load(f, self.fmt, _read_options(self.options), stamp)[1].num_rows))
+                known.add(f)
 
     def initialOffset(self) -> dict:
-        return {"pos": 0}
+        return self._offset(0)
 
     def getDefaultReadLimit(self):
         return ReadMaxRows(self.max_batch) if self.max_batch else ReadAllAvailable()
 
     def latestOffset(self, start: dict, limit) -> dict:
+        self._seed(start)
         pos = start["pos"]
         end = self._total()
         if self.rate is not None:
@@ -94,19 +185,34 @@ class CepaggStreamReader(DataSourceStreamReader):
         cap = limit.max_rows if isinstance(limit, ReadMaxRows) else self.max_batch
         if cap:
             end = min(end, pos + cap)
-        return {"pos": end}
+        return self._offset(end)
 
     def reportLatestOffset(self):
-        return {"pos": self._total()}
+        return self._offset(self._total())
 
     def partitions(self, start: dict, end: dict):
         if end["pos"] <= start["pos"]:
             return []
-        return [_Partition(start["pos"], end["pos"])]
+        if self.finite:
+            return [_Partition(start["pos"], end["pos"])]
+        self._seed(end)
+        self._refresh()
+        slices, at = [], 0
+        for f, stamp, n in self.index:
+            lo, hi = max(start["pos"], at), min(end["pos"], at + n)
+            if lo < hi:
+                slices.append((f, stamp, lo - at, hi - at))
+            at += n
+        return [_Partition(start["pos"], end["pos"], slices)]
 
     def read(self, partition: _Partition):
         import pyarrow as pa
 
+        if partition.slices is not None:
+            for f, stamp, lo, hi in partition.slices:
+                events = _conform(_load(f, self.fmt, _read_options(self.options), stamp)[1], self.target, f)
+                yield from events.slice(lo, hi - lo).to_batches()
+            return
         events = self._events()
         n = events.num_rows
         if partition.start < n:

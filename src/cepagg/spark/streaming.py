@@ -385,7 +385,7 @@ def stream(df, query: str | Query, *, engine: str = "auto", type_column: str = "
     q = compile_query(text, time_unit=time_unit, schema=kinds)
     chosen = plan(q, engine, numbers)
     engine_name, keys = chosen.engine, chosen.bucket_keys
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
+    bucket = F.pmod(F.xxhash64(*[F.col(S.quoted(k)) for k in keys]), F.lit(buckets)) if keys else F.lit(0)
     cols, ordered_cols = operator_input(kinds)
     events = (events.withColumn(OP_BUCKET, bucket.cast("int"))  # (by the attributes' names, before the select)
               .select(*cols, OP_BUCKET)
@@ -512,7 +512,8 @@ def _start(df, query: str | Query, *, out: str | None = None, format: str = "par
 
 
 def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
-    """The current result of an Update-mode run: the highest revision of every group.
+    """The current result of an Update-mode run: the highest revision of every group
+    (``format``: the run's ``--out-format``, parquet, csv or json).
 
     Output of the ordering layer (:mod:`cepagg.spark.order`, rows with a ``kind`` column) is
     netted per group and window/instant (latest revision, retracted keys dropped) or, for
@@ -521,7 +522,10 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
     from pyspark.sql import functions as F
 
     q = query if isinstance(query, Query) else compile_query(query)
-    df = spark.read.format(format).load(path)
+    reader = spark.read.format(format)
+    if format == "csv":  # (written with a header; the revision compared as a number, not as text)
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    df = reader.load(path)
     if "kind" in df.columns:
         from ..engines.aggregates import key_width
 
@@ -532,7 +536,7 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
                   .filter((F.col("revision") == F.col("__top")) & F.col("kind").isin("row", "revision", "insert")))
         return latest.select(*cols)
     groups = [g.column for g in q.group_by]
-    w = Window.partitionBy(*groups).orderBy(F.col("revision").desc()) if groups else \
+    w = Window.partitionBy(*[F.col(S.quoted(g)) for g in groups]).orderBy(F.col("revision").desc()) if groups else \
         Window.orderBy(F.col("revision").desc())
     latest = df.withColumn("__r", F.row_number().over(w)).filter("__r = 1").drop("__r", "revision")
     if "batch" in latest.columns:

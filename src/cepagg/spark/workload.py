@@ -137,11 +137,11 @@ def run_workload(df, workload: str | Sequence[Query | str], *, names: Sequence[s
                            partial and split != "single",
                            t0=t0, width=width, numbers=numbers) for i in members)
         wspec = WorkloadSpec(specs)
-        raw = ordered.mapInArrow(lambda it, w=wspec: run_shared(w, it), S.ddl_string(_columns(wspec)))
+        raw = S.map_in_arrow(ordered, lambda it, w=wspec: run_shared(w, it), S.ddl_string(_columns(wspec)))
         raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
         for k, (i, spec) in enumerate(zip(members, specs)):
             mine = raw.filter(F.col("__q") == k).select(
-                *[F.col(f"`__{k}:{c}`").alias(c) for c, _ in out_columns(spec)])
+                *[F.col(S.quoted(f"__{k}:{c}")).alias(c) for c, _ in out_columns(spec)])
             out = merge_results(mine, named[i][1], spec, kinds)
             results[i] = in_order(out)
     for i, p in enumerate(wp.plans):

@@ -1,0 +1,78 @@
+"""The ``cepagg`` source following a directory (no Spark session: the reader alone): files
+taken in the order they arrive, no position read twice or skipped when a new file holds older
+events, a changed file and a column that does not fit refused naming the file."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from pyspark.sql.streaming.datasource import ReadAllAvailable  # noqa: E402
+from pyspark.sql.types import LongType, StringType, StructField, StructType  # noqa: E402
+
+from cepagg.errors import InputError  # noqa: E402
+from cepagg.spark.sources import CepaggStreamReader  # noqa: E402
+
+SCHEMA = StructType([StructField("_id", LongType()), StructField("ts", LongType()), StructField("type", StringType()),
+                     StructField("x", LongType())])
+
+
+def _put(folder, name, rows, at):
+    path = folder / name
+    path.write_text("type,ts,x\n" + "".join(f"{t},{ts},{x}\n" for t, ts, x in rows))
+    os.utime(path, ns=(at, at))
+    return path
+
+
+def _read(reader, start, end):
+    return [(r["ts"], r["x"]) for p in reader.partitions({"pos": start}, {"pos": end})
+            for b in reader.read(p) for r in b.to_pylist()]
+
+
+def test_a_new_file_with_older_events_adds_positions_after_the_ones_read(tmp_path):
+    """The directory was read as one table sorted by time: a new file's older events moved the
+    positions, so events already read came again and new ones were never read."""
+    _put(tmp_path, "b.csv", [("A", 10, 1), ("B", 20, 2), ("A", 30, 3)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset({"pos": 0}, ReadAllAvailable())["pos"]
+    assert _read(reader, 0, first) == [(10, 1), (20, 2), (30, 3)]
+    _put(tmp_path, "a.csv", [("B", 40, 5), ("B", 5, 4)], at=2_000_000_000)  # (a name sorting first)
+    end = reader.latestOffset({"pos": first}, ReadAllAvailable())["pos"]
+    assert _read(reader, first, end) == [(5, 4), (40, 5)]
+
+
+def test_a_file_that_changes_or_does_not_fit_is_refused_naming_it(tmp_path):
+    b = _put(tmp_path, "b.csv", [("A", 10, 1)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    assert reader.latestOffset({"pos": 0}, ReadAllAvailable())["pos"] == 1
+    bad = _put(tmp_path, "c.csv", [("A", 20, "many")], at=2_000_000_000)
+    end = reader.latestOffset({"pos": 1}, ReadAllAvailable())["pos"]
+    with pytest.raises(InputError, match="column 'x'") as e:
+        _read(reader, 1, end)
+    assert str(bad) in str(e.value)
+    _put(tmp_path, "b.csv", [("A", 10, 1), ("A", 11, 1)], at=3_000_000_000)
+    with pytest.raises(InputError, match="changed after the stream read it") as e:
+        reader.latestOffset({"pos": 2}, ReadAllAvailable())
+    assert str(b) in str(e.value)
+
+
+def test_a_restarted_stream_numbers_the_files_as_the_run_before(tmp_path):
+    """A file moved into the directory keeps its modification time, older than that of files read
+    before it: a restarted reader sorted it first, and the checkpoint's positions pointed into
+    other events."""
+    _put(tmp_path, "b.csv", [("A", 10, 1), ("B", 20, 2)], at=2_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    _put(tmp_path, "a.csv", [("B", 30, 3)], at=1_000_000_000)  # (moved in: an older time)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    assert _read_offsets(reader, first, second) == [(30, 3)]
+    restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    assert _read_offsets(restarted, first, second) == [(30, 3)]
+    assert restarted.latestOffset(second, ReadAllAvailable()) == second
+
+
+def _read_offsets(reader, start, end):
+    return [(r["ts"], r["x"]) for p in reader.partitions(start, end) for b in reader.read(p) for r in b.to_pylist()]
