@@ -555,16 +555,16 @@ def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC,
 
 
 @jit
-def pos_run(P, GP, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rare):
+def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rare):
     """Run the graphs ``slots[j0:]`` one after the other: graph ``j`` processes its events
     ``EP[lo[j]:hi[j]]`` (from ``i0`` for the first, ``j0``), then moves time to ``untils[j]``
     (exclusive: every event before it has been seen). Returns ``(status, j, next_event)``:
     ``DONE`` once every graph ran; otherwise graph ``j`` asks to grow or widen (its arrays
     grown, it is run again from ``next_event``).
 
-    ``GP`` holds graphs of one shape stacked (:class:`.pool.GraphPool`), the slot as each
-    field's first axis: field ``f`` of graph ``s`` is ``GP.f[s]``; a graph alone is the stack
-    of one, ``slots = [0]`` (:meth:`.state.PosState.args`). The records of views
+    ``GP`` holds graphs of one shape stacked (:class:`.pool.GraphPool`): field ``f`` of graph
+    ``s`` is rows ``s * rows[f]`` to ``(s + 1) * rows[f]`` of ``GP``'s field ``f``; a graph
+    alone is ``slots = [0]`` with each field's whole length in ``rows``. The records of views
     (``P``, ``G``, ``E``, ``X``: :mod:`.kernel_args`) are built here, without a call from
     Python per graph: unboxing the 82 arrays of the four records cost more than a small
     batch's work. ``slide``, ``total``, ``rare``: the code the query may run (:func:`variant`),
@@ -572,7 +572,7 @@ def pos_run(P, GP, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rare):
     ``None`` argument before typing them, so a variant compiles only the functions its queries
     call."""
     for j in range(j0, slots.shape[0]):
-        G = graph_of(GP, slots[j])
+        G = graph_of(GP, rows, slots[j])
         E = batch_of(EP, lo[j], hi[j])
         until = untils[j]
         sc = G.sc
@@ -600,19 +600,28 @@ def pos_run(P, GP, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rare):
 
 
 @step
-def graph_of(GP, s):
-    """Graph ``s`` of the stacked graphs ``GP`` (:func:`pos_run`): each field ``GP.f[s]``, a
-    C-contiguous view by an integer index: a slice ``f[a:b]`` per field, with its bounds
-    handling, costs :func:`pos_run` about 3 s more of compiling (docs/benchmarks.md, Cold
-    start). Spliced into the caller, as compiled code without reference counting returns no
-    view from a call."""
+def graph_of(GP, rows, s):
+    """Graph ``s`` of the stacked graphs ``GP`` (:func:`pos_run`): field ``f`` is rows
+    ``s * rows[f]`` to ``(s + 1) * rows[f]`` of ``GP``'s (views: spliced into the caller, as
+    compiled code without reference counting returns no view from a call)."""
+    t = s + 1
     return PosArrays(
-        GP.sc[s], GP.negM[s], GP.gdone[s], GP.grptr[s], GP.B[s], GP.TI[s], GP.TF[s], GP.TM[s],
-        GP.IDX[s], GP.NI[s], GP.NF[s], GP.NM[s], GP.NT[s], GP.LI[s], GP.LF[s], GP.LM[s], GP.LT[s],
-        GP.V[s], GP.v_irank[s], GP.v_col[s], GP.v_colv[s], GP.VI[s], GP.VF[s], GP.VM[s], GP.w_k[s],
-        GP.WI[s], GP.WF[s], GP.WM[s], GP.XI[s], GP.XF[s], GP.XM[s], GP.AI[s], GP.AF[s], GP.AM[s],
-        GP.REC[s], GP.r_bkey[s], GP.RI[s], GP.RF[s], GP.RM[s], GP.o_k[s], GP.OI[s], GP.OF[s], GP.OM[s],
-        GP.lastI[s], GP.lastF[s], GP.lastM[s])
+        GP.sc[s * rows[0]:t * rows[0]], GP.negM[s * rows[1]:t * rows[1]], GP.gdone[s * rows[2]:t * rows[2]],
+        GP.grptr[s * rows[3]:t * rows[3]], GP.B[s * rows[4]:t * rows[4]], GP.TI[s * rows[5]:t * rows[5]],
+        GP.TF[s * rows[6]:t * rows[6]], GP.TM[s * rows[7]:t * rows[7]], GP.IDX[s * rows[8]:t * rows[8]],
+        GP.NI[s * rows[9]:t * rows[9]], GP.NF[s * rows[10]:t * rows[10]], GP.NM[s * rows[11]:t * rows[11]],
+        GP.NT[s * rows[12]:t * rows[12]], GP.LI[s * rows[13]:t * rows[13]], GP.LF[s * rows[14]:t * rows[14]],
+        GP.LM[s * rows[15]:t * rows[15]], GP.LT[s * rows[16]:t * rows[16]], GP.V[s * rows[17]:t * rows[17]],
+        GP.v_irank[s * rows[18]:t * rows[18]], GP.v_col[s * rows[19]:t * rows[19]],
+        GP.v_colv[s * rows[20]:t * rows[20]], GP.VI[s * rows[21]:t * rows[21]], GP.VF[s * rows[22]:t * rows[22]],
+        GP.VM[s * rows[23]:t * rows[23]], GP.w_k[s * rows[24]:t * rows[24]], GP.WI[s * rows[25]:t * rows[25]],
+        GP.WF[s * rows[26]:t * rows[26]], GP.WM[s * rows[27]:t * rows[27]], GP.XI[s * rows[28]:t * rows[28]],
+        GP.XF[s * rows[29]:t * rows[29]], GP.XM[s * rows[30]:t * rows[30]], GP.AI[s * rows[31]:t * rows[31]],
+        GP.AF[s * rows[32]:t * rows[32]], GP.AM[s * rows[33]:t * rows[33]], GP.REC[s * rows[34]:t * rows[34]],
+        GP.r_bkey[s * rows[35]:t * rows[35]], GP.RI[s * rows[36]:t * rows[36]], GP.RF[s * rows[37]:t * rows[37]],
+        GP.RM[s * rows[38]:t * rows[38]], GP.o_k[s * rows[39]:t * rows[39]], GP.OI[s * rows[40]:t * rows[40]],
+        GP.OF[s * rows[41]:t * rows[41]], GP.OM[s * rows[42]:t * rows[42]], GP.lastI[s * rows[43]:t * rows[43]],
+        GP.lastF[s * rows[44]:t * rows[44]], GP.lastM[s * rows[45]:t * rows[45]])
 
 
 @step

@@ -402,7 +402,7 @@ class Greta(Engine):
         code = K.variant(kp.pi)  # the features the kernel compiles (one variant per kind of query)
         j = i = 0
         while True:
-            status, j, i = self.kernels.pos_run(plan, pool.args(), slots, E, lo, hi, until,
+            status, j, i = self.kernels.pos_run(plan, pool.args(), pool.rows, slots, E, lo, hi, until,
                                                 pool.scratch, j, i, *code)
             if status == K.DONE:
                 break
@@ -700,7 +700,7 @@ class Greta(Engine):
         ends = (_ZERO, np.array([len(E.e_ts)], dtype=np.int64), np.array([until], dtype=np.int64))
         while True:
             kern, plan = self._pos_kernel(st, kp)  # (widening may leave int64 limbs)
-            status, _, i = kern.pos_run(plan, st.args(), _ZERO, E, *ends, st.scratch(nder), 0, i,
+            status, _, i = kern.pos_run(plan, st.args(), st.rows(), _ZERO, E, *ends, st.scratch(nder), 0, i,
                                         *code)
             self._drain(state, layout, sub, totals)
             if status == K.DONE:

@@ -63,10 +63,9 @@ class GraphPool:
         return len(self.slot_of)
 
     def args(self) -> PosArrays:
-        """The kernel's record of the stacked fields, each with the slot as first axis (views,
-        rebuilt when the stack grows)."""
+        """The kernel's record of the stacked fields (rebuilt when the stack grows)."""
         if self._args is None:
-            self._args = PosArrays._make(self.field(n) for n in G_NAMES)
+            self._args = PosArrays._make(self.fields)
         return self._args
 
     def slots_of(self, keys: list) -> np.ndarray:
@@ -140,9 +139,8 @@ class GraphPool:
     def field(self, name: str) -> np.ndarray:
         """Field ``name`` with the slot as first axis (a view)."""
         i = G_NAMES.index(name)
-        f = self.fields[i].view()
-        f.shape = (self.slots, int(self.rows[i])) + f.shape[1:]  # raises rather than copies
-        return f
+        f = self.fields[i]
+        return f.reshape((self.slots, int(self.rows[i])) + f.shape[1:])
 
     def starts_before(self, slots: np.ndarray, limit: int) -> np.ndarray:
         """Of each of ``slots``: every start bucket of its graph is earlier than ``limit``, or

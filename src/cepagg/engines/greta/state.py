@@ -67,10 +67,9 @@ def _arrays_of(items: dict) -> _Arrays:
     return a
 
 
-def _argument_record(arrays: list[np.ndarray]) -> tuple[PosArrays]:
-    """The kernel's record of a graph's arrays: the graph alone, as slot 0 of a stack of one
-    (views with a first axis of length one, :func:`._kernels.pos_run`)."""
-    return (PosArrays._make(x[None] for x in arrays),)
+def _argument_record(arrays: list[np.ndarray]) -> tuple[PosArrays, np.ndarray]:
+    """The kernel's record of a graph's arrays, and their lengths (the graph alone in a stack)."""
+    return PosArrays._make(arrays), np.array([x.shape[0] for x in arrays], dtype=np.int64)
 
 
 def _pow2(n: int) -> int:
@@ -246,6 +245,12 @@ class PosState:
         if a.cached is None:
             a.cached = _argument_record([a[n] for n in G_NAMES])
         return a.cached[0]
+
+    def rows(self) -> np.ndarray:
+        """The length of each array of :meth:`args`: the graph as the only one of a stack
+        (:func:`._kernels.pos_run`)."""
+        self.args()
+        return self.a.cached[1]
 
     @property
     def idx_n(self) -> np.ndarray:
