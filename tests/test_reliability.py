@@ -351,19 +351,31 @@ _SLOW_MATCHES = textwrap.dedent("""
     import cepagg.matches
     from cepagg.cli import main
 
-    write = cepagg.matches.Sink.write
+    write, flush = cepagg.matches.Sink.write, cepagg.matches.Sink._flush
     calls = []
 
-    def slow_write(self, table):  # a piece written (Parquet: a row group), then wait to be killed
-        write(self, table)
+    def written(self):  # the second piece written: say so, then wait to be killed
         calls.append(1)
         if len(calls) == 2:
-            self._flush() if self.fmt == "parquet" else self.f.flush()
+            if self.fmt != "parquet":
+                self.f.flush()
             sys.stdout.write("half\\n")
             sys.stdout.flush()
             time.sleep(60)
 
+    def slow_write(self, table):  # CSV, JSON Lines: a piece of rows
+        write(self, table)
+        if self.fmt != "parquet":
+            written(self)
+
+    def slow_flush(self):  # Parquet: a row group
+        pending = bool(self._pending)
+        flush(self)
+        if pending:
+            written(self)
+
     cepagg.matches.Sink.write = slow_write
+    cepagg.matches.Sink._flush = slow_flush
     cepagg.matches.ROW_GROUP_ROWS = 1
     import cepagg.runner
     cepagg.runner.PIECE_EVENTS = 4
