@@ -207,7 +207,7 @@ def clear_cache() -> int:
 COMPILE_SECONDS = {"aseq": 15, "greta": 19}
 #: seconds ``cepagg warmup`` compiles (GRETA's queries, the longer, also reach its negative graphs
 #: and ordered index; the engines compile in parallel)
-WARMUP_SECONDS = 31
+WARMUP_SECONDS = 34
 
 _listening = False
 _announced: set[str] = set()
