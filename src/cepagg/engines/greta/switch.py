@@ -80,8 +80,8 @@ class Evidence:
 
     @classmethod
     def of(cls, st: PosState) -> "Evidence | None":
-        """The graph's evidence, or None for a graph that has none (new, or from a snapshot
-        taken before graphs kept it)."""
+        """The graph's evidence, or None for a graph that has none (new, or restored from a
+        snapshot whose graphs hold no evidence)."""
         got = getattr(st, "evidence", None)
         if not got or got[0] != EVIDENCE_VERSION:
             return None
@@ -117,8 +117,8 @@ class Router:
 
     def layouts(self, primary: lay.Layout) -> tuple[lay.Layout, lay.Layout, lay.Layout]:
         """(index, index keeping its vertices, scan) layouts beside the state's ``primary``
-        layout (one of the two; a snapshot taken before paths were re-chosen holds whichever
-        its first batch chose). Built with the record kinds ``primary`` was built with, and
+        layout (one of the two; a snapshot of an engine whose first batch chose the path for good
+        holds that one). Built with the record kinds ``primary`` was built with, and
         sharing its string codes (condition columns are encoded once per batch with them)."""
         got = self._layouts
         if got is not None and got[0] is primary:

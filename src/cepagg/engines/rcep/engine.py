@@ -345,7 +345,7 @@ class Rcep(Engine):
 
     def restore(self, data: bytes) -> RcepState:
         state = super().restore(data)
-        if not hasattr(state, "kinds"):  # (a state written before the compiled path folded aggregates)
+        if not hasattr(state, "kinds"):  # (a state without the aggregated attributes' kinds)
             state.kinds = {}
         if self._compiled is not None:  # (a snapshot of the Python join's buffers)
             stores = {key: Store.of_buffers(part.buffers, self._compiled.slots, self._compiled.limit)
