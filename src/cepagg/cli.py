@@ -621,9 +621,9 @@ def _check_stream_options(args: argparse.Namespace) -> None:
 def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
     """Follow the running streaming queries (:func:`cepagg.spark.streaming.follow`) until they
     end or the user presses Ctrl-C; on Ctrl-C stop them, say what the output holds, and return
-    True, so that the run still reports its late events and where its results are."""
-    import signal
-
+    True, so that the run still reports its late events and where its results are. SIGTERM
+    (:class:`_Terminated`) stops them at once, without waiting for the micro-batch in progress,
+    and is raised again: the run ends as ``cepagg run`` does ("terminated", exit 143)."""
     from .spark.streaming import follow
 
     # pyspark's own Ctrl-C handler cancels every Spark job at once: the micro-batch in progress
@@ -632,9 +632,11 @@ def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
     try:
         follow(running)
         return False
+    except _Terminated:  # (a subclass of KeyboardInterrupt: caught first)
+        for query, _ in running:
+            query.stop()
+        raise
     except KeyboardInterrupt:
-        import time
-
         print("cepagg: stopping after the micro-batch in progress (Ctrl-C again to stop at once) ...",
               file=sys.stderr, flush=True)
         for query, progress in running:  # (a batch stopped midway: Spark logs its aborted tasks)
