@@ -75,6 +75,10 @@ def test_a_workload_given_as_a_mapping_is_named_by_its_keys():
     (5, None, TypeError, "workload: a workload text, a sequence of queries or a {name: query} mapping, not int"),
     ({"a": QUERY}, ["b"], TypeError, "a {name: query} mapping names its queries"),
     ([QUERY, QUERY], ["only"], ValueError, "names: 1 names for 2 queries"),  # (zip dropped the second query)
+    ([QUERY, QUERY], iter(["only"]), ValueError, "names: 1 names for 2 queries"),  # (said "0 names": consumed)
+    ([QUERY, QUERY], ["same", "same"], ValueError, "names: two queries are named 'same'"),  # (one result lost)
+    ([QUERY, QUERY], ["Pairs", "pairs"], ValueError, "names: two queries are named 'Pairs' and 'pairs'"),
+    ({"Pairs": QUERY, "pairs": QUERY}, None, ValueError, "names: two queries are named 'Pairs' and 'pairs'"),
 ])
 def test_workload_arguments_of_the_wrong_shape_are_refused(workload, names, error, message):
     from cepagg.lang.workload import named_queries
@@ -84,3 +88,10 @@ def test_workload_arguments_of_the_wrong_shape_are_refused(workload, names, erro
     if names is None:
         with pytest.raises(error, match=message):
             run_workload(workload, EVENTS)
+
+
+def test_names_given_as_a_generator_name_the_queries():
+    """A generator of names was consumed by counting it: "0 names for 2 queries"."""
+    from cepagg.lang.workload import named_queries
+
+    assert named_queries([QUERY, QUERY], (n for n in ["a", "b"])) == [("a", QUERY), ("b", QUERY)]

@@ -81,7 +81,8 @@ def _add_event_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timezone", default="UTC", help="zone of timestamps without offset (default UTC)")
     p.add_argument("--schema", help="declared attribute types, e.g. 'price:float,company:str'")
     p.add_argument("--constant-type", help="type of every event, when the file has no type column (with one: an error)")
-    p.add_argument("--reject", metavar="PATH", help="write bad rows here (.csv or .jsonl) instead of failing")
+    p.add_argument("--reject", metavar="PATH", help="write bad rows here (.csv or .jsonl) instead of failing (stream "
+                   "--follow: one file per input file with bad rows, PATH.<file>.ext)")
 
 
 def _read_options(args: argparse.Namespace) -> dict:
@@ -574,7 +575,13 @@ def cmd_stream(args: argparse.Namespace) -> int:
         if count:
             print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}"
                   + (f" in query {name}" if name else "") + f"; e.g. {samples[:3]}", file=sys.stderr)
-    if args.reject and os.path.exists(args.reject):
+    if args.reject and args.follow:  # one reject file per input file with bad rows
+        from .spark.sources import reject_files
+
+        written = reject_files(args.events, args.format or "", args.reject)
+        print(f"cepagg: {sum(map(_rows_in, written))} bad row(s) of the input written to {', '.join(written)}"
+              if written else "cepagg: no bad row in the input (no reject file written)", file=sys.stderr)
+    elif args.reject and os.path.exists(args.reject):
         print(f"cepagg: {_rows_in(args.reject)} bad row(s) of the input written to {args.reject}", file=sys.stderr)
     _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
                   + (_REVISED if any(_revised(body, args.time_unit) for _, body, _, _ in jobs) else ""))
@@ -621,9 +628,9 @@ def _check_stream_options(args: argparse.Namespace) -> None:
 def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
     """Follow the running streaming queries (:func:`cepagg.spark.streaming.follow`) until they
     end or the user presses Ctrl-C; on Ctrl-C stop them, say what the output holds, and return
-    True, so that the run still reports its late events and where its results are."""
-    import signal
-
+    True, so that the run still reports its late events and where its results are. SIGTERM
+    (:class:`_Terminated`) stops them at once, without waiting for the micro-batch in progress,
+    and is raised again: the run ends as ``cepagg run`` does ("terminated", exit 143)."""
     from .spark.streaming import follow
 
     # pyspark's own Ctrl-C handler cancels every Spark job at once: the micro-batch in progress
@@ -632,9 +639,11 @@ def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
     try:
         follow(running)
         return False
+    except _Terminated:  # (a subclass of KeyboardInterrupt: caught first)
+        for query, _ in running:
+            query.stop()
+        raise
     except KeyboardInterrupt:
-        import time
-
         print("cepagg: stopping after the micro-batch in progress (Ctrl-C again to stop at once) ...",
               file=sys.stderr, flush=True)
         for query, progress in running:  # (a batch stopped midway: Spark logs its aborted tasks)

@@ -76,3 +76,34 @@ def test_a_restarted_stream_numbers_the_files_as_the_run_before(tmp_path):
 
 def _read_offsets(reader, start, end):
     return [(r["ts"], r["x"]) for p in reader.partitions(start, end) for b in reader.read(p) for r in b.to_pylist()]
+
+
+def test_every_bad_row_of_every_arrived_file_is_kept_once_in_the_reject_files(tmp_path):
+    """Each read of an arrived file rewrote the one reject file whole, even a file without bad
+    rows: it held the last file's bad rows only, and the closing line counted those."""
+    import csv
+
+    from cepagg.cli import _rows_in
+    from cepagg.spark.sources import _load
+
+    events, out = tmp_path / "in", tmp_path / "out"
+    events.mkdir()
+    out.mkdir()
+    reject = str(out / "rejects.csv")
+    _put(events, "a.csv", [("A", 10, 1), ("A", "ten", 2)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(events), "finite": "false", "reject": reject}, SCHEMA)
+    first = reader.latestOffset({"pos": 0}, ReadAllAvailable())["pos"]
+    _load.cache_clear()  # (a worker reads the files again, in a process of its own)
+    assert _read(reader, 0, first) == [(10, 1)]
+    _put(events, "b.csv", [("B", 20, 3)], at=2_000_000_000)
+    _put(events, "c.csv", [("A", 30, 4), ("B", "thirty", 5)], at=3_000_000_000)
+    end = reader.latestOffset({"pos": first}, ReadAllAvailable())["pos"]
+    _load.cache_clear()
+    assert _read(reader, first, end) == [(20, 3), (30, 4)]
+    bad = sorted(row["x"] for f in sorted(out.iterdir()) for row in csv.DictReader(open(f, encoding="utf-8")))
+    assert bad == ["2", "5"]  # (each once, the clean file's read wrote none)
+    from cepagg.spark.sources import reject_files
+
+    written = reject_files(str(events), "", reject)
+    assert written == [str(out / "rejects.a.csv.csv"), str(out / "rejects.c.csv.csv")]
+    assert sum(map(_rows_in, written)) == 2  # (the closing line's count)

@@ -153,3 +153,49 @@ def test_ctrl_c_stops_the_followed_queries_and_the_run_goes_on_to_its_report(cap
     assert capsys.readouterr().err.splitlines()[-1] == ("cepagg: stopped (Ctrl-C); the output holds every finished "
                                                         "micro-batch; run the same command again to go on from "
                                                         "the checkpoint")
+
+
+def test_sigterm_under_follow_stops_the_queries_at_once_and_ends_the_run(monkeypatch, capsys):
+    """SIGTERM under --follow was taken for Ctrl-C (its exception is a KeyboardInterrupt): "Ctrl-C
+    again to stop at once", a wait of up to 120 s per query for its micro-batch, exit 130."""
+    import time
+
+    import pytest
+
+    from cepagg.cli import _follow_until_interrupted, _Terminated
+
+    def no_wait(seconds):
+        raise AssertionError("waited for the micro-batch in progress")
+
+    class Query:
+        stopped, polls = False, 0
+        status = {"isTriggerActive": True}
+
+        @property
+        def isActive(self):
+            self.polls += 1
+            if self.polls == 1:
+                raise _Terminated
+            return True
+
+        def stop(self):
+            self.stopped = True
+
+    monkeypatch.setattr(time, "sleep", no_wait)
+    q, other = Query(), Query()
+    other.polls = 1
+    with pytest.raises(_Terminated):
+        _follow_until_interrupted([(q, None), (other, None)], "chk")
+    assert q.stopped and other.stopped
+    assert capsys.readouterr().err == ""  # (main prints the one line "cepagg: terminated", exit 143)
+
+
+def test_sigterm_ends_the_run_with_one_line_and_exit_143(monkeypatch, capsys):
+    import cepagg.cli as cli
+
+    def terminated(args):
+        raise cli._Terminated
+
+    monkeypatch.setattr(cli, "cmd_warmup", terminated)
+    assert cli.main(["warmup"]) == 143
+    assert capsys.readouterr().err == "cepagg: terminated\n"

@@ -126,16 +126,32 @@ def named_queries(workload: Any, names: Sequence[str] | None = None) -> list[tup
 
     Raises:
         TypeError: not a workload text, a mapping or a sequence (or a mapping with ``names``).
-        ValueError: ``names`` and the queries differ in number (one would be dropped).
+        ValueError: ``names`` and the queries differ in number (one would be dropped), or two
+            names are the same ignoring case (the results are returned by name, and a file
+            workload refuses them too: one result would be lost).
     """
     if isinstance(workload, Mapping):
         if names is not None:
             raise TypeError("workload: a {name: query} mapping names its queries; give no names=")
-        return [(str(n), q) for n, q in workload.items()]
+        return _distinct([(str(n), q) for n, q in workload.items()])
     if isinstance(workload, (str, bytes)) or not hasattr(workload, "__iter__"):
         raise TypeError(f"workload: a workload text, a sequence of queries or a {{name: query}} mapping, "
                         f"not {type(workload).__name__}")
     queries = list(workload)
-    if names is not None and len(list(names)) != len(queries):
-        raise ValueError(f"names: {len(list(names))} names for {len(queries)} queries")
-    return list(zip(names if names is not None else [f"q{i}" for i in range(len(queries))], queries))
+    names = [f"q{i}" for i in range(len(queries))] if names is None else list(names)  # (once: an iterator)
+    if len(names) != len(queries):
+        raise ValueError(f"names: {len(names)} names for {len(queries)} queries")
+    return _distinct(list(zip((str(n) for n in names), queries)))
+
+
+def _distinct(named: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``named``, refused if two of its names are the same ignoring case, as a workload file's
+    are (:func:`workload_blocks`)."""
+    seen: dict[str, str] = {}
+    for n, _ in named:
+        if n.casefold() in seen:
+            same = f"'{n}'" if seen[n.casefold()] == n else f"'{seen[n.casefold()]}' and '{n}'"
+            raise ValueError(f"names: two queries are named {same}; give each query its own name "
+                             "(ignoring case)")
+        seen[n.casefold()] = n
+    return named

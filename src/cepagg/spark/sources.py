@@ -20,12 +20,17 @@ events older than those read brings late events, which the watermark or the orde
 handles). A file must be complete when it appears (write it elsewhere, then move it in): one
 that changes after it was read is refused. Its columns are cast to the stream's, fixed when
 the stream starts (a missing one is null; one that does not fit is refused naming the file).
+With a reject file ``R`` (``reject`` option), each file's bad rows go to a reject file of its
+own, ``R`` named after it (:func:`reject_file`): a file is read more than once (on the driver
+to count its events, in a worker to stream them), and each read writes the same file whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 import time
 from functools import lru_cache
 
@@ -51,7 +56,7 @@ def _load(path: str, fmt: str, options_json: str, stamp: float):
                          constant_type=opts.get("constant_type") or None, timezone=opts.get("timezone") or "UTC",
                          on_bad_row="reject" if opts.get("reject") else "error", reject_path=opts.get("reject") or None)
     table = report.batch.table
-    return table.schema, table.cast(_arrow_types(table.schema))
+    return table.schema, table.cast(_arrow_types(table.schema)), report.rejected
 
 
 def _stamp(path: str) -> float:
@@ -136,7 +141,17 @@ class CepaggStreamReader(DataSourceStreamReader):
                                      "(write elsewhere, then move them in)", f)
                 continue
             stamp = _stamp(f)
-            self.index.append((f, stamp, _load(f, self.fmt, _read_options(self.options), stamp)[1].num_rows))
+            self.index.append((f, stamp, self._file_events(f, stamp).num_rows))
+
+    def _file_events(self, f: str, stamp: float):
+        """The events of the arrived file ``f``, its bad rows in its own reject file (none for a
+        file without bad rows)."""
+        options = _read_options(self.options, f)
+        _, events, rejected = _load(f, self.fmt, options, stamp)
+        if not rejected and self.options.get("reject"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(json.loads(options)["reject"])
+        return events
 
     def _events(self):
         return _load(self.path, self.fmt, _read_options(self.options), _stamp(self.path))[1]
@@ -163,7 +178,7 @@ class CepaggStreamReader(DataSourceStreamReader):
                 if not os.path.exists(f):
                     raise InputError("read by this stream before, now gone: the checkpoint's positions need it", f)
                 stamp = _stamp(f)
-                self.index.append((f, stamp, _load(f, self.fmt, _read_options(self.options), stamp)[1].num_rows))
+                self.index.append((f, stamp, self._file_events(f, stamp).num_rows))
                 known.add(f)
 
     def initialOffset(self) -> dict:
@@ -210,7 +225,7 @@ class CepaggStreamReader(DataSourceStreamReader):
 
         if partition.slices is not None:
             for f, stamp, lo, hi in partition.slices:
-                events = _conform(_load(f, self.fmt, _read_options(self.options), stamp)[1], self.target, f)
+                events = _conform(self._file_events(f, stamp), self.target, f)
                 yield from events.slice(lo, hi - lo).to_batches()
             return
         events = self._events()
@@ -246,8 +261,16 @@ class CepaggSource(DataSource):
         from .schema import spark_kind  # noqa: F401  (pyspark available here)
 
         options = {k.lower(): v for k, v in self.options.items()}
-        arrow_schema = _load(options["path"], options.get("format", ""), _read_options(options),
-                             _stamp(options["path"]))[0]
+        if options.get("reject") and options.get("finite", "false").lower() != "true":
+            # the files' bad rows are written by the stream's reads, one reject file per file
+            # (:func:`reject_file`); this read of them all sets its own aside
+            with tempfile.TemporaryDirectory() as tmp:
+                options["reject"] = os.path.join(tmp, os.path.basename(options["reject"]))
+                arrow_schema = _load(options["path"], options.get("format", ""), _read_options(options),
+                                     _stamp(options["path"]))[0]
+        else:
+            arrow_schema = _load(options["path"], options.get("format", ""), _read_options(options),
+                                 _stamp(options["path"]))[0]
         return _ddl(arrow_schema)
 
     def streamReader(self, schema):
@@ -258,8 +281,27 @@ _READ_OPTIONS = ("type_column", "time_column", "time_unit", "input_time_unit", "
                  "reject")
 
 
-def _read_options(options: dict) -> str:
-    return json.dumps({k: options[k] for k in _READ_OPTIONS if options.get(k)}, sort_keys=True)
+def _read_options(options: dict, file: str | None = None) -> str:
+    """The read options as a key of :func:`_load`; for the arrived ``file`` of a stream that
+    runs on, the reject file is that file's own (:func:`reject_file`)."""
+    chosen = {k: options[k] for k in _READ_OPTIONS if options.get(k)}
+    if file is not None and "reject" in chosen:
+        chosen["reject"] = reject_file(chosen["reject"], file)
+    return json.dumps(chosen, sort_keys=True)
+
+
+def reject_file(reject: str, file: str) -> str:
+    """The reject file of the input ``file`` of a stream that runs on, given the stream's reject
+    path ``reject``: ``R.csv`` and ``a.csv`` give ``R.a.csv.csv``, beside ``R.csv`` (the
+    format is ``reject``'s, by its extension)."""
+    root, ext = os.path.splitext(reject)
+    return f"{root}.{os.path.basename(file)}{ext}"
+
+
+def reject_files(path: str, fmt: str, reject: str) -> list[str]:
+    """The reject files a stream that runs on over ``path`` wrote (:func:`reject_file`): those of
+    the files that had bad rows, in the order the files arrived."""
+    return [r for r in (reject_file(reject, f) for f in _arrived(path, fmt)) if os.path.exists(r)]
 
 
 def _arrow_types(arrow_schema):
