@@ -128,7 +128,7 @@ class MatchBlock:
         def joined(name: str) -> np.ndarray:
             return np.concatenate([getattr(b, name)[:b.rows] for b in blocks])
         return cls(joined("match"), joined("var"), joined("pos"), joined("event"), np.concatenate(moved),
-                   blocks[0].display, sum(b.rows for b in blocks), cells, cell_ids={})
+                   blocks[0].display, sum(b.rows for b in blocks), cells)
 
     def head(self, matches: int) -> "MatchBlock":
         """The block of the first ``matches`` matches (sharing the arrays)."""
