@@ -286,3 +286,14 @@ def test_parquet_gathers_small_blocks_into_one_row_group(tmp_path, match_format)
     got = sorted(json.dumps({k: v for k, v in r.items() if k != "match"}, sort_keys=True)
                  for r in pq.read_table(tmp_path / "r.parquet").to_pylist())
     assert ref.matches == w.matches and canon == got and key in table.column_names
+
+
+def test_concatenated_blocks_find_the_cells_they_hold():
+    """``MatchBlock.concat`` of blocks with cells: asking the joined block for a cell it holds
+    gives that cell's index, not a second copy of it."""
+    a, b = MatchBlock.empty(4, ["a"]), MatchBlock.empty(4, ["a"])
+    a.cell_index((1,))
+    b.cell_index((2,))
+    joined = MatchBlock.concat([a, b])
+    assert joined.cell_index((1,)) == 0 and joined.cell_index((2,)) == 1
+    assert joined.cells == [(1,), (2,)]

@@ -128,7 +128,7 @@ class MatchBlock:
         def joined(name: str) -> np.ndarray:
             return np.concatenate([getattr(b, name)[:b.rows] for b in blocks])
         return cls(joined("match"), joined("var"), joined("pos"), joined("event"), np.concatenate(moved),
-                   blocks[0].display, sum(b.rows for b in blocks), cells, cell_ids={})
+                   blocks[0].display, sum(b.rows for b in blocks), cells)
 
     def head(self, matches: int) -> "MatchBlock":
         """The block of the first ``matches`` matches (sharing the arrays)."""
@@ -336,7 +336,7 @@ class Sink:
     def __init__(self, layout: Layout, fmt: str, f):
         self.layout, self.fmt, self.f = layout, fmt, f
         self.rows = 0
-        self._pending: list[pa.Table] = []
+        self._pending: list[pa.Table | MatchBlock] = []
         self._pending_rows = 0
         if fmt == "parquet":
             self._writer = pq.ParquetWriter(f, layout.schema)
@@ -360,12 +360,7 @@ class Sink:
             self._flush()
 
     def write(self, table: pa.Table) -> None:
-        if self.fmt == "parquet":
-            self._pending.append(table)
-            self._pending_rows += table.num_rows
-            if self._pending_rows >= ROW_GROUP_ROWS:
-                self._flush()
-            return
+        """Write ``table`` to the text file (CSV, JSON Lines); Parquet gathers rows in :meth:`add`."""
         self.rows += table.num_rows
         names = self.layout.columns
         if self.fmt == "csv":

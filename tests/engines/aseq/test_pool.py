@@ -109,6 +109,39 @@ def test_query_without_partition_attributes_runs_alone():
     assert eng.finish(st) == [(1,)]
 
 
+def _stacking_the_one_partition(monkeypatch):
+    """Engines that stack every partition of a windowed total query, also the one partition of a
+    query without partition attributes (snapshots of such engines are still restored)."""
+    def pooled(self, fam):
+        return (self.kmode == runtime.K.TOTAL and self.windowed and not self.unit.lead
+                and not fam.python_values and not runtime.KERNELS_ARE_TWINS)
+    monkeypatch.setattr(runtime.UnitRun, "pooled", pooled)
+
+
+@pytest.mark.parametrize("text", ["RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 10",
+                                  "RETURN COUNT(*), SUM(b.x), MAX(a.x) PATTERN SEQ(A a, B b, C c) WITHIN 10"])
+def test_a_restored_stack_of_the_one_partition_goes_on_alone(text, monkeypatch):
+    """A snapshot holding the one partition of a query without partition attributes in the
+    stack, restored by an engine that runs that partition alone: the matches begun before the
+    snapshot meet the events after it (the totals are the reference's)."""
+    q = compile_query(text)
+    rows = [{"type": t, "ts": ts, "x": ts} for t, ts in
+            [("A", 1), ("A", 2), ("B", 3), ("C", 4), ("A", 5), ("B", 6), ("B", 7), ("C", 8), ("C", 9), ("B", 11)]]
+    batch = EventBatch.from_rows(rows).sorted()
+    with monkeypatch.context() as m:
+        _stacking_the_one_partition(m)
+        old = ENGINES["aseq"](q)
+        st = old.new_state()
+        old.process(st, batch.slice(0, 3))
+        assert set(st.parts[0].pool.slot_of) == {()}
+        snap = old.snapshot(st)
+    eng = ENGINES["aseq"](q)
+    st = eng.restore(snap)
+    out = eng.process(st, batch.slice(3, len(batch) - 3))
+    out += eng.finish(st)
+    assert out == ENGINES["reference"](q).run(batch).rows
+
+
 @pytest.mark.parametrize("chunk", range(2))
 def test_many_and_composite_keys_give_the_reference_rows_whatever_the_batches(chunk):
     """Hundreds of keys (slots reused, the stack grown mid-batch), composite keys of an integer

@@ -217,6 +217,8 @@ class UnitRun:
             self._run_pool(state, pool, enc, keys, pool.slots_of(keys), starts, ends, K.NONE, K.NONE, rows)
             self._gc(state, alone, K.NONE)
             return rows
+        if state.pool is not None:  # a state restored from an engine that stacked these partitions
+            self._unstack(state)
         for r, key in enumerate(enc.keys):
             a, b = int(enc.bounds[r]), int(enc.bounds[r + 1])
             st = state.parts.get(key)
@@ -239,6 +241,16 @@ class UnitRun:
         one kernel instead of both."""
         return (self.kmode == K.TOTAL and self.windowed and not self.unit.lead and not fam.python_values
                 and bool(self.unit.plans[0].partition_attrs) and not KERNELS_ARE_TWINS)
+
+    def _unstack(self, state: UnitState) -> None:
+        """Every stacked partition goes on alone (:meth:`PartPool.detach`): this engine does not
+        stack the query's partitions (:meth:`pooled`), and the state was restored from a snapshot
+        of an engine that did. Left in the stack, a partition would start again beside it, its
+        matches begun before the snapshot never meeting the events after it."""
+        pool = state.pool
+        for key, s in list(pool.slot_of.items()):
+            state.parts[key] = pool.detach(s)
+        state.pool = None
 
     def _pool(self, state: UnitState) -> PartPool:
         if state.pool is None:
