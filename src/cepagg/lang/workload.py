@@ -68,17 +68,31 @@ def workload_blocks(text: str) -> list[tuple[str, str, int]]:
                 raise QueryError(f"The workload names a query '{name}' but its block holds no query.")
             continue
         out.append((name or f"q{len(out)}", with_hierarchy(query, declared), first))
-    seen: dict[str, str] = {}
     for n, _, _ in out:
         if not _FILE_NAME.fullmatch(n) or ".." in n:
             raise QueryError(f"The workload's query name '{n}' cannot name a file: use letters, digits and "
                              "'_', '-', '.' (not first, no '..').")
-        if n.casefold() in seen:
-            same = f"'{n}'" if seen[n.casefold()] == n else f"'{seen[n.casefold()]}' and '{n}'"
-            raise QueryError(f"The workload names two queries {same} (names differing only in case "
-                             "would share one output file on macOS and Windows).")
-        seen[n.casefold()] = n
+    same = case_clash(n for n, _, _ in out)
+    if same:
+        raise QueryError(f"The workload names two queries {same} (names differing only in case "
+                         "would share one output file on macOS and Windows).")
     return out
+
+
+def case_clash(names) -> str | None:
+    """The first of ``names`` equal to an earlier one ignoring case, quoted with it ("'a'", or
+    "'A' and 'a'"); None where all differ.
+
+    >>> case_clash(["pairs", "Pairs"]), case_clash(["a", "b"])
+    ("'pairs' and 'Pairs'", None)
+    """
+    seen: dict[str, str] = {}
+    for n in names:
+        k = n.casefold()
+        if k in seen:
+            return f"'{n}'" if seen[k] == n else f"'{seen[k]}' and '{n}'"
+        seen[k] = n
+    return None
 
 
 def in_workload(exc: QueryError, name: str, text: str, first: int) -> QueryError:
@@ -147,11 +161,7 @@ def named_queries(workload: Any, names: Sequence[str] | None = None) -> list[tup
 def _distinct(named: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """``named``, refused if two of its names are the same ignoring case, as a workload file's
     are (:func:`workload_blocks`)."""
-    seen: dict[str, str] = {}
-    for n, _ in named:
-        if n.casefold() in seen:
-            same = f"'{n}'" if seen[n.casefold()] == n else f"'{seen[n.casefold()]}' and '{n}'"
-            raise ValueError(f"names: two queries are named {same}; give each query its own name "
-                             "(ignoring case)")
-        seen[n.casefold()] = n
+    same = case_clash(n for n, _ in named)
+    if same:
+        raise ValueError(f"names: two queries are named {same}; give each query its own name (ignoring case)")
     return named
