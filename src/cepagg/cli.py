@@ -560,21 +560,26 @@ def cmd_stream(args: argparse.Namespace) -> int:
         jobs = workload_jobs(text, args.out, args.checkpoint)
     else:
         jobs = [(None, text, args.out, args.checkpoint)]
-    running = []
+    running, lines = [], []
     for name, body, out, checkpoint in jobs:
         options.update(out=out, checkpoint=checkpoint)
         progress = BatchLines(args.time_unit, name, finite=not args.follow)
+        lines.append(progress)
         if args.follow:
             q = start(df, body, available_now=False, processing_time=args.trigger, count_out=True, **options)
             running.append((q, progress))
         else:
             run_to_end(df, body, progress=progress, **options)
     interrupted = _follow_until_interrupted(running, args.checkpoint)
-    for name, body, out, checkpoint in jobs:
+    for (name, body, out, checkpoint), progress in zip(jobs, lines):
         count, samples = late_events(spark, checkpoint) if _committed(checkpoint) else (0, [])
+        in_query = f" in query {name}" if name else ""
         if count:
-            print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}"
-                  + (f" in query {name}" if name else "") + f"; e.g. {samples[:3]}", file=sys.stderr)
+            print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}{in_query}"
+                  f"; e.g. {samples[:3]}", file=sys.stderr)
+        if progress.dropped:  # (older than Spark's watermark: they never reached cepagg)
+            print(f"cepagg: Spark dropped {progress.dropped} event(s) older than its watermark{in_query} "
+                  f"(later than the delay of {args.delay}); raise --delay to keep them", file=sys.stderr)
     if args.reject and args.follow:  # one reject file per input file with bad rows
         from .spark.sources import reject_files
 
@@ -867,7 +872,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .demo import add_arguments as add_demo_arguments
 
-    p = sub.add_parser("demo", help="run example queries over real flight data on Spark (the main job)")
+    p = sub.add_parser("demo", help="run three example questions over the 2013 New York flights on Spark")
     add_demo_arguments(p)
     p.set_defaults(func=cmd_demo)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -180,6 +180,3 @@ def _fmt(v: Any) -> str:
         return f"{v:.6g}" if abs(v) < 1e15 else f"{v:.6e}"
     return str(v)
 
-
-def rows_from(columns: Sequence[str], dicts: Iterable[dict]) -> list[tuple]:
-    return [tuple(d.get(c) for c in columns) for d in dicts]

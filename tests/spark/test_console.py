@@ -3,6 +3,7 @@ lines filtered out of a child's stderr, and the progress line of a micro-batch."
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
@@ -199,3 +200,19 @@ def test_sigterm_ends_the_run_with_one_line_and_exit_143(monkeypatch, capsys):
     monkeypatch.setattr(cli, "cmd_warmup", terminated)
     assert cli.main(["warmup"]) == 143
     assert capsys.readouterr().err == "cepagg: terminated\n"
+
+
+def test_rows_spark_dropped_as_late_are_counted_and_said():
+    """Rows older than Spark's watermark never reach cepagg: the progress line and the run's
+    closing lines (from ``dropped``) say how many, once per micro-batch."""
+
+    class Query:
+        recentProgress = [{"batchId": 0, "numInputRows": 5, "stateOperators": [{"numRowsDroppedByWatermark": 0}]},
+                          {"batchId": 1, "numInputRows": 4, "stateOperators": [{"numRowsDroppedByWatermark": 2}]}]
+
+    lines = BatchLines("ms", stream=io.StringIO())
+    lines(Query())
+    lines(Query())
+    assert lines.dropped == 2
+    assert lines.stream.getvalue().splitlines()[1].endswith(", 2 rows dropped by Spark as late")
+    assert "dropped" not in lines.stream.getvalue().splitlines()[0]

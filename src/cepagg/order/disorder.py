@@ -110,12 +110,6 @@ def _punctuations(stream, arrive, rng, rate: float, punct: str) -> list[tuple[in
     return out
 
 
-def in_order_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """The stream sorted by time with ``_id`` = position: the rows :func:`disorder` orders."""
-    order = sorted(range(len(rows)), key=lambda i: rows[i]["ts"])
-    return [dict(rows[i], _id=k) for k, i in enumerate(order)]
-
-
 def exact_punctuations(arrival: Arrival, rate: float, punct: str = "types",
                        rng: random.Random | None = None) -> Arrival:
     """The same arrival with truthful punctuations added (computed from the whole arrival,

@@ -82,6 +82,8 @@ class BatchLines:
         self.printed: set[int] = set()
         self.finite = finite  # the input is a finite ``cepagg`` source: its last offset is the end-of-stream marker
         self.own_clocks = own_clocks  # the ordering layer: a clock per key, no watermark of Spark's
+        #: input rows Spark dropped as older than its watermark, over the batches printed
+        self.dropped = 0
 
     def __call__(self, query) -> None:
         from .streaming import progress_reports
@@ -91,6 +93,7 @@ class BatchLines:
             if batch < 0 or batch in self.printed:
                 continue
             self.printed.add(batch)
+            self.dropped += _dropped(report)
             print(self.prefix + self.line(report), file=self.stream or sys.stderr, flush=True)
 
     def line(self, report: dict) -> str:
@@ -122,6 +125,9 @@ class BatchLines:
         rows = sum(int(op.get("numRowsTotal", 0)) for op in operators)
         size = sum(int(op.get("memoryUsedBytes", 0)) for op in operators)
         parts.append(f"state {_count(rows, 'row')} / {size / 1024:.1f} KB")
+        dropped = _dropped(report)
+        if dropped:
+            parts.append(f"{_count(dropped, 'row')} dropped by Spark as late")
         return ", ".join(parts)
 
 
@@ -149,6 +155,11 @@ def _reaches_the_end(report: dict) -> bool:
         if isinstance(end, dict) and end == latest and end != start:
             return True
     return False
+
+
+def _dropped(report: dict) -> int:
+    """Input rows Spark dropped in a micro-batch as older than its watermark."""
+    return sum(int(op.get("numRowsDroppedByWatermark", 0)) for op in report.get("stateOperators") or [])
 
 
 def _count(n: int, noun: str) -> str:

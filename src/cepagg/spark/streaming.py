@@ -11,8 +11,9 @@ buffered per bucket and released to the engine in time order once the watermark 
 them (K-slack with K = the delay); then ``engine.advance`` returns the windows that closed.
 Event-time timers wake a bucket when the watermark passes its oldest buffered event or its
 last open window, also in micro-batches without data for it. Rows older than the watermark are
-dropped by Spark before they reach the operator; :func:`start` reports how many from the
-query progress, so nothing is lost silently.
+dropped by Spark before they reach the operator; the query's progress reports count them
+(:func:`dropped_by_watermark`, :class:`cepagg.spark.progress.BatchLines`), and ``cepagg stream``
+says how many, so nothing is lost silently.
 
 Output: Append for final rows (SLIDE windows, EMIT ON CHANGE instants, matches); Update for
 WITHIN-alone totals, which are revised as input arrives: each row carries a ``revision``
@@ -22,7 +23,6 @@ number per group, and the sink keeps the highest (see :func:`start` and :func:`r
 from __future__ import annotations
 
 import pickle
-import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Iterator
@@ -567,9 +567,3 @@ def late_events(spark, checkpoint: str) -> tuple[int, list[dict]]:
         samples += st.late_samples
     return count, samples
 
-
-def _warn_dropped(query) -> None:
-    n = dropped_by_watermark(query)
-    if n:
-        print(f"cepagg: Spark dropped {n} row(s) older than the watermark (later than the allowed "
-              "delay); raise the delay or use per-key lateness", file=sys.stderr)
