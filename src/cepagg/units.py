@@ -10,6 +10,10 @@ from __future__ import annotations
 UNIT_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9, "h": 3600 * 10**9,
            "d": 86400 * 10**9}
 
+#: milliseconds per unit of query time, by canonical name: the units a stream's integer
+#: timestamps can be in (``--time-unit``), the millisecond and above
+TIME_UNITS_MS = {name: ns // UNIT_NS["ms"] for name, ns in UNIT_NS.items() if ns >= UNIT_NS["ms"]}
+
 #: every accepted spelling -> canonical name
 UNIT_NAMES = {
     "ns": "ns", "nsec": "ns", "nanos": "ns", "nanosecond": "ns", "nanoseconds": "ns",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Union
 
+from .. import units
 from ..errors import Position
 from . import ast
 from .concepts import Hierarchy
@@ -237,7 +238,7 @@ MATCH_COLUMNS = ("match", "var", "pos", "event_id", "type", "ts")
 
 STRATEGIES = ("skip-till-any-match", "skip-till-next-match", "contiguous")
 
-TIME_UNITS_MS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+TIME_UNITS_MS = units.TIME_UNITS_MS  # (re-exported: the query's time units)
 
 
 @dataclass(frozen=True)

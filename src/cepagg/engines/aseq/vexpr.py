@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...events import arrow_kind
 from ...lang import ast
 from ...lang.expr import ConditionTypeError
 
@@ -37,15 +38,10 @@ def _column(table: pa.Table, name: str) -> pa.Array:
 
 
 def _kind(t: pa.DataType) -> str:
-    if pa.types.is_boolean(t):
-        return "bool"
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return "number"
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "string"
-    if pa.types.is_null(t):
-        return "null"
-    return str(t)
+    """What an operand of type ``t`` is to an operator (:func:`cepagg.events.arrow_kind`,
+    integers and floats alike numbers)."""
+    kind = arrow_kind(t)
+    return {"int": "number", "float": "number", "str": "string"}.get(kind, kind)
 
 
 def value(e: ast.Expr, table: pa.Table):

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...events import ID
+from ...events import ID, arrow_kind
 from ...lang import ast
 from ...lang.expr import ConditionTypeError
 from .layout import DataKindError, GraphLayout, Layout
@@ -71,20 +71,15 @@ def sort_batch(table: pa.Table) -> pa.Table:
 
 
 def attribute_kinds(table: pa.Table, names) -> dict[str, str]:
+    """How GRETA encodes each attribute of ``names`` the table has (:func:`cepagg.events.arrow_kind`):
+    bool, int (timestamps too: their integer value), float, or str (any other type, compared as
+    text); an all-null column is left out."""
     out = {}
     for n in names:
         if n in table.column_names:
-            t = table.schema.field(n).type
-            if pa.types.is_boolean(t):
-                out[n] = "bool"
-            elif pa.types.is_integer(t) or pa.types.is_timestamp(t):
-                out[n] = "int"
-            elif pa.types.is_floating(t) or pa.types.is_decimal(t):
-                out[n] = "float"
-            elif pa.types.is_null(t):
-                continue
-            else:
-                out[n] = "str"
+            kind = arrow_kind(table.schema.field(n).type)
+            if kind != "null":
+                out[n] = "int" if kind == "timestamp" else kind if kind in ("bool", "int", "float") else "str"
     return out
 
 
