@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _query_text(args: argparse.Namespace) -> str:
+def query_text(args: argparse.Namespace) -> str:
     """The query or workload text; with ``--hierarchy``, the hierarchy's CONCEPT lines added (the
     text carries the hierarchy to every driver, Spark's workers included)."""
     from .lang.concepts import Hierarchy, with_hierarchy
@@ -95,7 +95,7 @@ def _read_options(args: argparse.Namespace) -> dict:
                 on_bad_row="reject" if args.reject else "error", reject_path=args.reject)
 
 
-def _check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, str | None],
+def check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, str | None],
                         directories: dict[str, str | None] | None = None) -> None:
     """Refuse a bad command line before reading anything (UsageError, exit status 2): bad read
     options, an output file that is an input file,
@@ -167,7 +167,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             schema = parse_schema(args.schema)
         except ValueError as e:
             raise UsageError(str(e)) from None
-    q = compile_query(_query_text(args), time_unit=args.time_unit, schema=schema)
+    q = compile_query(query_text(args), time_unit=args.time_unit, schema=schema)
     print(q)
     return 0
 
@@ -179,7 +179,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.strategy and not args.cube:  # (it was ignored: the plan shown is the planner's)
         raise UsageError(f"explain: --strategy {args.strategy} shows an E-Cube plan; add --cube")
     args.strategy = args.strategy or "chase"
-    text = _query_text(args)
+    text = query_text(args)
     if args.cube:
         from .cube.cli import explain_cube
 
@@ -208,7 +208,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     from .plan import plan_workload
     from .runner import attach_event_columns, check_concepts, check_event_columns
 
-    named = compile_workload(text, time_unit=args.time_unit, schema=_schema(report.batch))
+    named = compile_workload(text, time_unit=args.time_unit, schema=query_schema(report.batch))
     check_concepts([q for _, q in named], report.batch)
     from .matches import OutputRefused
 
@@ -253,7 +253,7 @@ def _run_workload(args: argparse.Namespace, text: str, report) -> int:
     return 0
 
 
-def _read(args: argparse.Namespace):
+def read_input(args: argparse.Namespace):
     from .io import read_events
 
     report = read_events(args.events, **_read_options(args))
@@ -270,7 +270,7 @@ def _tell_read(report) -> None:
               file=sys.stderr)
 
 
-def _schema(batch) -> dict | None:
+def query_schema(batch) -> dict | None:
     """The attribute kinds to compile a query with: none for an input without events (a query
     naming attributes still runs over 0 events)."""
     return batch.attribute_kinds() if len(batch) else None
@@ -336,7 +336,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .plan import plan
     from .runner import check_concepts
 
-    text = _query_text(args)
+    text = query_text(args)
     if args.order and not args.no_spark:
         raise UsageError("run: --order runs in this process; add --no-spark (or use cepagg stream --order)")
     if is_workload(text) and args.order:
@@ -344,7 +344,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .order.cli import check_order_options
 
     check_order_options(args)
-    _check_command_line(args, text, {"--out": args.out, "--reject": args.reject,
+    check_command_line(args, text, {"--out": args.out, "--reject": args.reject,
                                      "--late-out": getattr(args, "late_out", None),
                                      "--changes": getattr(args, "changes", None)})
     _check_match_options(args, text)
@@ -353,12 +353,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         whole = _run_chunked(args, text)
         if isinstance(whole, int):
             return whole
-    report = _read(args)
+    report = read_input(args)
     if whole:
         print(f"cepagg: the input was read whole, not in chunks ({whole})", file=sys.stderr)
     if is_workload(text):
         return _run_workload(args, text, report)
-    q = compile_query(text, time_unit=args.time_unit, schema=_schema(report.batch))
+    q = compile_query(text, time_unit=args.time_unit, schema=query_schema(report.batch))
     check_concepts([q], report.batch)
     p = plan(q, args.engine, args.numbers)
     started = time.perf_counter()
@@ -521,7 +521,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from .spark.sources import register
     from .spark.streaming import check_workload, late_events, run_to_end, start, workload_jobs
 
-    text = _query_text(args)
+    text = query_text(args)
     if is_workload(text) and args.order:
         raise UsageError("stream: --order takes one query, not a workload file")
     from .order.cli import check_order_options
@@ -529,7 +529,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     check_order_options(args, "stream")
     _check_stream_options(args)
     _check_stream_out(args)
-    _check_command_line(args, text, {"--reject": args.reject},
+    check_command_line(args, text, {"--reject": args.reject},
                         {"--out": args.out, "--late-out": args.late_out, "--checkpoint": args.checkpoint})
     if not args.checkpoint and args.out_format != "console" and \
             "spark.sql.streaming.checkpointLocation" not in _spark_config(args):

@@ -303,9 +303,9 @@ def evaluate_adaptive(cube, events: EventBatch, strategy: str, reuses: tuple[str
 
 def _counted(cube, events: EventBatch, found) -> dict[str, int]:
     """The matches of each query returning matches in ``events``, counted (not enumerated)."""
-    from .cube import _match_counts
+    from .cube import match_counts
 
-    return {n: c for n, c in _match_counts(cube, events).items() if n in found}
+    return {n: c for n, c in match_counts(cube, events).items() if n in found}
 
 
 def _recost(current: CubePlan, new: CubePlan) -> float:

@@ -34,16 +34,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_cube(args: argparse.Namespace) -> int:
-    from ..cli import _check_command_line, _query_text, _read, _schema
+    from ..cli import check_command_line, query_schema, query_text, read_input
     from ..output import write_result
     from .cube import Cube
 
-    text = _query_text(args)
+    text = query_text(args)
     planned = Cube.from_text(text, time_unit=args.time_unit)  # (names and shapes, before reading)
     outs = {f"--out ({n})": str(Path(args.out) / f"{n}.csv") for n in planned.queries} if args.out else {}
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out!r} is a file; the cube writes one file per query into a directory")
-    _check_command_line(args, text, {"--reject": args.reject}, {"--out": args.out, **outs})
+    check_command_line(args, text, {"--reject": args.reject}, {"--out": args.out, **outs})
     _check_slice(args, planned)
     adapt = _adaptation(args)
     if args.plot:
@@ -55,8 +55,8 @@ def cmd_cube(args: argparse.Namespace) -> int:
             check_output_path(args.plot, "--plot")
         except ValueError as e:
             raise UsageError(str(e)) from None
-    report = _read(args)
-    cube = Cube.from_text(text, time_unit=args.time_unit, schema=_schema(report.batch))
+    report = read_input(args)
+    cube = Cube.from_text(text, time_unit=args.time_unit, schema=query_schema(report.batch))
     started = time.perf_counter()
     results = cube.evaluate(report.batch, args.strategy, adapt=adapt)
     elapsed = time.perf_counter() - started

@@ -222,10 +222,10 @@ def _statistics(cube: Cube, events: EventBatch | None) -> Statistics | None:
     t = pc.min_max(events.table.column("ts")).as_py()
     unit = UNIT_NS[next(iter(cube.queries.values())).time_unit] / UNIT_NS["s"] if cube.queries else 1.0
     span = max(float(t["max"] - t["min"]), 1.0) * unit
-    return Statistics(span, {d["values"]: d["counts"] for d in vc}, _match_counts(cube, events))
+    return Statistics(span, {d["values"]: d["counts"] for d in vc}, match_counts(cube, events))
 
 
-def _match_counts(cube: Cube, events: EventBatch) -> dict[str, int]:
+def match_counts(cube: Cube, events: EventBatch) -> dict[str, int]:
     from dataclasses import replace
 
     from ..lang import compile_query

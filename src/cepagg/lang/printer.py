@@ -80,8 +80,8 @@ def pattern_text(node: PNode, scoped: dict[int, list[str]] | None = None,
         if node.type is None:
             return _display(node.var)
         if _display(node.var) == node.type:
-            return _type_text(node.type)
-        return f"{_type_text(node.type)} {_display(node.var)}"
+            return type_text(node.type)
+        return f"{type_text(node.type)} {_display(node.var)}"
     if isinstance(node, SeqP):
         return "SEQ(" + ", ".join(rec(i) for i in node.items) + ")"
     if isinstance(node, AndP):
@@ -105,7 +105,7 @@ def pattern_text(node: PNode, scoped: dict[int, list[str]] | None = None,
     raise AssertionError(node)
 
 
-def _type_text(name: str) -> str:
+def type_text(name: str) -> str:
     """A type in a pattern: in backticks unless it is a plain name starting in upper case."""
     return name if _plain(name) and not name[:1].islower() else f"`{name}`"
 

@@ -7,7 +7,7 @@ the syntax tree, so they are printed here, with the printer's condition text.
 from __future__ import annotations
 
 from .. import ast
-from ..printer import _type_text, expr_text
+from ..printer import expr_text, type_text
 
 
 def pattern_text(p: ast.Pattern) -> str:
@@ -18,7 +18,7 @@ def pattern_text(p: ast.Pattern) -> str:
     if isinstance(p, ast.EventPattern):
         if p.type is None:
             return p.var
-        return _type_text(p.type) if p.var is None else f"{_type_text(p.type)} {p.var}"
+        return type_text(p.type) if p.var is None else f"{type_text(p.type)} {p.var}"
     if isinstance(p, ast.Qualified):
         return f"({pattern_text(p.body)}, " + ", ".join(expr_text(q) for q in p.quals) + ")"
     if isinstance(p, ast.OrPattern) and not p.quals and all(isinstance(i, (ast.Not, ast.Exists))
