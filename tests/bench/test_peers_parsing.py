@@ -202,7 +202,7 @@ def _o(engine, window, count, secs, status="ok", **kw):
                    peak_rss_mb=100.0, events=1000, **kw)
 
 
-def test_report_ratios_agreement_thresholds(tmp_path):
+def test_report_ratios_agreement_and_the_ends_of_each_series(tmp_path):
     outs = [_o("cepagg", 20, 10, 0.01), _o("flink-cep", 20, 10, 2.0), _o("core", 20, 11, 0.5),
             _o("cepagg", 100, 2_000_000, 0.02), _o("flink-cep", 100, 2_000_000, 30.0),
             _o("core", 100, 2_000_000, 1.0),
@@ -211,8 +211,10 @@ def test_report_ratios_agreement_thresholds(tmp_path):
     assert {(c.peer, c.window_ms): round(c.speedup) for c in comps} == \
         {("flink-cep", 20): 200, ("core", 20): 50, ("flink-cep", 100): 1500, ("core", 100): 50}
     assert [(c.peer, c.peer_count) for c in report.disagreements(outs)] == [("core", 11)]
-    g = report.thresholds(outs)
-    assert [ok for _, ok, _ in g] == [True, True, True]
+    assert report.end_ratios(outs) == [
+        ("seq3/any/nokey: vs Flink CEP at the smallest window (20 ms)", "200×"),
+        ("seq3/any/nokey: vs Flink CEP at the largest window Flink CEP finishes (100 ms)", "1,500×"),
+        ("lowest vs CORE where it enumerates >10⁶ matches (1 points)", "50× at seq3/any/nokey/100 ms")]
     md = report.markdown(outs, by_name("tiny"))
     assert "| 20 ms | 10 |" in md and "**≠ 11**" in md and "timeout" in md
     f = tmp_path / "results.jsonl"
@@ -267,7 +269,7 @@ def test_refine_bisects_between_the_last_window_finished_and_the_first_not():
                           ("cepagg", 150), ("flink-cep", 150)]
     assert [o.status for o in new if o.engine == "flink-cep"] == ["ok", "timeout", "timeout"]
     # the ratio at the peer's limit moves to the refined window, with cepagg measured there
-    at_limit = [g for g in report.thresholds(seen + new) if "largest" in g[0]]
+    at_limit = [g for g in report.end_ratios(seen + new) if "largest" in g[0]]
     assert "(140 ms)" in at_limit[0][0]
     # nothing to refine: the peer never timed out, or never finished
     assert list(_refine(runner, wl, st, False, "flink-cep", seen[:3], steps=3)) == []

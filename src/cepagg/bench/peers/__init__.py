@@ -251,8 +251,8 @@ def _probes(args, engines, out) -> int:
 def _report(outcomes, wls, out, meta, timeout) -> str:
     plots = report.plot(outcomes, wls, out, timeout)
     parts = ["### Results", "", report.markdown(outcomes, wls, meta), "### Same answers", "",
-             report.agreement_markdown(outcomes), "", "### Ratio thresholds", "",
-             report.thresholds_markdown(outcomes), "", "### Plots", ""]
+             report.agreement_markdown(outcomes), "", "### Speed-ups at the ends of each series", "",
+             report.end_ratios_markdown(outcomes), "", "### Plots", ""]
     for p in plots:
         parts.append(f"![{p.stem}]({p.name})")
         parts.append("")
