@@ -76,3 +76,10 @@ def test_explain_says_why_an_emit_query_with_a_partition_key_is_split_by_time(ca
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("on Spark:"))
     assert line.startswith("on Spark: split by time slices, not by k: EMIT ON CHANGE"), line
     assert "no partition key" not in line and "merged" not in line
+
+
+def test_explain_says_a_stream_runs_each_query_of_a_workload_apart():
+    """explain showed the shared plan of a workload, which ``cepagg stream`` does not use."""
+    texts = ["RETURN COUNT(*) PATTERN SEQ(A a, B b) WITHIN 10", "RETURN COUNT(*) PATTERN SEQ(A a, B b, C c) WITHIN 10"]
+    lines = plan_workload([compile_query(t) for t in texts], ["a", "b"]).explain().splitlines()
+    assert lines[-1].startswith("streaming (cepagg stream): one streaming query per query")

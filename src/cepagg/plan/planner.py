@@ -158,6 +158,12 @@ def _var(v) -> str:
     return f"{name}: {kind}" + (f" ({', '.join(flags)})" if flags else "")
 
 
+#: how ``cepagg stream`` runs a workload: the sharing above is for batch runs (in-process and
+#: Spark jobs); a stream keeps each query's state and timers in a streaming query of its own
+STREAMING_APART = ("streaming (cepagg stream): one streaming query per query, each with its own state, "
+                   "all reading the same source (the shared plans are for batch runs)")
+
+
 @dataclass
 class WorkloadPlan:
     """Several queries run together: those aseq accepts as one shared aseq plan (PreTree,
@@ -201,6 +207,8 @@ class WorkloadPlan:
         return out
 
     def explain(self) -> str:
+        """Each query's engine and refusals, the shared plans, the Spark jobs of a batch run,
+        and how a stream runs the workload (:data:`STREAMING_APART`)."""
         lines = []
         for i, (name, p) in enumerate(zip(self.names, self.plans)):
             lines.append(f"-- {name}: engine {p.engine}" + (" (shared plan)" if p.engine == "aseq" else ""))
@@ -227,6 +235,8 @@ class WorkloadPlan:
         for split, members in self.shared_jobs():
             names = ", ".join(self.names[i] for i in members)
             lines.append(f"on Spark, one job for {names}: {split.why}")
+        if len(self.plans) > 1:
+            lines.append(STREAMING_APART)
         return "\n".join(lines)
 
     def run(self, batch):

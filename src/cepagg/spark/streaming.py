@@ -440,7 +440,9 @@ def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None
     """Start one streaming query per query of a workload file: ``{name: StreamingQuery}``.
 
     In streaming the queries do not share an engine (each has its own state and timers; the
-    sharing of :func:`cepagg.spark.run_workload` is for batch jobs); they read the same source.
+    sharing of :func:`cepagg.spark.run_workload` is for batch jobs), as the workload's plan says
+    (:data:`cepagg.plan.planner.STREAMING_APART`, printed by ``cepagg explain``); they read the
+    same source.
     See :func:`workload_jobs` for where each writes.
     """
     check_workload(df, workload, **options)
