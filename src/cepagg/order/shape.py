@@ -1,8 +1,7 @@
 """What the ordering layer needs to know about a query, independent of any engine.
 
 * **Lanes.** The layer keeps one in-order engine state per *lane*: per output group for
-  aggregates (the unqualified GROUP BY attributes, so that no output row ever combines lanes
-  and a lane's clock can decide alone when its rows are final), per partition for matches.
+  aggregates, per partition for matches, as the plan says (:func:`cepagg.plan.split.order_lanes`).
 * **Relevant types.** Events of types the pattern does not mention cannot change any result
   (unless the query counts positions: ``contiguous``, ``WITHIN n EVENTS``, or has an untyped
   variable); the layer drops them on arrival.
@@ -28,6 +27,7 @@ from ..engines.reference.evaluate import partition_key
 from ..errors import UnsupportedQuery
 from ..events import Event
 from ..lang.model import Atom, NotP, PNode, Query, SeqP, is_positive_item
+from ..plan.split import order_lanes
 
 INF = 2**62
 NEG = -(2**62)
@@ -63,10 +63,7 @@ class Shape:
         types = q.event_types
         positional = q.strategy == "contiguous" or q.within_events is not None
         self.relevant: frozenset | None = None if (types is None or positional) else types
-        if self.matches:
-            self.lane_attrs = tuple(q.partition_by)
-        else:
-            self.lane_attrs = tuple(g.attr for g in q.group_by if g.var is None)
+        self.lane_attrs = order_lanes(q)
         self.span = (q.within or 0) + (q.slide or 0) + 1
         self._analyse_negation()
         ret = {v.split("@")[0] for v in q.return_vars}

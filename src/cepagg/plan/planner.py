@@ -29,7 +29,7 @@ from .matches import MATCHERS
 from .matches import choose as choose_matcher
 from .nested import explain_lines as nested_lines
 from .nested_terms import NestedTerms, nested_terms
-from .split import Split, bucket_keys, split_of
+from .split import Split, bucket_keys, order_lanes, split_of
 
 #: Engines tried by ``auto``, fastest first. ``neel`` takes nested patterns that aseq and GRETA
 #: refuse, when their normal form runs on them (it plans its flat terms with this list).
@@ -73,6 +73,11 @@ class Plan:
     def bucket_keys(self) -> tuple[str, ...]:
         """The attributes whose hash picks the query's streaming state bucket."""
         return bucket_keys(self.query)
+
+    @property
+    def order_lanes(self) -> tuple[str, ...]:
+        """The attributes whose values pick the ordering layer's lane (and streaming bucket)."""
+        return order_lanes(self.query)
 
     def explain(self) -> str:
         q = self.query
@@ -122,6 +127,9 @@ class Plan:
         buckets = ", ".join(self.bucket_keys)
         lines.append("streaming: " + (f"state in buckets hashed on {buckets}" if buckets else "state in one bucket")
                      + f", each the {self.engine} engine's versioned snapshot")
+        lanes = ", ".join(self.order_lanes)
+        lines.append("ordering layer (--order): " + (f"a lane per value of {lanes}" if lanes else "one lane")
+                     + ", each with its own clock")
         return "\n".join(lines)
 
 

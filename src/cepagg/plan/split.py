@@ -87,6 +87,21 @@ def bucket_keys(query: Query) -> tuple[str, ...]:
     return ()
 
 
+def order_lanes(query: Query) -> tuple[str, ...]:
+    """Attributes whose values pick the ordering layer's lane (one in-order engine state per
+    lane, with its own clock), and so its streaming bucket: for matches the partition key; for
+    aggregates the unqualified GROUP BY attributes, so that no output row ever combines lanes
+    and a lane's clock alone can decide when its rows are final (none: one lane).
+
+    >>> from cepagg.lang import compile_query
+    >>> order_lanes(compile_query("RETURN g, COUNT(*) PATTERN SEQ(A a, B b) WHERE [k, g] GROUP BY g WITHIN 5"))
+    ('g',)
+    """
+    if query.returns_matches:
+        return tuple(query.partition_by)
+    return tuple(g.attr for g in query.group_by if g.var is None)
+
+
 def time_slices(lo: int, hi: int, within: int, tasks: int) -> tuple[int, int]:
     """``(t0, width)``: the time slices of a ``time`` split over events from ``lo`` to ``hi``.
 

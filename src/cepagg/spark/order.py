@@ -180,14 +180,14 @@ def stream_ordered(df, query: str | Query, config: OrderConfig, *, engine: str =
     streaming DataFrame ``df`` under the ordering strategy ``config``. Returns (DataFrame, mode)."""
     from pyspark.sql import functions as F
 
-    from ..order.shape import Shape
     from ..plan import plan
 
     text = query.text if isinstance(query, Query) else query
     events, kinds = event_columns(df, type_column, time_column, time_unit)
     q = compile_query(text, time_unit=time_unit, schema=kinds)
-    engine_name = plan(q, engine).engine
-    lane = list(Shape(q).lane_attrs)
+    chosen = plan(q, engine)
+    engine_name = chosen.engine
+    lane = list(chosen.order_lanes)
     bucket = F.pmod(F.xxhash64(*[F.col(S.quoted(k)) for k in lane]), F.lit(buckets)) if lane else F.lit(0)
     everywhere = F.col("type").isin(END_TYPE, PUNCT_TYPE)  # punctuations and the end go to every bucket
     bucket = F.when(everywhere, F.sequence(F.lit(0), F.lit(buckets - 1))).otherwise(F.array(bucket.cast("int")))
