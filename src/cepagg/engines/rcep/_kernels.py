@@ -3,7 +3,8 @@ as the match grows.
 
 The kernel module of :mod:`.compiled`: plain functions over arrays, compiled by numba on the
 first match query that takes the compiled path and cached on disk beside this file (it calls
-no other file's kernels, so numba's own check of this source keeps the cache honest). Its twin
+the condition operations of :mod:`cepagg.engines.postfix`; :func:`cepagg.engines.kernels.guard`
+drops the cache when either source changes). Its twin
 (the same source run as Python, :func:`cepagg.engines.kernels.twin`) gives the same output.
 
 Input, for one trigger (:func:`gather` makes it from a partition's store): the events of every
@@ -35,6 +36,7 @@ _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 helper = kernels.jit(_TWIN, inline=True)  # (small helpers: inlined by LLVM)
 step = kernels.jit(_TWIN, inline="step")  # (called once, from enumerate_triggers: spliced in by numba)
+apply = kernels.flavour("cepagg.engines.postfix", _TWIN).apply
 
 NONE = -2  # no candidate
 TRIG = -1  # the trigger
@@ -45,9 +47,10 @@ FRESH, RUNNING, DONE = 0, 1, 2
 #: matches one fold counts before the caller takes the counts (int64 sums of them stay exact)
 FOLD_MAX = 2**56
 
-# the conjuncts' table and code (:mod:`.comparisons`, repeated here: the kernels read no other module)
+# the conjuncts' table and loads (:mod:`.comparisons`, repeated here: the kernels read no other
+# module of this package); the other operations are :mod:`cepagg.engines.postfix`'s
 START, EACH, PAIR = 0, 1, 2
-LOAD, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+LOAD = 0
 TRIGGER, FIRST, LAST, CUR, PREV, LOOP = 1, 2, 3, 4, 5, 6
 
 
@@ -90,13 +93,13 @@ def _next(ts, stop, p, i, bound, trig_ok):
 
 
 @helper
-def _passes(cond, code, consts, stk, L, q, fresh, stack_i, first, six, vals, tidx):
+def _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, tidx):
     """Whether the event just bound at level ``L`` (position ``q``; ``fresh``: it starts
     ``q``'s run) passes the conjuncts due there (:mod:`.comparisons`): each a postfix program
-    run on the stack ``stk`` (row 0: values; row 1: the validity of a value, or a truth: 0, 1,
-    2 for unknown); a null (NaN) value makes arithmetic null and a comparison unknown, and a conjunct
-    passes only when true. (One function, not one per opcode: numba compiles each function on
-    its own, and the compile time counts.)"""
+    run on the stack ``sv``/``sk`` (:mod:`cepagg.engines.postfix`: values, and the validity of
+    a value or a truth: 0, 1, 2 for unknown); a null (NaN) value makes arithmetic null and a
+    comparison unknown, and a conjunct passes only when true. (One function, not one per
+    opcode: numba compiles each function on its own, and the compile time counts.)"""
     for j in range(cond.shape[0]):
         if cond[j, 1] != q:
             continue
@@ -130,82 +133,19 @@ def _passes(cond, code, consts, stk, L, q, fresh, stack_i, first, six, vals, tid
                         if i == TRIG:
                             i = tidx
                     v = vals[code[pc, 3], six[i]]
-                    stk[0, top] = v
-                    stk[1, top] = 1 if v == v else 0
+                    sv[top] = v
+                    sk[top] = 1 if v == v else 0
                     top += 1
-                elif op == CONST:
-                    stk[0, top] = consts[pc]
-                    stk[1, top] = 1
-                    top += 1
-                elif op <= DIV:
-                    top -= 1
-                    b = stk[0, top]
-                    a = stk[0, top - 1]
-                    ok = stk[1, top - 1] == 1 and stk[1, top] == 1
-                    r = 0.0
-                    if ok:
-                        if op == ADD:
-                            r = a + b
-                        elif op == SUB:
-                            r = a - b
-                        elif op == MUL:
-                            r = a * b
-                        elif b == 0.0:
-                            ok = False  # (division by zero: null)
-                        else:
-                            r = a / b
-                    stk[0, top - 1] = r
-                    stk[1, top - 1] = 1 if ok else 0
-                elif op == NEG:
-                    stk[0, top - 1] = -stk[0, top - 1]
-                elif op == CMP:
-                    top -= 1
-                    b = stk[0, top]
-                    a = stk[0, top - 1]
-                    if stk[1, top - 1] != 1 or stk[1, top] != 1:
-                        stk[1, top - 1] = 2
-                    else:
-                        c = code[pc, 1]
-                        if c == 0:
-                            t = a == b
-                        elif c == 1:
-                            t = a != b
-                        elif c == 2:
-                            t = a < b
-                        elif c == 3:
-                            t = a <= b
-                        elif c == 4:
-                            t = a > b
-                        else:
-                            t = a >= b
-                        stk[1, top - 1] = 1 if t else 0
-                elif op == AND or op == OR:
-                    n = code[pc, 1]
-                    unknown = False
-                    decided = False
-                    for x in range(top - n, top):
-                        t3 = stk[1, x]
-                        if t3 == 2:
-                            unknown = True
-                        elif (op == AND and t3 == 0) or (op == OR and t3 == 1):
-                            decided = True
-                    top -= n - 1
-                    if decided:
-                        stk[1, top - 1] = 0 if op == AND else 1
-                    elif unknown:
-                        stk[1, top - 1] = 2
-                    else:
-                        stk[1, top - 1] = 1 if op == AND else 0
-                else:  # NOT
-                    t3 = stk[1, top - 1]
-                    stk[1, top - 1] = 2 if t3 == 2 else 1 - t3
-            if stk[1, 0] != 1.0:
+                else:
+                    top = apply(op, code[pc, 1], consts[pc], sv, sk, top)
+            if sk[0] != 1:
                 return False
     return True
 
 
 @helper
-def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, stk, six, vals):
+def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, sv, sk, six,
+          vals):
     """Bind level ``L`` to the first candidate from ``c`` (of position ``q``) on that passes the
     comparisons; a level that continues a Kleene run moves on to the next position's candidates
     when the run's own are exhausted. Returns the candidate bound, NONE if none is left."""
@@ -218,7 +158,7 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
             fresh = L == 0 or stack_p[L - 1] != q
             if fresh:
                 first[q] = L
-            if cond.shape[0] == 0 or _passes(cond, code, consts, stk, L, q, fresh, stack_i, first, six, vals, tidx):
+            if cond.shape[0] == 0 or _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, tidx):
                 return c
             if L == 0:
                 c = _next(ts, stop, q, c, bound0, trig0)
@@ -261,7 +201,7 @@ def _write_match(L, stack_p, stack_i, ret_pos, ref, tidx, out_match, out_var, ou
 
 
 @step
-def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, lo, first_hi, cond, code, consts, stk,
+def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, lo, first_hi, cond, code, consts, sv, sk,
                       vals, stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number, mult,
                       agg):
     """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
@@ -280,7 +220,7 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
     match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch;
     ``first`` (k entries) holds the stack level where each bound position's run starts.
     Conditions between variables: conjuncts of ``cond`` running code of ``code``/``consts`` on
-    the scratch stack ``stk`` (:mod:`.comparisons`), reading
+    the scratch stack ``sv``/``sk`` (:mod:`.comparisons`), reading
     attribute ``slot`` of event ``i`` at ``vals[slot, six[i]]`` (NaN: null).
     """
     k = start.shape[0]
@@ -358,7 +298,7 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
             c = NONE
             if q < k:
                 c = _first(ts, start, stop, q, ts[i], upper[q], q == k - 1)
-        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, stk,
+        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, sv, sk,
                   six, vals)
         if c != NONE:
             L = lvl + 1
@@ -405,8 +345,8 @@ def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, six, start, 
 
 @jit
 def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids, tstate, ts, ref, six, start, stop,
-                       flags, upper, first, ret_pos, cond, code, consts, stk, vals, stack_p, stack_i, state, out_match,
-                       out_var, out_pos, out_idx, fill, cap, number, mult, agg):
+                       flags, upper, first, ret_pos, cond, code, consts, sv, sk, vals, stack_p, stack_i, state,
+                       out_match, out_var, out_pos, out_idx, fill, cap, number, mult, agg):
     """:func:`gather` and :func:`enumerate_matches` for the triggers stored at ``tixs`` (store
     indexes, in order), each taking the events from ``max(its time - w + 1, lo)`` on (``ref``:
     ids where ``use_ids``, else store indexes): one call for a partition's triggers of a batch. ``tstate``: the next
@@ -430,7 +370,7 @@ def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids
             state[1] = FRESH
         m = tstate[1]
         fill, number = enumerate_matches(ts[:m], ref[:m], six[:m], start, stop, flags, upper, first, ret_pos,
-                                         cand_lo, first_hi, cond, code, consts, stk, vals, stack_p, stack_i, state,
+                                         cand_lo, first_hi, cond, code, consts, sv, sk, vals, stack_p, stack_i, state,
                                          out_match,
                                          out_var, out_pos, out_idx, fill, cap, number, mult, agg)
         if state[1] != DONE:
