@@ -93,6 +93,36 @@ def _next(ts, stop, p, i, bound, trig_ok):
 
 
 @helper
+def _loaded(kind, p, L, lv, first, stack_i, tidx):
+    """The event (its index in ``ts``) a LOAD of ``kind`` reads from position ``p``, with the
+    event just bound at level ``L`` and, for a LOOP, the run's event at level ``lv``."""
+    if kind == TRIGGER:
+        return tidx
+    if kind == FIRST:
+        lvl = first[p]
+    elif kind == LAST:
+        lvl = first[p + 1] - 1
+    elif kind == CUR:
+        lvl = L
+    elif kind == PREV:
+        lvl = L - 1
+    else:
+        lvl = lv
+    i = stack_i[lvl]
+    return tidx if i == TRIG else i
+
+
+@helper
+def _next_at(L, ts, stop, upper, q, i, bound0, trig0):
+    """The candidate of position ``q`` after candidate ``i`` at stack level ``L``: level 0 (the
+    match's first event) is bounded by ``bound0`` and takes the trigger where ``trig0``, a later
+    level by ``upper[q]``, the trigger at the last position only."""
+    if L == 0:
+        return _next(ts, stop, q, i, bound0, trig0)
+    return _next(ts, stop, q, i, upper[q], q == stop.shape[0] - 1)
+
+
+@helper
 def _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, tidx):
     """Whether the event just bound at level ``L`` (position ``q``; ``fresh``: it starts
     ``q``'s run) passes the conjuncts due there (:mod:`.comparisons`): each a postfix program
@@ -115,23 +145,7 @@ def _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, 
             for pc in range(cond[j, 3], cond[j, 4]):
                 op = code[pc, 0]
                 if op == LOAD:
-                    kind = code[pc, 1]
-                    i = tidx
-                    if kind != TRIGGER:
-                        p = code[pc, 2]
-                        if kind == FIRST:
-                            lvl = first[p]
-                        elif kind == LAST:
-                            lvl = first[p + 1] - 1
-                        elif kind == CUR:
-                            lvl = L
-                        elif kind == PREV:
-                            lvl = L - 1
-                        else:
-                            lvl = lv
-                        i = stack_i[lvl]
-                        if i == TRIG:
-                            i = tidx
+                    i = _loaded(code[pc, 1], code[pc, 2], L, lv, first, stack_i, tidx)
                     v = vals[code[pc, 3], six[i]]
                     sv[top] = v
                     sk[top] = 1 if v == v else 0
@@ -160,10 +174,7 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
                 first[q] = L
             if cond.shape[0] == 0 or _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, tidx):
                 return c
-            if L == 0:
-                c = _next(ts, stop, q, c, bound0, trig0)
-            else:
-                c = _next(ts, stop, q, c, upper[q], q == k - 1)
+            c = _next_at(L, ts, stop, upper, q, c, bound0, trig0)
         if L == 0 or q != stack_p[L - 1] or q == k - 1:
             return NONE
         q += 1
@@ -200,6 +211,45 @@ def _write_match(L, stack_p, stack_i, ret_pos, ref, tidx, out_match, out_var, ou
     return fill
 
 
+@helper
+def _bounds(ts, start, stop, flags, upper):
+    """``upper[p]``: the latest timestamp from which the positions after ``p`` can still be
+    completed in time before the trigger (``ts[-1]``), right to left. False when a position
+    before the last has no event early enough (no match ends at the trigger)."""
+    k = start.shape[0]
+    trig_ts = ts[ts.shape[0] - 1]
+    if flags[k - 1] & 1:
+        upper[k - 1] = trig_ts
+    else:
+        upper[k - 1] = MIN_TS
+    if k >= 2:
+        upper[k - 2] = trig_ts
+    for p in range(k - 3, -1, -1):
+        j = _after(ts, start[p + 1], stop[p + 1], upper[p + 1] - 1) - 1
+        if j < start[p + 1]:
+            return False
+        upper[p] = ts[j]
+    return True
+
+
+@helper
+def _count_match(L, stack_p, stack_i, flags, six, tidx, mult, agg):
+    """Fold the match on the stack (levels ``0..L-1``): count it (``agg[0]``) and, per event of
+    an aggregated position (bit 1 of ``flags``), the matches binding it there (``mult``), with
+    the least and greatest event counted (``agg[1]``, ``agg[2]``)."""
+    agg[0] += 1
+    for lv in range(L):
+        p = stack_p[lv]
+        if flags[p] & 2:
+            x = stack_i[lv]
+            e = six[tidx] if x == TRIG else six[x]
+            mult[p, e] += 1
+            if e < agg[1]:
+                agg[1] = e
+            if e > agg[2]:
+                agg[2] = e
+
+
 @step
 def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, lo, first_hi, cond, code, consts, sv, sk,
                       vals, stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number, mult,
@@ -228,20 +278,10 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
     trig_ts = ts[tidx]
     if state[1] == DONE:
         return fill, number
-    # bounds of the events a position may take (recomputed on every call: cheap)
     fold = agg[3] != 0
-    if flags[k - 1] & 1:
-        upper[k - 1] = trig_ts
-    else:
-        upper[k - 1] = MIN_TS
-    if k >= 2:
-        upper[k - 2] = trig_ts
-    for p in range(k - 3, -1, -1):
-        j = _after(ts, start[p + 1], stop[p + 1], upper[p + 1] - 1) - 1
-        if j < start[p + 1]:
-            state[1] = DONE
-            return fill, number
-        upper[p] = ts[j]
+    if not _bounds(ts, start, stop, flags, upper):  # (recomputed on every call: cheap)
+        state[1] = DONE
+        return fill, number
     bound0 = min(upper[0], first_hi)
     trig0 = k == 1 and trig_ts < first_hi
     L = state[0]
@@ -254,10 +294,7 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
         if back:
             lvl = L - 1
             q = stack_p[lvl]
-            if lvl == 0:
-                c = _next(ts, stop, q, stack_i[lvl], bound0, trig0)
-            else:
-                c = _next(ts, stop, q, stack_i[lvl], upper[q], q == k - 1)
+            c = _next_at(lvl, ts, stop, upper, q, stack_i[lvl], bound0, trig0)
         elif L == 0:
             lvl, q = 0, 0
             c = _first(ts, start, stop, 0, lo - 1, bound0, trig0)
@@ -268,17 +305,7 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
                 if agg[0] >= FOLD_MAX:  # (the caller takes the counts first)
                     state[0] = L
                     return fill, number
-                agg[0] += 1
-                for lv in range(L):
-                    p = stack_p[lv]
-                    if flags[p] & 2:
-                        x = stack_i[lv]
-                        e = six[tidx] if x == TRIG else six[x]
-                        mult[p, e] += 1
-                        if e < agg[1]:
-                            agg[1] = e
-                        if e > agg[2]:
-                            agg[2] = e
+                _count_match(L, stack_p, stack_i, flags, six, tidx, mult, agg)
                 number += 1
                 back = True
                 continue
