@@ -161,3 +161,15 @@ def test_a_checkpoint_naming_files_by_absolute_path_still_restarts(tmp_path):
     first, second = {"pos": 2, "files": [str(a)]}, {"pos": 3, "files": [str(a), str(b)]}
     restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
     assert _read_offsets(restarted, first, second) == [(30, 3)]
+
+
+def test_an_offset_listing_a_file_this_reader_forgot_does_not_bring_it_back(tmp_path):
+    a = _put(tmp_path, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    a.unlink()
+    _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())  # (a.csv forgotten)
+    assert second["base"] == 2
+    assert reader.latestOffset(first, ReadAllAvailable()) == second  # (asked again from the older offset)
+    assert _read_offsets(reader, first, second) == [(30, 3)]

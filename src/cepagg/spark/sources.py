@@ -184,23 +184,25 @@ class CepaggStreamReader(DataSourceStreamReader):
         files = offset.get("files")
         if files is None:
             return
+        at = offset.get("base", 0)
         if not self.index:
-            self.base = offset.get("base", 0)
-        known = {f for f, _, _ in self.index}
+            self.base = at
+        known = {f: n for f, _, n in self.index}
         for entry in files:
             if isinstance(entry, str):  # (an absolute path without a count: a checkpoint of an earlier version)
-                f, n = entry, None
+                f, n = entry, known.get(entry)
             else:
                 f, n = os.path.join(self.root, entry[0]), entry[1]
-            if f in known:
-                continue
-            stamp = _stamp(f) if os.path.exists(f) else None
-            if n is None:
-                if stamp is None:
-                    raise _gone(f)
-                n = self._file_events(f, stamp).num_rows
-            self.index.append((f, stamp, n))
-            known.add(f)
+            if f not in known:
+                stamp = _stamp(f) if os.path.exists(f) else None
+                if n is None:
+                    if stamp is None:
+                        raise _gone(f)
+                    n = self._file_events(f, stamp).num_rows
+                if at + n > self.base:  # (not forgotten by this reader)
+                    self.index.append((f, stamp, n))
+                    known[f] = n
+            at += n
 
     def _forget(self, pos: int) -> None:
         """Drop from the index's front the files read to the end before ``pos`` that are gone
