@@ -2,9 +2,11 @@
 
 usage: stream_job.py EVENTS EVENTS_PER_BATCH OUT CHECKPOINT WORKLOAD_FILE
 
-Runs every query of the workload file as its own streaming query (``start_workload``: results
-in OUT/<name>, state in CHECKPOINT/<name>) over the events file cut into micro-batches of
-EVENTS_PER_BATCH events, until the end of the stream; then prints ``cepagg-stream-job: done``.
+Runs every query of the workload file as its own streaming query (as ``start_workload`` does:
+results in OUT/<name>, state in CHECKPOINT/<name>; here each query starts once the one before
+has finished its first micro-batch or stopped at its point) over the events file cut into
+micro-batches of EVENTS_PER_BATCH events, until the end of the stream; then prints
+``cepagg-stream-job: done``.
 
 ``CEPAGG_TEST_KILL`` (e.g. ``read:4`` or ``read:8,written:7``) stops each query at the first
 of these points it reaches, and when every query has stopped, the job SIGKILLs its own
@@ -28,7 +30,7 @@ import uuid
 
 from cepagg.spark.session import get_session
 from cepagg.spark.sources import CepaggSource, CepaggStreamReader
-from cepagg.spark.streaming import flushed, run_until, start_workload, workload_jobs
+from cepagg.spark.streaming import check_workload, flushed, run_until, start, workload_jobs
 
 KILL = "CEPAGG_TEST_KILL"
 STOPPED = "CEPAGG_TEST_STOPPED"  # a folder: one file per query stopped at its point
@@ -84,6 +86,18 @@ def _kill_when_all_stopped(queries: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def _started(q, stopped_before: int) -> None:
+    """Wait until query ``q`` has finished its first micro-batch, or stopped at its point (one
+    more query stopped), or ended: the queries start one after another. Started at once, the
+    three once failed as Spark deserialised a task (java.io.OptionalDataException in
+    HashMap.readObject)."""
+    deadline = time.monotonic() + 600
+    while q.isActive and q.lastProgress is None and time.monotonic() < deadline:
+        if STOPPED in os.environ and len(os.listdir(os.environ[STOPPED])) > stopped_before:
+            return
+        time.sleep(0.05)
+
+
 def main() -> None:
     events, per_batch, out, checkpoint, workload_file = sys.argv[1:6]
     with open(workload_file) as f:
@@ -101,8 +115,13 @@ def main() -> None:
     spark.dataSource.register(StoppingSource)
     df = (spark.readStream.format("cepagg").option("path", events)
           .option("maxEventsPerBatch", per_batch).option("finite", "true").load())
-    running = start_workload(df, workload, out=out, checkpoint=checkpoint, delay="10 milliseconds",
-                             available_now=False, processing_time="0 seconds")
+    options = dict(delay="10 milliseconds", available_now=False, processing_time="0 seconds")
+    check_workload(df, workload, **options)
+    running = {}
+    for name, text, path, chk in workload_jobs(workload, out, checkpoint):
+        stopped = len(os.listdir(os.environ[STOPPED])) if STOPPED in os.environ else 0
+        running[name] = start(df, text, out=path, checkpoint=chk, **options)
+        _started(running[name], stopped)
     for q in running.values():
         run_until(q, flushed, timeout=600)
     print("cepagg-stream-job: done", flush=True)

@@ -107,3 +107,69 @@ def test_every_bad_row_of_every_arrived_file_is_kept_once_in_the_reject_files(tm
     written = reject_files(str(events), "", reject)
     assert written == [str(out / "rejects.a.csv.csv"), str(out / "rejects.c.csv.csv")]
     assert sum(map(_rows_in, written)) == 2  # (the closing line's count)
+
+
+def test_a_file_read_to_the_end_may_be_moved_out_before_a_restart(tmp_path):
+    """The checkpoint's offsets listed every file ever read by its absolute path, and a restarted
+    query refused a read file that had been moved out or deleted."""
+    a = _put(tmp_path, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    assert _read_offsets(reader, first, second) == [(30, 3)]
+    a.unlink()  # (read to the end: archived)
+    restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    assert _read_offsets(restarted, first, second) == [(30, 3)]
+    assert restarted.latestOffset(second, ReadAllAvailable())["pos"] == second["pos"] == 3
+    _put(tmp_path, "c.csv", [("B", 40, 4)], at=3_000_000_000)
+    third = restarted.latestOffset(second, ReadAllAvailable())
+    assert _read_offsets(restarted, second, third) == [(40, 4)]
+    assert third == {"pos": 4, "base": 2, "files": [["b.csv", 1], ["c.csv", 1]]}  # (a.csv forgotten)
+
+
+def test_the_offsets_list_the_files_in_the_directory_by_name_not_every_file_ever_read(tmp_path):
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    offset = reader.initialOffset()
+    for k in range(20):
+        f = _put(tmp_path, f"e{k:02}.csv", [("A", 10 * k, k), ("B", 10 * k + 5, k)], at=(k + 1) * 1_000_000_000)
+        end = reader.latestOffset(offset, ReadAllAvailable())
+        assert _read_offsets(reader, offset, end) == [(10 * k, k), (10 * k + 5, k)]
+        f.unlink()  # (each file archived once read)
+        offset = end
+    assert offset["pos"] == 40 and len(offset["files"]) <= 2
+    assert str(tmp_path) not in str(offset)
+
+
+def test_a_file_gone_before_all_its_events_were_read_is_refused_naming_it(tmp_path):
+    _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    b = _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    b.unlink()  # (before the micro-batch that reads it ran)
+    restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    with pytest.raises(InputError, match="gone before the stream read all its events") as e:
+        _read_offsets(restarted, first, second)
+    assert str(b) in str(e.value)
+
+
+def test_a_checkpoint_naming_files_by_absolute_path_still_restarts(tmp_path):
+    """Offsets written before files were named with their counts."""
+    a = _put(tmp_path, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=2_000_000_000)
+    b = _put(tmp_path, "b.csv", [("A", 30, 3)], at=1_000_000_000)
+    first, second = {"pos": 2, "files": [str(a)]}, {"pos": 3, "files": [str(a), str(b)]}
+    restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    assert _read_offsets(restarted, first, second) == [(30, 3)]
+
+
+def test_an_offset_listing_a_file_this_reader_forgot_does_not_bring_it_back(tmp_path):
+    a = _put(tmp_path, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    a.unlink()
+    _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())  # (a.csv forgotten)
+    assert second["base"] == 2
+    assert reader.latestOffset(first, ReadAllAvailable()) == second  # (asked again from the older offset)
+    assert _read_offsets(reader, first, second) == [(30, 3)]

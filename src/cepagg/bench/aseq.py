@@ -237,25 +237,9 @@ def numpy_floor(batch: EventBatch) -> float:
 # Sweeps
 
 
-def main(args: argparse.Namespace) -> int:
-    if args.only == "numbers":
-        return numbers_section(args)
-    if args.only == "keys":
-        return keys_section(args)
-    t0 = time.time()
-    full = args.full
-    batch = stream(args.events, args.types, args.seed)
-    lengths = list(range(2, 11)) if full else [2, 3, 4, 5, 6, 8, 10]
-    windows = [100, 1_000, 10_000, 100_000]
-    base_lengths = lengths if full else [2, 3, 4, 5]
-    print(f"cepagg bench aseq: {len(batch)} events, {args.types} types, seed {args.seed}; "
-          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
-    print("rates are events per CPU second of this process (one core); memory is the traced peak\n")
-
-    floor = numpy_floor(batch)
-    print(f"numpy floor (encode types, count, scan times): {floor / 1e6:.1f} M events/s\n")
-
-    # A: pattern length at 1,000 events per window; two-step evaluators side by side
+def _by_length(args: argparse.Namespace, batch, lengths: list[int], base_lengths: list[int]) -> list[tuple]:
+    """Section A: pattern length at 1,000 events per window, the two-step evaluators beside
+    A-Seq; its rows."""
     rows_a = []
     print("A. pattern length, 1,000 events per window (COUNT, WITHIN 1000)")
     print(f"{'len':>4} {'aseq ev/s':>12} {'sem ev/s':>12} {'stack ev/s':>12} {'ref ev/s':>12} "
@@ -274,11 +258,13 @@ def main(args: argparse.Namespace) -> int:
               f"{_kib(mem):>10} {st_mem:>10} {ref_mem:>10}")
     print("  (stack/ref: largest prefix within the budget; "
           "'>=': prefix shorter than two windows, a lower bound)\n")
+    return rows_a
 
-    # B: events per window
+
+def _by_window(args: argparse.Namespace, batch, blens: list[int], windows: list[int]) -> list[tuple]:
+    """Section B: events per window, ns per event; its rows."""
     rows_b = []
     print("B. events per window: ns per event (CPU)")
-    blens = lengths if full else [3, 5]
     print(f"{'len':>4} {'window':>8} {'aseq ns/ev':>11} {'sem ns/ev':>11} {'aseq M ev/s':>12} "
           f"{'aseq mem':>10}")
     for L in blens:
@@ -293,8 +279,11 @@ def main(args: argparse.Namespace) -> int:
             print(f"{L:>4} {E:>8,} {1e9 / rate:>11.0f} {1e9 / sem.rate:>11.0f} {rate / 1e6:>12.2f} "
                   f"{_kib(mem):>10}")
     print()
+    return rows_b
 
-    # C: negation
+
+def _negation(args: argparse.Namespace, batch) -> None:
+    """Section C: a negation in a length-3 pattern, A-Seq and the stack evaluator."""
     print("C. negation (length 3, window 1,000): (T0, T1, T2) vs (T0, T1, !T4, T2)")
     for neg in (False, True):
         text = seq(3, 1000, neg)
@@ -303,7 +292,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"  negation {'on ' if neg else 'off'}: aseq {rate:,.0f} ev/s, stack {_r(st)} ev/s")
     print()
 
-    # D: shared queries
+
+def _sharing(args: argparse.Namespace, batch) -> list[tuple]:
+    """Section D: queries sharing a prefix, shared and alone; its rows."""
     rows_d = []
     print("D. queries sharing the prefix (T0, T1, T2), length 4, window 1,000: aseq ev/s")
     print(f"{'queries':>8} {'shared':>12} {'alone':>12} {'gain':>6}")
@@ -316,7 +307,31 @@ def main(args: argparse.Namespace) -> int:
         rows_d.append((k, shared, alone))
         print(f"{k:>8} {shared:>12,.0f} {alone:>12,.0f} {shared / alone:>5.1f}x")
     print()
+    return rows_d
 
+
+def main(args: argparse.Namespace) -> int:
+    if args.only == "numbers":
+        return numbers_section(args)
+    if args.only == "keys":
+        return keys_section(args)
+    t0 = time.time()
+    full = args.full
+    batch = stream(args.events, args.types, args.seed)
+    lengths = list(range(2, 11)) if full else [2, 3, 4, 5, 6, 8, 10]
+    windows = [100, 1_000, 10_000, 100_000]
+    base_lengths = lengths if full else [2, 3, 4, 5]
+    print(f"cepagg bench aseq: {len(batch)} events, {args.types} types, seed {args.seed}; "
+          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    print("rates are events per CPU second of this process (one core); memory is the traced peak\n")
+
+    floor = numpy_floor(batch)
+    print(f"numpy floor (encode types, count, scan times): {floor / 1e6:.1f} M events/s\n")
+
+    rows_a = _by_length(args, batch, lengths, base_lengths)
+    rows_b = _by_window(args, batch, lengths if full else [3, 5], windows)
+    _negation(args, batch)
+    rows_d = _sharing(args, batch)
     _summary(rows_a, rows_b, floor)
     png = _plot(rows_a, rows_b, rows_d, Path(args.out_dir))
     print(f"\nplot: {png}   ({time.time() - t0:.0f} s)")

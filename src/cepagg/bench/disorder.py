@@ -340,28 +340,9 @@ def plots(results: list[dict], where: Path) -> list[Path]:
     return paths
 
 
-def spark_lag(args: argparse.Namespace) -> int:
-    """One key's events all arrive ``--slow-lag`` time units behind the others'. Spark's global
-    watermark (K-slack with one clock, :func:`cepagg.spark.streaming.start`) must be as large as
-    the lag to keep them; the layer's per-key clocks (:mod:`cepagg.spark.order`) keep them with
-    a small K."""
-    import json
-    import os
-    import shutil
-    import tempfile
-    from decimal import Decimal
-
-    from ..engines import ENGINES
-    from ..events import EventBatch
-    from ..lang import compile_query
-    from ..order import OrderConfig, same_result
-    from ..result import Result
-    from ..spark.order import late_count, start_ordered
-    from ..spark.session import get_session
-    from ..spark.sources import END_TS_MS, END_TYPE
-    from ..spark.streaming import dropped_by_watermark, late_events, read_latest, start
-
-    text = QUERIES["slide"]
+def _lagging_key(args: argparse.Namespace) -> list[dict]:
+    """``--events`` events of ``--keys`` keys in arrival order, key ``k0``'s ``--slow-lag``
+    time units behind the others'; ``_id``: the arrival position."""
     rng = random.Random(args.seed)
     rows = []
     for k in range(args.keys):
@@ -370,10 +351,21 @@ def spark_lag(args: argparse.Namespace) -> int:
             ts += rng.randint(0, 3)
             rows.append({"type": rng.choice("AABBC"), "ts": ts, "x": rng.randint(0, 9), "g": f"k{k}"})
     rows.sort(key=lambda r: (r["ts"] + (args.slow_lag if r["g"] == "k0" else 0), r["g"]))
-    rows = [dict(r, _id=i) for i, r in enumerate(rows)]
+    return [dict(r, _id=i) for i, r in enumerate(rows)]
+
+
+def _micro_batch_files(rows: list[dict], size: int) -> str:
+    """A new temporary folder whose ``in/`` holds ``rows`` as JSON Lines files of ``size`` rows
+    in arrival order (modification times increasing, for Spark's file source to take one per
+    micro-batch), the end-of-stream event after the last row."""
+    import json
+    import os
+    import tempfile
+
+    from ..spark.sources import END_TS_MS, END_TYPE
+
     base = tempfile.mkdtemp(prefix="cepagg-bench-")
     os.makedirs(f"{base}/in")
-    size = args.batch_rows
     pieces = -(-len(rows) // size)
     for p in range(pieces):
         chunk = rows[p * size:(p + 1) * size]
@@ -383,6 +375,30 @@ def spark_lag(args: argparse.Namespace) -> int:
         with open(path, "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in chunk)
         os.utime(path, (1000 + p, 1000 + p))
+    return base
+
+
+def spark_lag(args: argparse.Namespace) -> int:
+    """One key's events all arrive ``--slow-lag`` time units behind the others'. Spark's global
+    watermark (K-slack with one clock, :func:`cepagg.spark.streaming.start`) must be as large as
+    the lag to keep them; the layer's per-key clocks (:mod:`cepagg.spark.order`) keep them with
+    a small K."""
+    import shutil
+    from decimal import Decimal
+
+    from ..engines import ENGINES
+    from ..events import EventBatch
+    from ..lang import compile_query
+    from ..order import OrderConfig, same_result
+    from ..result import Result
+    from ..spark.order import late_count, start_ordered
+    from ..spark.session import get_session
+    from ..spark.streaming import dropped_by_watermark, late_events, read_latest, start
+
+    text = QUERIES["slide"]
+    rows = _lagging_key(args)
+    base = _micro_batch_files(rows, args.batch_rows)
+    size = args.batch_rows
     q = compile_query(text)
     expected = ENGINES["reference"](q).run(EventBatch.from_rows(
         [{k: v for k, v in r.items() if k != "_id"} for r in rows], ids=[r["_id"] for r in rows]))

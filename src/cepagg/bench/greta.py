@@ -43,6 +43,7 @@ import platform
 import resource
 import time
 
+from .child import in_child
 from .repeat import median_run
 
 Q1 = ("RETURN sector, COUNT(*) PATTERN Stock S+ WHERE [company, sector] AND {pred} "
@@ -211,29 +212,15 @@ def _limbs(state) -> int:
 
 def run_one(engine, query, dataset, n, per_window, batch, budget, numbers="exact", keep_rows=False,
             **kw) -> dict:
-    ctx = mp.get_context("fork")
-    q = ctx.Queue()
-    p = ctx.Process(target=_measure, args=(engine, query, dataset, n, per_window, batch, kw, q, numbers,
-                                           keep_rows))
-    p.start()
-    # the result (rows included) is read before joining: a child blocks on a full pipe
-    deadline = time.monotonic() + budget
-    got = None
-    while got is None and p.is_alive() and time.monotonic() < deadline:
-        try:
-            got = q.get(timeout=0.2)
-        except Exception:  # queue.Empty
-            pass
-    p.join(max(0.0, deadline - time.monotonic()) if got is None else None)
-    if p.is_alive():
-        p.kill()
-        p.join()
+    """One measurement (:func:`_measure`) in a forked child; a row saying ``timeout`` or
+    ``error`` when it outlasted ``budget`` seconds or failed."""
+    ended = in_child(lambda out: _measure(engine, query, dataset, n, per_window, batch, kw, out, numbers, keep_rows),
+                     budget)
+    if ended.timed_out:
         return {"engine": engine, "per_window": per_window, "events": n, "timeout": budget}
-    if got is None and not q.empty():
-        got = q.get()
-    if p.exitcode != 0 or got is None:
-        return {"engine": engine, "per_window": per_window, "events": n, "error": p.exitcode}
-    return got
+    if not ended.ok:
+        return {"engine": engine, "per_window": per_window, "events": n, "error": ended.exitcode}
+    return ended.result
 
 
 def relative_error(query: str, exact: list[tuple], approx: list[tuple]) -> float:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 
+from .child import in_child
+
 DENSITY_QUERY = ("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price "
                  "WITHIN 10 minutes SLIDE 10 seconds")
 WINDOW_MS = 600_000
@@ -84,23 +86,8 @@ def _run(paths: str, order: list[int], batch: int, out: mp.Queue) -> None:
 
 def run_one(paths: str, order: list[int], batch: int, budget: float) -> dict | None:
     """One run in a child process; None when it exceeded ``budget`` seconds or failed."""
-    ctx = mp.get_context("fork")
-    q = ctx.Queue()
-    p = ctx.Process(target=_run, args=(paths, order, batch, q))
-    p.start()
-    deadline = time.monotonic() + budget
-    got = None
-    while got is None and p.is_alive() and time.monotonic() < deadline:
-        try:
-            got = q.get(timeout=0.2)
-        except Exception:  # queue.Empty
-            pass
-    if got is None and p.is_alive():
-        p.kill()
-    p.join()
-    if got is None and not q.empty():
-        got = q.get()
-    return got
+    ended = in_child(lambda out: _run(paths, order, batch, out), budget)
+    return ended.result if ended.ok else None
 
 
 def density_section(args) -> None:

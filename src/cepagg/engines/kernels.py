@@ -1,7 +1,8 @@
 """Compiled kernels and their exact pure-Python twins, from one source.
 
 The engines' inner loops (A-Seq: ``aseq/_algebra``, ``windows``, ``_expiry``, ``_kernels``;
-GRETA: ``greta/_records``, ``index``, ``_program``, ``_kernels``) are *kernel modules*: plain
+GRETA: ``greta/_records``, ``index``, ``_program``, ``_kernels``; rcep: ``rcep/_kernels``; the
+condition operations both GRETA and rcep run: ``postfix``) are *kernel modules*: plain
 functions over arrays and scalars. Each starts with::
 
     from .. import kernels
@@ -41,7 +42,11 @@ TWINS_ONLY = os.environ.get("CEPAGG_TWINS") == "1"
 PACKAGES = {
     "aseq": ("_algebra", "windows", "_expiry", "_kernels"),
     "greta": ("_records", "index", "_program", "_kernels"),
+    "rcep": ("_kernels",),
 }
+#: the kernel modules of this package, which the engines' kernels call (``postfix``: the
+#: operations of condition programs, GRETA's and rcep's)
+SHARED = ("postfix",)
 
 _HERE = Path(__file__).parent
 _twins: dict[str, ModuleType] = {}
@@ -170,9 +175,15 @@ def drop_stale(package_dir: Path, names: tuple[str, ...], stamp_name: str, also:
 
 
 def guard(package: str) -> None:
-    """:func:`drop_stale` for engine package ``package`` (``"aseq"`` or ``"greta"``): :func:`jit`
-    calls it once per process, before the package's first kernel can load from the cache."""
-    drop_stale(_HERE / package, PACKAGES[package], f"{package}-kernels.sha256", also=(Path(__file__),))
+    """:func:`drop_stale` for engine package ``package`` (a key of :data:`PACKAGES`, or
+    ``"engines"`` for the :data:`SHARED` modules, which every package's stamp covers too):
+    :func:`jit` calls it once per process, before the package's first kernel can load from the
+    cache."""
+    if package == "engines":
+        drop_stale(_HERE, SHARED, "shared-kernels.sha256", also=(Path(__file__),))
+        return
+    shared = tuple(_HERE / f"{n}.py" for n in SHARED)
+    drop_stale(_HERE / package, PACKAGES[package], f"{package}-kernels.sha256", also=(Path(__file__), *shared))
 
 
 _guarded: set[str] = set()
@@ -180,17 +191,16 @@ _guarded: set[str] = set()
 
 def _guard_once(module: str) -> None:
     package = module.split(".")[-2]
-    if package in PACKAGES and package not in _guarded:
+    if (package in PACKAGES or package == "engines") and package not in _guarded:
         _guarded.add(package)
         guard(package)
 
 
 def clear_cache() -> int:
-    """Delete every cached kernel of both engines (the state of a fresh install); returns how
+    """Delete every cached kernel of the engines (the state of a fresh install); returns how
     many files went."""
     gone = 0
-    for package in PACKAGES:
-        cache = _HERE / package / "__pycache__"
+    for cache in [_HERE / package / "__pycache__" for package in PACKAGES] + [_HERE / "__pycache__"]:
         if cache.is_dir():
             for f in cache.iterdir():
                 if f.suffix in (".nbi", ".nbc") or f.name.endswith("-kernels.sha256"):
@@ -233,7 +243,7 @@ def _listen() -> None:
 def _announce(module: str) -> None:
     """One line on stderr the first time a process compiles an engine's kernels."""
     parts = module.split(".")
-    if len(parts) < 3 or parts[:2] != ["cepagg", "engines"] or parts[2] not in PACKAGES:
+    if len(parts) < 3 or parts[:2] != ["cepagg", "engines"] or parts[2] not in COMPILE_SECONDS:
         return
     package = parts[2]
     if package in _announced:
@@ -251,7 +261,7 @@ def warm(log=print) -> float:
     started = time.perf_counter()
     procs = {package: subprocess.Popen([sys.executable, "-c", f"from {__name__} import warm_engine; "
                                         f"warm_engine({package!r})"], stdout=subprocess.PIPE, text=True)
-             for package in PACKAGES}
+             for package in WARM_QUERIES}
     failed = []
     for package, proc in procs.items():
         out, _ = proc.communicate()

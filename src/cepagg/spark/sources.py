@@ -18,7 +18,12 @@ files in the order they appeared (modification time, then name), each file's eve
 order, so a new file adds positions after the ones read and never moves them (a file with
 events older than those read brings late events, which the watermark or the ordering layer
 handles). A file must be complete when it appears (write it elsewhere, then move it in): one
-that changes after it was read is refused. Its columns are cast to the stream's, fixed when
+that changes after it was read is refused. The offsets (kept in the checkpoint) list the files
+by name with their event counts: a restarted query numbers the positions as the run before
+without reading the files again, and a file read to the end may be moved out or deleted -- it
+is then forgotten (its events still count in the numbering), so the offsets list the files in
+the directory plus those not yet read to the end; a file gone before all its events were read
+is refused naming it. Its columns are cast to the stream's, fixed when
 the stream starts (a missing one is null; one that does not fit is refused naming the file).
 With a reject file ``R`` (``reject`` option), each file's bad rows go to a reject file of its
 own, ``R`` named after it (:func:`reject_file`): a file is read more than once (on the driver
@@ -70,7 +75,7 @@ def _stamp(path: str) -> float:
 class _Partition(InputPartition):
     def __init__(self, start: int, end: int, slices: list | None = None):
         self.start, self.end = start, end
-        self.slices = slices  # arriving files: (file, stamp, first row, end row) per file read
+        self.slices = slices  # arriving files: (file, stamp, events, first row, end row) per file read
 
 
 def _arrived(path: str, fmt: str) -> list[str]:
@@ -81,7 +86,7 @@ def _arrived(path: str, fmt: str) -> list[str]:
     from ..io import input_files
 
     try:
-        files = [os.path.abspath(f) for f in input_files(path, fmt or None)]  # (offsets hold them)
+        files = [os.path.abspath(f) for f in input_files(path, fmt or None)]
     except InputError:
         if os.path.isdir(path):
             return []
@@ -127,18 +132,20 @@ class CepaggStreamReader(DataSourceStreamReader):
         self.max_batch = int(options["maxeventsperbatch"]) if options.get("maxeventsperbatch") else None
         self._last_call = time.monotonic()
         self.target = _arrow_target(schema)
-        self.index: list[tuple[str, float, int]] = []  # arriving files: (file, stamp, events), in arrival order
+        #: arriving files: (file, stamp, events), in arrival order (stamp None: gone when a
+        #: restarted query took it from its checkpoint); ``base`` events of forgotten files before
+        self.index: list[tuple[str, float | None, int]] = []
+        self.base = 0
+        path = os.path.abspath(self.path)
+        self.root = path if os.path.isdir(path) else os.path.dirname(path)  # (offsets name files in it)
 
     def _refresh(self) -> None:
         """Index the files that arrived since the last look (a stream that runs on)."""
-        from ..errors import InputError
-
         known = {f: stamp for f, stamp, _ in self.index}
         for f in _arrived(self.path, self.fmt):
             if f in known:
-                if _stamp(f) != known[f]:
-                    raise InputError("changed after the stream read it; put complete files into the directory "
-                                     "(write elsewhere, then move them in)", f)
+                if known[f] is not None and _stamp(f) != known[f]:  # (None: gone at the restart, back)
+                    raise _changed(f)
                 continue
             stamp = _stamp(f)
             self.index.append((f, stamp, self._file_events(f, stamp).num_rows))
@@ -159,27 +166,49 @@ class CepaggStreamReader(DataSourceStreamReader):
     def _total(self) -> int:
         if not self.finite:
             self._refresh()
-            return sum(n for _, _, n in self.index)
+            return self.base + sum(n for _, _, n in self.index)
         return self._events().num_rows + 1
 
     def _offset(self, pos: int) -> dict:
-        """An offset: the position, and for arriving files the files in their order, so that a
-        query restarted from its checkpoint numbers the positions as the run before did (a file
-        moved in keeps an older modification time than files read before it)."""
-        return {"pos": pos} if self.finite else {"pos": pos, "files": [f for f, _, _ in self.index]}
+        """An offset: the position, and for arriving files the files in their order with their
+        event counts (names in the directory), numbered from ``base``, so that a query restarted
+        from its checkpoint numbers the positions as the run before did (a file moved in keeps
+        an older modification time than files read before it)."""
+        if self.finite:
+            return {"pos": pos}
+        return {"pos": pos, "base": self.base, "files": [[os.path.basename(f), n] for f, _, n in self.index]}
 
     def _seed(self, offset: dict) -> None:
-        """Take the file order of ``offset`` (a restarted query's) before any file arrived since."""
-        from ..errors import InputError
-
-        known = {f for f, _, _ in self.index}
-        for f in offset.get("files") or []:
+        """Take the file order of ``offset`` (a restarted query's) before any file arrived since.
+        A listed file that is gone is kept with its count: only reading its events refuses it."""
+        files = offset.get("files")
+        if files is None:
+            return
+        at = offset.get("base", 0)
+        if not self.index:
+            self.base = at
+        known = {f: n for f, _, n in self.index}
+        for entry in files:
+            if isinstance(entry, str):  # (an absolute path without a count: a checkpoint of an earlier version)
+                f, n = entry, known.get(entry)
+            else:
+                f, n = os.path.join(self.root, entry[0]), entry[1]
             if f not in known:
-                if not os.path.exists(f):
-                    raise InputError("read by this stream before, now gone: the checkpoint's positions need it", f)
-                stamp = _stamp(f)
-                self.index.append((f, stamp, self._file_events(f, stamp).num_rows))
-                known.add(f)
+                stamp = _stamp(f) if os.path.exists(f) else None
+                if n is None:
+                    if stamp is None:
+                        raise _gone(f)
+                    n = self._file_events(f, stamp).num_rows
+                if at + n > self.base:  # (not forgotten by this reader)
+                    self.index.append((f, stamp, n))
+                    known[f] = n
+            at += n
+
+    def _forget(self, pos: int) -> None:
+        """Drop from the index's front the files read to the end before ``pos`` that are gone
+        from the directory; their events still count (``base``)."""
+        while self.index and self.base + self.index[0][2] <= pos and not os.path.exists(self.index[0][0]):
+            self.base += self.index.pop(0)[2]
 
     def initialOffset(self) -> dict:
         return self._offset(0)
@@ -200,6 +229,8 @@ class CepaggStreamReader(DataSourceStreamReader):
         cap = limit.max_rows if isinstance(limit, ReadMaxRows) else self.max_batch
         if cap:
             end = min(end, pos + cap)
+        if end > pos:  # (then the offset changes anyway: forgetting adds no micro-batch)
+            self._forget(pos)
         return self._offset(end)
 
     def reportLatestOffset(self):
@@ -212,11 +243,13 @@ class CepaggStreamReader(DataSourceStreamReader):
             return [_Partition(start["pos"], end["pos"])]
         self._seed(end)
         self._refresh()
-        slices, at = [], 0
+        slices, at = [], self.base
         for f, stamp, n in self.index:
             lo, hi = max(start["pos"], at), min(end["pos"], at + n)
             if lo < hi:
-                slices.append((f, stamp, lo - at, hi - at))
+                if not os.path.exists(f):
+                    raise _gone(f)
+                slices.append((f, _stamp(f) if stamp is None else stamp, n, lo - at, hi - at))
             at += n
         return [_Partition(start["pos"], end["pos"], slices)]
 
@@ -224,9 +257,11 @@ class CepaggStreamReader(DataSourceStreamReader):
         import pyarrow as pa
 
         if partition.slices is not None:
-            for f, stamp, lo, hi in partition.slices:
-                events = _conform(self._file_events(f, stamp), self.target, f)
-                yield from events.slice(lo, hi - lo).to_batches()
+            for f, stamp, n, lo, hi in partition.slices:
+                events = self._file_events(f, stamp)
+                if events.num_rows != n:
+                    raise _changed(f)
+                yield from _conform(events, self.target, f).slice(lo, hi - lo).to_batches()
             return
         events = self._events()
         n = events.num_rows
@@ -240,6 +275,20 @@ class CepaggStreamReader(DataSourceStreamReader):
 
     def commit(self, end: dict) -> None:
         pass
+
+
+def _changed(file: str):
+    from ..errors import InputError
+
+    return InputError("changed after the stream read it; put complete files into the directory (write elsewhere, "
+                      "then move them in)", file)
+
+
+def _gone(file: str):
+    from ..errors import InputError
+
+    return InputError("gone before the stream read all its events (the checkpoint's positions need them); move or "
+                      "delete a file only once it is read", file)
 
 
 def _end_row(schema, ts: int) -> dict:

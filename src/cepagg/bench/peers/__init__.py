@@ -108,57 +108,7 @@ def main(args: argparse.Namespace) -> int:
         return _probes(args, engines, out)
     if not args.report_only:
         meta_file.write_text(json.dumps(meta, indent=1))
-        peers = tuple(e for e in engines if not e.startswith("cepagg"))
-        envs = None
-        if peers:
-            print(f"[peers] peer environments in {args.cache or default_cache()}", file=sys.stderr)
-            envs = ensure(args.cache, peers, install=not args.no_install)
-            for line in envs.describe():
-                print(f"[peers] {line}", file=sys.stderr)
-        runner = Runner(envs, out / "data", args.timeout, args.flink_parallelism, args.java_heap)
-        outcomes: list[Outcome] = []
-        spark_why = None
-        if "cepagg-spark" in engines:
-            from .cepagg_run import spark_available
-
-            spark_why = spark_available()
-            if spark_why:
-                print(f"[peers] cepagg on Spark: {spark_why}", file=sys.stderr)
-        with open(results, "w") as f:
-            for name in chosen:
-                wl = wls[name]
-                for strategy in strategies:
-                    windows = ([int(x) for x in args.windows.split(",")] if args.windows
-                               else list(wl.windows_for(strategy)))
-                    for keyed in keyed_opts:
-                        stopped: dict[str, str] = {}
-                        for w in sorted(windows):
-                            for e in engines:
-                                base = dict(engine=e, workload=name, strategy=strategy, keyed=keyed,
-                                            window_ms=w)
-                                if e == "cepagg-spark" and spark_why:
-                                    o = Outcome(**base, status="unavailable", detail=spark_why)
-                                elif e == "cepagg-spark" and not args.windows and (
-                                        strategy != "skip-till-any-match" or w not in wl.check_windows):
-                                    # A Spark run costs a session start (30-60 s here): it is
-                                    # measured on skip-till-any-match at the check windows only.
-                                    continue
-                                elif e in stopped:
-                                    o = Outcome(**base, status="skipped", detail=stopped[e])
-                                else:
-                                    o = runner.run(e, wl, strategy, keyed, w)
-                                    if o.status in ("timeout", "error"):
-                                        stopped[e] = f"{o.status} at {w} ms"
-                                    _progress(o)
-                                outcomes.append(o)
-                                f.write(o.to_json() + "\n")
-                                f.flush()
-                        for peer in args.refine_peers.split(","):
-                            if peer in engines and args.refine > 0:
-                                for o in _refine(runner, wl, strategy, keyed, peer, outcomes, args.refine):
-                                    outcomes.append(o)
-                                    f.write(o.to_json() + "\n")
-                                    f.flush()
+        _measure_all(args, [(name, wls[name]) for name in chosen], engines, strategies, keyed_opts, out, results)
     outcomes = report.load(results)
     body = _report(outcomes, wls, out, meta, timeout)
     (out / "report.md").write_text(body)
@@ -180,6 +130,63 @@ def main(args: argparse.Namespace) -> int:
         print(f"[peers] {len(diffs)} count(s) differ from cepagg's: see the report "
               "(docs/peers.md explains each kind)", file=sys.stderr)
     return 0
+
+
+def _measure_all(args: argparse.Namespace, workloads: list, engines: list[str], strategies: list[str],
+                 keyed_opts: list[bool], out: Path, results: Path) -> None:
+    """Run every engine on every workload (``(name, workload)``), strategy, keying and window,
+    writing each outcome to ``results`` as it comes: the peers' environments first, and an
+    engine that timed out or failed at a window is skipped at the larger ones."""
+    peers = tuple(e for e in engines if not e.startswith("cepagg"))
+    envs = None
+    if peers:
+        print(f"[peers] peer environments in {args.cache or default_cache()}", file=sys.stderr)
+        envs = ensure(args.cache, peers, install=not args.no_install)
+        for line in envs.describe():
+            print(f"[peers] {line}", file=sys.stderr)
+    runner = Runner(envs, out / "data", args.timeout, args.flink_parallelism, args.java_heap)
+    outcomes: list[Outcome] = []
+    spark_why = None
+    if "cepagg-spark" in engines:
+        from .cepagg_run import spark_available
+
+        spark_why = spark_available()
+        if spark_why:
+            print(f"[peers] cepagg on Spark: {spark_why}", file=sys.stderr)
+    with open(results, "w") as f:
+        for name, wl in workloads:
+            for strategy in strategies:
+                windows = ([int(x) for x in args.windows.split(",")] if args.windows
+                           else list(wl.windows_for(strategy)))
+                for keyed in keyed_opts:
+                    stopped: dict[str, str] = {}
+                    for w in sorted(windows):
+                        for e in engines:
+                            base = dict(engine=e, workload=name, strategy=strategy, keyed=keyed,
+                                        window_ms=w)
+                            if e == "cepagg-spark" and spark_why:
+                                o = Outcome(**base, status="unavailable", detail=spark_why)
+                            elif e == "cepagg-spark" and not args.windows and (
+                                    strategy != "skip-till-any-match" or w not in wl.check_windows):
+                                # A Spark run costs a session start (30-60 s here): it is
+                                # measured on skip-till-any-match at the check windows only.
+                                continue
+                            elif e in stopped:
+                                o = Outcome(**base, status="skipped", detail=stopped[e])
+                            else:
+                                o = runner.run(e, wl, strategy, keyed, w)
+                                if o.status in ("timeout", "error"):
+                                    stopped[e] = f"{o.status} at {w} ms"
+                                _progress(o)
+                            outcomes.append(o)
+                            f.write(o.to_json() + "\n")
+                            f.flush()
+                    for peer in args.refine_peers.split(","):
+                        if peer in engines and args.refine > 0:
+                            for o in _refine(runner, wl, strategy, keyed, peer, outcomes, args.refine):
+                                outcomes.append(o)
+                                f.write(o.to_json() + "\n")
+                                f.flush()
 
 
 def nice_window(ms: float) -> int:

@@ -112,6 +112,32 @@ def cell(o: Outcome | None) -> str:
             "unavailable": "unavail.", "skipped": "(skipped)"}.get(o.status, o.status)
 
 
+def _resources_table(outcomes: list[Outcome], workloads: dict[str, Workload], engines: list[str]) -> list[str]:
+    """The lines of the table of peak memory, throughput and wall time per workload and engine,
+    at the largest window each engine finished (keyless, skip-till-any-match)."""
+    lines: list[str] = []
+    lines.append("Peak memory (max RSS), throughput (events per second of engine time) and wall "
+                 "time of the whole process (start-up included) at the largest window each "
+                 "engine finished, keyless, skip-till-any-match:")
+    lines.append("")
+    lines.append("| workload | " + " | ".join(engines) + " |")
+    lines.append("|---|" + "---|" * len(engines))
+    for wl_name in [w for w in workloads if any(o.workload == w for o in outcomes)]:
+        cells = [wl_name]
+        for e in engines:
+            oks = [o for o in outcomes if o.workload == wl_name and o.engine == e and o.status == "ok"
+                   and not o.keyed and o.strategy == "skip-till-any-match"]
+            if not oks:
+                cells.append("–")
+                continue
+            o = max(oks, key=lambda o: o.window_ms)
+            cells.append(f"{o.window_ms} ms: {fmt_n(o.peak_rss_mb)} MB, {fmt_n(o.events_per_s)} ev/s, "
+                         f"wall {fmt_s(o.wall_s)}")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
 def markdown(outcomes: list[Outcome], workloads: dict[str, Workload], meta: dict | None = None) -> str:
     """The results section of docs/peers.md."""
     idx = index(outcomes)
@@ -175,25 +201,7 @@ def markdown(outcomes: list[Outcome], workloads: dict[str, Workload], meta: dict
         for e, why in reasons.items():
             lines.append(f"\n* {e}: {why}")
         lines.append("")
-    lines.append("Peak memory (max RSS), throughput (events per second of engine time) and wall "
-                 "time of the whole process (start-up included) at the largest window each "
-                 "engine finished, keyless, skip-till-any-match:")
-    lines.append("")
-    lines.append("| workload | " + " | ".join(engines) + " |")
-    lines.append("|---|" + "---|" * len(engines))
-    for wl_name in [w for w in workloads if any(o.workload == w for o in outcomes)]:
-        cells = [wl_name]
-        for e in engines:
-            oks = [o for o in outcomes if o.workload == wl_name and o.engine == e and o.status == "ok"
-                   and not o.keyed and o.strategy == "skip-till-any-match"]
-            if not oks:
-                cells.append("–")
-                continue
-            o = max(oks, key=lambda o: o.window_ms)
-            cells.append(f"{o.window_ms} ms: {fmt_n(o.peak_rss_mb)} MB, {fmt_n(o.events_per_s)} ev/s, "
-                         f"wall {fmt_s(o.wall_s)}")
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
+    lines += _resources_table(outcomes, workloads, engines)
     lines.append("What each engine's time covers:")
     lines.append("")
     for e in engines:

@@ -4,22 +4,18 @@ The scan path of GRETA (every compatible predecessor examined, as in the paper) 
 edge condition such as ``S.price - NEXT(S).price > 3 OR S.volume < NEXT(S).volume`` for a
 predecessor ``p`` and a new event ``e``. The condition is compiled once (:mod:`.plan`) to
 postfix code over attribute *slots* and run here inside the kernel: no Python per pair and no
-``eval``. Values are float64 with a validity flag (SQL nulls; division by zero is null);
-truth values are 0 (false), 1 (true), 2 (unknown). Strings are compared through codes that
-preserve equality (the planner sends ordering comparisons of strings to the reference
-evaluator's rules only through an index, never here).
+``eval``. Strings are compared through codes that preserve equality (the planner sends
+ordering comparisons of strings to the reference evaluator's rules only through an index,
+never here).
 
+This interpreter loads the values; every other operation, and the meaning of values and truth
+values (SQL nulls, three-valued logic), is :mod:`cepagg.engines.postfix`'s, shared with rcep.
 Opcodes (``op``, ``arg``, ``val``):
 
 ==========  =====================================================
 LOAD_P c    push slot ``c`` of the predecessor
 LOAD_E c    push slot ``c`` of the new event (``NEXT(X)``)
-CONST       push ``val``
-ADD..DIV    arithmetic on the two top values
-NEG         negate the top value
-CMP k       compare (k: = != < <= > >=) -> truth
-AND n, OR n combine the ``n`` top truths (three-valued)
-NOT         negate the top truth
+others      :mod:`cepagg.engines.postfix` (CONST, arithmetic, CMP, AND, OR, NOT)
 ==========  =====================================================
 """
 
@@ -29,9 +25,9 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 inline = kernels.jit(_TWIN, inline=True)  # called per candidate predecessor
+apply = kernels.flavour("cepagg.engines.postfix", _TWIN).apply
 
-LOAD_P, LOAD_E, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = range(12)
-CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
+LOAD_P, LOAD_E = 0, 1
 
 
 @inline
@@ -52,74 +48,8 @@ def run(code, vals, start, stop, pcol, pval, prow, ecol, evalid, erow, sv, sk):
             sv[top] = ecol[erow, c]
             sk[top] = 1 if evalid[erow, c] else 0
             top += 1
-        elif op == CONST:
-            sv[top] = vals[pc]
-            sk[top] = 1
-            top += 1
-        elif op <= DIV:
-            b = sv[top - 1]
-            bk = sk[top - 1]
-            top -= 1
-            a = sv[top - 1]
-            ok = sk[top - 1] == 1 and bk == 1
-            r = 0.0
-            if ok:
-                if op == ADD:
-                    r = a + b
-                elif op == SUB:
-                    r = a - b
-                elif op == MUL:
-                    r = a * b
-                elif b == 0.0:
-                    ok = False
-                else:
-                    r = a / b
-            sv[top - 1] = r
-            sk[top - 1] = 1 if ok else 0
-        elif op == NEG:
-            sv[top - 1] = -sv[top - 1]
-        elif op == CMP:
-            b = sv[top - 1]
-            bk = sk[top - 1]
-            top -= 1
-            a = sv[top - 1]
-            if sk[top - 1] != 1 or bk != 1:
-                sk[top - 1] = 2
-            else:
-                k = code[pc, 1]
-                if k == 0:
-                    t = a == b
-                elif k == 1:
-                    t = a != b
-                elif k == 2:
-                    t = a < b
-                elif k == 3:
-                    t = a <= b
-                elif k == 4:
-                    t = a > b
-                else:
-                    t = a >= b
-                sk[top - 1] = 1 if t else 0
-        elif op == AND or op == OR:
-            n = code[pc, 1]
-            unknown = False
-            decided = False
-            for j in range(top - n, top):
-                t = sk[j]
-                if t == 2:
-                    unknown = True
-                elif (op == AND and t == 0) or (op == OR and t == 1):
-                    decided = True
-            top -= n - 1
-            if decided:
-                sk[top - 1] = 0 if op == AND else 1
-            elif unknown:
-                sk[top - 1] = 2
-            else:
-                sk[top - 1] = 1 if op == AND else 0
-        else:  # NOT
-            t = sk[top - 1]
-            sk[top - 1] = 2 if t == 2 else 1 - t
+        else:
+            top = apply(op, code[pc, 1], vals[pc], sv, sk, top)
     return sk[0]
 
 

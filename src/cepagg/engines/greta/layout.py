@@ -31,6 +31,7 @@ import numpy as np
 from ...errors import CepaggError
 from ...lang import ast
 from ...lang.expr import ConditionTypeError
+from .. import postfix as PF
 from . import _kernels as K
 from . import _program as PG
 from .kernel_args import NegPlan, PosPlan
@@ -75,7 +76,7 @@ class Programs:
         for c in conds:
             self._emit(c, strings)
         if len(conds) > 1:
-            self._push(PG.AND, len(conds))
+            self._push(PF.AND, len(conds))
         self.off.append(len(self.op))
         self.exprs.append(ast.BoolOp("and", tuple(conds)) if len(conds) > 1 else conds[0])
         return len(self.off) - 2
@@ -90,7 +91,7 @@ class Programs:
             v = e.value
             if isinstance(v, str):
                 v = strings.setdefault(v, len(strings))
-            self._push(PG.CONST, 0, float(v))
+            self._push(PF.CONST, 0, float(v))
         elif isinstance(e, ast.Attr):
             self._push(PG.LOAD_P, self.slot(e.name))
         elif isinstance(e, ast.Ref):
@@ -98,30 +99,30 @@ class Programs:
         elif isinstance(e, ast.Arith):
             self._emit(e.left, strings)
             self._emit(e.right, strings)
-            self._push({"+": PG.ADD, "-": PG.SUB, "*": PG.MUL, "/": PG.DIV}[e.op])
+            self._push({"+": PF.ADD, "-": PF.SUB, "*": PF.MUL, "/": PF.DIV}[e.op])
         elif isinstance(e, ast.Negate):
             self._emit(e.operand, strings)
-            self._push(PG.NEG)
+            self._push(PF.NEG)
         elif isinstance(e, ast.Compare):
             for k, op in enumerate(e.ops):
                 a, b = e.operands[k], e.operands[k + 1]
                 self._emit(a, strings)
                 self._emit(b, strings)
-                self._push(PG.CMP, PG.CMP_CODES[op])
+                self._push(PF.CMP, PF.CMP_CODES[op])
                 if op not in ("=", "!="):
                     for side in (a, b):
                         for n in side.walk():
                             if isinstance(n, (ast.Attr, ast.Ref)):
                                 self.ordered.add(self.slot(n.name))
             if len(e.ops) > 1:
-                self._push(PG.AND, len(e.ops))
+                self._push(PF.AND, len(e.ops))
         elif isinstance(e, ast.BoolOp):
             for o in e.operands:
                 self._emit(o, strings)
-            self._push(PG.AND if e.op == "and" else PG.OR, len(e.operands))
+            self._push(PF.AND if e.op == "and" else PF.OR, len(e.operands))
         elif isinstance(e, ast.NotExpr):
             self._emit(e.operand, strings)
-            self._push(PG.NOT)
+            self._push(PF.NOT)
         else:
             raise ConditionTypeError(f"cannot compile {type(e).__name__} in an edge condition")
 

@@ -3,7 +3,8 @@ as the match grows.
 
 The kernel module of :mod:`.compiled`: plain functions over arrays, compiled by numba on the
 first match query that takes the compiled path and cached on disk beside this file (it calls
-no other file's kernels, so numba's own check of this source keeps the cache honest). Its twin
+the condition operations of :mod:`cepagg.engines.postfix`; :func:`cepagg.engines.kernels.guard`
+drops the cache when either source changes). Its twin
 (the same source run as Python, :func:`cepagg.engines.kernels.twin`) gives the same output.
 
 Input, for one trigger (:func:`gather` makes it from a partition's store): the events of every
@@ -35,6 +36,7 @@ _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 helper = kernels.jit(_TWIN, inline=True)  # (small helpers: inlined by LLVM)
 step = kernels.jit(_TWIN, inline="step")  # (called once, from enumerate_triggers: spliced in by numba)
+apply = kernels.flavour("cepagg.engines.postfix", _TWIN).apply
 
 NONE = -2  # no candidate
 TRIG = -1  # the trigger
@@ -45,9 +47,10 @@ FRESH, RUNNING, DONE = 0, 1, 2
 #: matches one fold counts before the caller takes the counts (int64 sums of them stay exact)
 FOLD_MAX = 2**56
 
-# the conjuncts' table and code (:mod:`.comparisons`, repeated here: the kernels read no other module)
+# the conjuncts' table and loads (:mod:`.comparisons`, repeated here: the kernels read no other
+# module of this package); the other operations are :mod:`cepagg.engines.postfix`'s
 START, EACH, PAIR = 0, 1, 2
-LOAD, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+LOAD = 0
 TRIGGER, FIRST, LAST, CUR, PREV, LOOP = 1, 2, 3, 4, 5, 6
 
 
@@ -90,13 +93,43 @@ def _next(ts, stop, p, i, bound, trig_ok):
 
 
 @helper
-def _passes(cond, code, consts, stk, L, q, fresh, stack_i, first, six, vals, tidx):
+def _loaded(kind, p, L, lv, first, stack_i, tidx):
+    """The event (its index in ``ts``) a LOAD of ``kind`` reads from position ``p``, with the
+    event just bound at level ``L`` and, for a LOOP, the run's event at level ``lv``."""
+    if kind == TRIGGER:
+        return tidx
+    if kind == FIRST:
+        lvl = first[p]
+    elif kind == LAST:
+        lvl = first[p + 1] - 1
+    elif kind == CUR:
+        lvl = L
+    elif kind == PREV:
+        lvl = L - 1
+    else:
+        lvl = lv
+    i = stack_i[lvl]
+    return tidx if i == TRIG else i
+
+
+@helper
+def _next_at(L, ts, stop, upper, q, i, bound0, trig0):
+    """The candidate of position ``q`` after candidate ``i`` at stack level ``L``: level 0 (the
+    match's first event) is bounded by ``bound0`` and takes the trigger where ``trig0``, a later
+    level by ``upper[q]``, the trigger at the last position only."""
+    if L == 0:
+        return _next(ts, stop, q, i, bound0, trig0)
+    return _next(ts, stop, q, i, upper[q], q == stop.shape[0] - 1)
+
+
+@helper
+def _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, tidx):
     """Whether the event just bound at level ``L`` (position ``q``; ``fresh``: it starts
     ``q``'s run) passes the conjuncts due there (:mod:`.comparisons`): each a postfix program
-    run on the stack ``stk`` (row 0: values; row 1: the validity of a value, or a truth: 0, 1,
-    2 for unknown); a null (NaN) value makes arithmetic null and a comparison unknown, and a conjunct
-    passes only when true. (One function, not one per opcode: numba compiles each function on
-    its own, and the compile time counts.)"""
+    run on the stack ``sv``/``sk`` (:mod:`cepagg.engines.postfix`: values, and the validity of
+    a value or a truth: 0, 1, 2 for unknown); a null (NaN) value makes arithmetic null and a
+    comparison unknown, and a conjunct passes only when true. (One function, not one per
+    opcode: numba compiles each function on its own, and the compile time counts.)"""
     for j in range(cond.shape[0]):
         if cond[j, 1] != q:
             continue
@@ -112,100 +145,21 @@ def _passes(cond, code, consts, stk, L, q, fresh, stack_i, first, six, vals, tid
             for pc in range(cond[j, 3], cond[j, 4]):
                 op = code[pc, 0]
                 if op == LOAD:
-                    kind = code[pc, 1]
-                    i = tidx
-                    if kind != TRIGGER:
-                        p = code[pc, 2]
-                        if kind == FIRST:
-                            lvl = first[p]
-                        elif kind == LAST:
-                            lvl = first[p + 1] - 1
-                        elif kind == CUR:
-                            lvl = L
-                        elif kind == PREV:
-                            lvl = L - 1
-                        else:
-                            lvl = lv
-                        i = stack_i[lvl]
-                        if i == TRIG:
-                            i = tidx
+                    i = _loaded(code[pc, 1], code[pc, 2], L, lv, first, stack_i, tidx)
                     v = vals[code[pc, 3], six[i]]
-                    stk[0, top] = v
-                    stk[1, top] = 1 if v == v else 0
+                    sv[top] = v
+                    sk[top] = 1 if v == v else 0
                     top += 1
-                elif op == CONST:
-                    stk[0, top] = consts[pc]
-                    stk[1, top] = 1
-                    top += 1
-                elif op <= DIV:
-                    top -= 1
-                    b = stk[0, top]
-                    a = stk[0, top - 1]
-                    ok = stk[1, top - 1] == 1 and stk[1, top] == 1
-                    r = 0.0
-                    if ok:
-                        if op == ADD:
-                            r = a + b
-                        elif op == SUB:
-                            r = a - b
-                        elif op == MUL:
-                            r = a * b
-                        elif b == 0.0:
-                            ok = False  # (division by zero: null)
-                        else:
-                            r = a / b
-                    stk[0, top - 1] = r
-                    stk[1, top - 1] = 1 if ok else 0
-                elif op == NEG:
-                    stk[0, top - 1] = -stk[0, top - 1]
-                elif op == CMP:
-                    top -= 1
-                    b = stk[0, top]
-                    a = stk[0, top - 1]
-                    if stk[1, top - 1] != 1 or stk[1, top] != 1:
-                        stk[1, top - 1] = 2
-                    else:
-                        c = code[pc, 1]
-                        if c == 0:
-                            t = a == b
-                        elif c == 1:
-                            t = a != b
-                        elif c == 2:
-                            t = a < b
-                        elif c == 3:
-                            t = a <= b
-                        elif c == 4:
-                            t = a > b
-                        else:
-                            t = a >= b
-                        stk[1, top - 1] = 1 if t else 0
-                elif op == AND or op == OR:
-                    n = code[pc, 1]
-                    unknown = False
-                    decided = False
-                    for x in range(top - n, top):
-                        t3 = stk[1, x]
-                        if t3 == 2:
-                            unknown = True
-                        elif (op == AND and t3 == 0) or (op == OR and t3 == 1):
-                            decided = True
-                    top -= n - 1
-                    if decided:
-                        stk[1, top - 1] = 0 if op == AND else 1
-                    elif unknown:
-                        stk[1, top - 1] = 2
-                    else:
-                        stk[1, top - 1] = 1 if op == AND else 0
-                else:  # NOT
-                    t3 = stk[1, top - 1]
-                    stk[1, top - 1] = 2 if t3 == 2 else 1 - t3
-            if stk[1, 0] != 1.0:
+                else:
+                    top = apply(op, code[pc, 1], consts[pc], sv, sk, top)
+            if sk[0] != 1:
                 return False
     return True
 
 
 @helper
-def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, stk, six, vals):
+def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, sv, sk, six,
+          vals):
     """Bind level ``L`` to the first candidate from ``c`` (of position ``q``) on that passes the
     comparisons; a level that continues a Kleene run moves on to the next position's candidates
     when the run's own are exhausted. Returns the candidate bound, NONE if none is left."""
@@ -218,12 +172,9 @@ def _seek(L, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, firs
             fresh = L == 0 or stack_p[L - 1] != q
             if fresh:
                 first[q] = L
-            if cond.shape[0] == 0 or _passes(cond, code, consts, stk, L, q, fresh, stack_i, first, six, vals, tidx):
+            if cond.shape[0] == 0 or _passes(cond, code, consts, sv, sk, L, q, fresh, stack_i, first, six, vals, tidx):
                 return c
-            if L == 0:
-                c = _next(ts, stop, q, c, bound0, trig0)
-            else:
-                c = _next(ts, stop, q, c, upper[q], q == k - 1)
+            c = _next_at(L, ts, stop, upper, q, c, bound0, trig0)
         if L == 0 or q != stack_p[L - 1] or q == k - 1:
             return NONE
         q += 1
@@ -260,8 +211,47 @@ def _write_match(L, stack_p, stack_i, ret_pos, ref, tidx, out_match, out_var, ou
     return fill
 
 
+@helper
+def _bounds(ts, start, stop, flags, upper):
+    """``upper[p]``: the latest timestamp from which the positions after ``p`` can still be
+    completed in time before the trigger (``ts[-1]``), right to left. False when a position
+    before the last has no event early enough (no match ends at the trigger)."""
+    k = start.shape[0]
+    trig_ts = ts[ts.shape[0] - 1]
+    if flags[k - 1] & 1:
+        upper[k - 1] = trig_ts
+    else:
+        upper[k - 1] = MIN_TS
+    if k >= 2:
+        upper[k - 2] = trig_ts
+    for p in range(k - 3, -1, -1):
+        j = _after(ts, start[p + 1], stop[p + 1], upper[p + 1] - 1) - 1
+        if j < start[p + 1]:
+            return False
+        upper[p] = ts[j]
+    return True
+
+
+@helper
+def _count_match(L, stack_p, stack_i, flags, six, tidx, mult, agg):
+    """Fold the match on the stack (levels ``0..L-1``): count it (``agg[0]``) and, per event of
+    an aggregated position (bit 1 of ``flags``), the matches binding it there (``mult``), with
+    the least and greatest event counted (``agg[1]``, ``agg[2]``)."""
+    agg[0] += 1
+    for lv in range(L):
+        p = stack_p[lv]
+        if flags[p] & 2:
+            x = stack_i[lv]
+            e = six[tidx] if x == TRIG else six[x]
+            mult[p, e] += 1
+            if e < agg[1]:
+                agg[1] = e
+            if e > agg[2]:
+                agg[2] = e
+
+
 @step
-def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, lo, first_hi, cond, code, consts, stk,
+def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, lo, first_hi, cond, code, consts, sv, sk,
                       vals, stack_p, stack_i, state, out_match, out_var, out_pos, out_idx, fill, cap, number, mult,
                       agg):
     """Write the matches ending at the trigger (``ts[-1]``) from row ``fill`` on, numbered from
@@ -280,7 +270,7 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
     match's first event must have ``ts < first_hi``. ``upper`` (k entries) is scratch;
     ``first`` (k entries) holds the stack level where each bound position's run starts.
     Conditions between variables: conjuncts of ``cond`` running code of ``code``/``consts`` on
-    the scratch stack ``stk`` (:mod:`.comparisons`), reading
+    the scratch stack ``sv``/``sk`` (:mod:`.comparisons`), reading
     attribute ``slot`` of event ``i`` at ``vals[slot, six[i]]`` (NaN: null).
     """
     k = start.shape[0]
@@ -288,20 +278,10 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
     trig_ts = ts[tidx]
     if state[1] == DONE:
         return fill, number
-    # bounds of the events a position may take (recomputed on every call: cheap)
     fold = agg[3] != 0
-    if flags[k - 1] & 1:
-        upper[k - 1] = trig_ts
-    else:
-        upper[k - 1] = MIN_TS
-    if k >= 2:
-        upper[k - 2] = trig_ts
-    for p in range(k - 3, -1, -1):
-        j = _after(ts, start[p + 1], stop[p + 1], upper[p + 1] - 1) - 1
-        if j < start[p + 1]:
-            state[1] = DONE
-            return fill, number
-        upper[p] = ts[j]
+    if not _bounds(ts, start, stop, flags, upper):  # (recomputed on every call: cheap)
+        state[1] = DONE
+        return fill, number
     bound0 = min(upper[0], first_hi)
     trig0 = k == 1 and trig_ts < first_hi
     L = state[0]
@@ -314,10 +294,7 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
         if back:
             lvl = L - 1
             q = stack_p[lvl]
-            if lvl == 0:
-                c = _next(ts, stop, q, stack_i[lvl], bound0, trig0)
-            else:
-                c = _next(ts, stop, q, stack_i[lvl], upper[q], q == k - 1)
+            c = _next_at(lvl, ts, stop, upper, q, stack_i[lvl], bound0, trig0)
         elif L == 0:
             lvl, q = 0, 0
             c = _first(ts, start, stop, 0, lo - 1, bound0, trig0)
@@ -328,17 +305,7 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
                 if agg[0] >= FOLD_MAX:  # (the caller takes the counts first)
                     state[0] = L
                     return fill, number
-                agg[0] += 1
-                for lv in range(L):
-                    p = stack_p[lv]
-                    if flags[p] & 2:
-                        x = stack_i[lv]
-                        e = six[tidx] if x == TRIG else six[x]
-                        mult[p, e] += 1
-                        if e < agg[1]:
-                            agg[1] = e
-                        if e > agg[2]:
-                            agg[2] = e
+                _count_match(L, stack_p, stack_i, flags, six, tidx, mult, agg)
                 number += 1
                 back = True
                 continue
@@ -358,7 +325,7 @@ def enumerate_matches(ts, ref, six, start, stop, flags, upper, first, ret_pos, l
             c = NONE
             if q < k:
                 c = _first(ts, start, stop, q, ts[i], upper[q], q == k - 1)
-        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, stk,
+        c = _seek(lvl, q, c, ts, start, stop, upper, bound0, trig0, stack_p, stack_i, first, cond, code, consts, sv, sk,
                   six, vals)
         if c != NONE:
             L = lvl + 1
@@ -405,8 +372,8 @@ def gather(s_ts, s_ids, s_bits, head, tix, k, lo, use_ids, ts, ref, six, start, 
 
 @jit
 def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids, tstate, ts, ref, six, start, stop,
-                       flags, upper, first, ret_pos, cond, code, consts, stk, vals, stack_p, stack_i, state, out_match,
-                       out_var, out_pos, out_idx, fill, cap, number, mult, agg):
+                       flags, upper, first, ret_pos, cond, code, consts, sv, sk, vals, stack_p, stack_i, state,
+                       out_match, out_var, out_pos, out_idx, fill, cap, number, mult, agg):
     """:func:`gather` and :func:`enumerate_matches` for the triggers stored at ``tixs`` (store
     indexes, in order), each taking the events from ``max(its time - w + 1, lo)`` on (``ref``:
     ids where ``use_ids``, else store indexes): one call for a partition's triggers of a batch. ``tstate``: the next
@@ -430,7 +397,7 @@ def enumerate_triggers(s_ts, s_ids, s_bits, head, tixs, lo, first_hi, w, use_ids
             state[1] = FRESH
         m = tstate[1]
         fill, number = enumerate_matches(ts[:m], ref[:m], six[:m], start, stop, flags, upper, first, ret_pos,
-                                         cand_lo, first_hi, cond, code, consts, stk, vals, stack_p, stack_i, state,
+                                         cand_lo, first_hi, cond, code, consts, sv, sk, vals, stack_p, stack_i, state,
                                          out_match,
                                          out_var, out_pos, out_idx, fill, cap, number, mult, agg)
         if state[1] != DONE:

@@ -21,9 +21,9 @@ cannot fail. When a conjunct is checked:
   (``c.x > b.x``, after the run ends) is checked on every event of the run (``LOOP``).
 
 A conjunct is postfix code (rows of :data:`CODE_WIDTH`: opcode, argument, position, slot) run on
-a stack of values with a validity flag (greta's edge programs, :mod:`cepagg.engines.greta._program`,
-work the same way): truth values are 0, 1 and 2 (unknown), and the conjunct holds only when
-true. The meaning is the reference's (docs/semantics.md §5): a condition holds for every
+a stack of values with a validity flag, its operations those of :mod:`cepagg.engines.postfix`
+(shared with GRETA's edge programs): truth values are 0, 1 and 2 (unknown), and the conjunct
+holds only when true. The meaning is the reference's (docs/semantics.md §5): a condition holds for every
 combination of the events it reads; a null (or missing) value makes arithmetic null and a
 comparison unknown; division by zero is null. Values are float64 in the join (NaN stands for a
 null in the store): the result equals Python's wherever no integer result passes 2^53, so the
@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...lang import ast
+from ..postfix import ADD, AND, CMP, CMP_CODES, CONST, DIV, MUL, NEG, NOT, OR, SUB
 from .shape import Shape
 
 # columns of the condition table (one row per conjunct): when, at which position, the
@@ -48,11 +49,12 @@ from .shape import Shape
 WHEN, AT, LOOP_POS, CODE_START, CODE_STOP = range(5)
 WIDTH = 5
 START, EACH, PAIR = 0, 1, 2
-# opcodes (code column 0); LOAD's argument is the kind of reference (where the event is)
-LOAD, CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = range(11)
+# opcodes (code column 0): LOAD, whose argument is the kind of reference (where the event is),
+# and the operations of :mod:`cepagg.engines.postfix`
+LOAD = 0
 CODE_WIDTH = 4
 TRIGGER, FIRST, LAST, CUR, PREV, LOOP = range(1, 7)
-OPS = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
+OPS = CMP_CODES
 _ARITH = {"+": ADD, "-": SUB, "*": MUL, "/": DIV}
 
 #: integer constants the join takes (exact in float64, whatever arithmetic follows)

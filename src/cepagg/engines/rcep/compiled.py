@@ -236,7 +236,8 @@ class CompiledJoin:
         self.mult = np.zeros((self.k, 0), dtype=np.int64)
         self.agg = np.array([0, _NO_EVENT, -1, int(self.fold)], dtype=np.int64)  # count, least, greatest, fold
         self._none = MatchBlock.empty(0, [])  # (fold: no rows; the same array types, so no second compilation)
-        self._stk = np.zeros((2, conditions.depth), dtype=np.float64)
+        self._sv = np.zeros(conditions.depth, dtype=np.float64)  # (the programs' stack: values)
+        self._sk = np.zeros(conditions.depth, dtype=np.int64)  # (validity or truth)
         self.first = np.zeros(self.k, dtype=np.int64)
         self.start = np.zeros(self.k, dtype=np.int64)
         self.stop = np.zeros(self.k, dtype=np.int64)
@@ -273,7 +274,7 @@ class CompiledJoin:
             fill, state.next_match = self._enumerate(
                 store.ts, store.ids, store.bits, store.head, tixs, lo, first_hi, w, not tuples, self.tstate,
                 self._ts, self._ref, self._six, self.start, self.stop, self.flags, self.upper, self.first,
-                self.ret_pos, self.cond, self.code, self.consts, self._stk, store.vals, self._stack_p,
+                self.ret_pos, self.cond, self.code, self.consts, self._sv, self._sk, store.vals, self._stack_p,
                 self._stack_i, self.state, blk.match, blk.var, blk.pos, blk.event, f0, blk.capacity, state.next_match,
                 self.mult, self.agg)
             blk.rows = fill
@@ -312,7 +313,7 @@ class CompiledJoin:
             self._enumerate(
                 store.ts, store.ids, store.bits, store.head, tixs, lo, first_hi, w, False, self.tstate,
                 self._ts, self._ref, self._six, self.start, self.stop, self.flags, self.upper, self.first,
-                self.ret_pos, self.cond, self.code, self.consts, self._stk, store.vals, self._stack_p,
+                self.ret_pos, self.cond, self.code, self.consts, self._sv, self._sk, store.vals, self._stack_p,
                 self._stack_i, self.state, no.match, no.var, no.pos, no.event, 0, 0, 0, self.mult, self.agg)
             self._take(store, key, accs, kinds)
             if self.tstate[0] == tixs.shape[0]:

@@ -236,85 +236,89 @@ class Rcep(Engine):
         if not n:
             return out
         table = batch.table
-        names = set(batch.attribute_names)
-        # the types once per batch: codes into a small dictionary (no Python string per event)
         type_col = table.column("type")
-        if type_col.null_count or not pa.types.is_string(type_col.type):
-            type_codes, type_names = None, np.array(type_col.to_pylist(), dtype=object)
-        else:
-            enc = pc.dictionary_encode(type_col.combine_chunks())
-            type_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-            type_names = np.array(enc.dictionary.to_pylist(), dtype=object)
-
-        def column(a: str) -> list:
-            if a == "ts":
-                return table.column("ts").to_pylist()
-            if a == "type":
-                return type_col.to_pylist()
-            return table.column(a).to_pylist() if a in names else [None] * n
-
-        k = len(self.shape.positions)
-        slow = bool(self._filters) or any(self.shape.local.get(p.var) or self.shape.same.get(p.var)
-                                          for p in self.shape.positions)
-        bits = np.zeros(n, dtype=np.int64)  # bit p: the event may bind position p
-        if slow:  # attributes are read: events as objects
-            events = batch.events()
-            passing = [all(holds(x, lambda node: e.get(node.name)) for x in self._filters) for e in events]
-            for p, fits in enumerate(self._fits_pos):
-                bits |= np.array([ok and fits(e) for ok, e in zip(passing, events)], dtype=np.int64) << p
-        else:  # by type alone
-            for p in self.shape.positions:
-                members = q.members(q.variables[p.var].type)
-                if members is None:
-                    bits |= 1 << p.index
-                elif type_codes is not None:  # (membership of the few distinct types, then per event)
-                    inside = np.array([t in members for t in type_names], dtype=np.int64)
-                    bits |= (inside[type_codes] if n else np.zeros(0, np.int64)) << p.index
-                else:
-                    inside = pc.is_in(type_col, value_set=pa.array(sorted(members), pa.string()))
-                    bits |= inside.to_numpy(zero_copy_only=False).astype(np.int64) << p.index
-        ts_np = table.column("ts").to_numpy()
-        ids_np = table.column(ID).to_numpy()
-        last = 1 << (k - 1)
+        type_codes, type_names = _type_codes(type_col)
+        bits = self._position_bits(batch, type_col, type_codes, type_names)
+        types = type_names[type_codes] if type_codes is not None else type_names
+        ts, ids = table.column("ts").to_numpy(), table.column(ID).to_numpy()
+        last = 1 << (len(self.shape.positions) - 1)
         fold = self._compiled.fold
         direct = self.slide is None and (fold or self._blocks())  # (all of a partition's triggers in one call)
         group_at = [i for i, _, _ in self._groups]
         groups = _rows_by_arrow(table, q.partition_by, n)
         if groups is None:
+            names = set(batch.attribute_names)
+
+            def column(a: str) -> list:
+                if a in ("ts", "type") or a in names:
+                    return table.column(a).to_pylist()
+                return [None] * n
+
             groups = _partition_rows(list(zip(*(column(a) for a in q.partition_by))))
         for key, rows in groups.items():
             part = state.partitions.get(key)
             if part is None:
                 part = state.partitions[key] = Partition([], [], store=Store(len(self._compiled.slots)))
-            t = ts_np[rows]
-            if t[0] < part.last_ts or (t.shape[0] > 1 and bool((t[1:] < t[:-1]).any())):
-                r = np.flatnonzero(np.diff(t, prepend=part.last_ts) < 0)[0]
-                self._out_of_order(key, int(t[r]), int(t[r - 1]) if r else part.last_ts)
-            if t[0] >= part.expire_at:  # (once a window of time, before the batch's events)
-                part.store.drop_before(int(t[0]) - self.keep + 1)
-                part.expire_at = int(t[0]) + self.w
-            part.last_ts = int(t[-1])
-            rows = rows[bits[rows] != 0]
-            if not rows.size:
-                continue
-            store, n0 = part.store, part.store.n
-            kept = bits[rows]
-            store.extend(ids_np[rows], ts_np[rows], kept,
-                         (type_names[type_codes[rows]] if type_codes is not None else type_names[rows]).tolist(),
-                         values[:, rows] if values.shape[0] else None)
-            tixs = n0 + np.flatnonzero(kept & last)
+            tixs = self._store_rows(part, key, rows, bits, ts, ids, types, values, last)
             if not tixs.size:
                 continue  # (no event of the batch ends a match in this partition)
             if direct and fold:
-                self._compiled.fold_into(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at),
+                self._compiled.fold_into(part.store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at),
                                          state.totals, state.kinds)
             elif direct:
-                self._compiled.run(store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at), state,
-                                   self.spill_rows, self.spill)
+                self._compiled.run(part.store, tixs, self.lo, self.hi, self.w, tuple(key[i] for i in group_at),
+                                   state, self.spill_rows, self.spill)
             else:
                 for tix in tixs.tolist():
                     self._trigger_compiled(state, key, part, tix, out)
         return out
+
+    def _position_bits(self, batch: EventBatch, type_col, type_codes, type_names) -> np.ndarray:
+        """Per event of ``batch``, the positions it may bind (bit ``p``: position ``p``): by its
+        type alone, or, where a local condition, an equivalence or a stream filter reads its
+        attributes, by the event as an object."""
+        q, n = self.query, len(batch)
+        bits = np.zeros(n, dtype=np.int64)
+        if self._filters or any(self.shape.local.get(p.var) or self.shape.same.get(p.var)
+                                for p in self.shape.positions):
+            events = batch.events()
+            passing = [all(holds(x, lambda node: e.get(node.name)) for x in self._filters) for e in events]
+            for p, fits in enumerate(self._fits_pos):
+                bits |= np.array([ok and fits(e) for ok, e in zip(passing, events)], dtype=np.int64) << p
+            return bits
+        for p in self.shape.positions:
+            members = q.members(q.variables[p.var].type)
+            if members is None:
+                bits |= 1 << p.index
+            elif type_codes is not None:  # (membership of the few distinct types, then per event)
+                inside = np.array([t in members for t in type_names], dtype=np.int64)
+                bits |= (inside[type_codes] if n else np.zeros(0, np.int64)) << p.index
+            else:
+                inside = pc.is_in(type_col, value_set=pa.array(sorted(members), pa.string()))
+                bits |= inside.to_numpy(zero_copy_only=False).astype(np.int64) << p.index
+        return bits
+
+    def _store_rows(self, part: Partition, key: tuple, rows: np.ndarray, bits: np.ndarray, ts: np.ndarray,
+                    ids: np.ndarray, types: np.ndarray, values, last: int) -> np.ndarray:
+        """Add the batch's ``rows`` of partition ``key`` (``ts``, ``ids``, ``types``: the batch's
+        columns) that may bind a position to its store (checking time order; dropping what no
+        future match can use, once a window of time); returns where the triggers among them are
+        stored (bit ``last`` of ``bits``)."""
+        t = ts[rows]
+        if t[0] < part.last_ts or (t.shape[0] > 1 and bool((t[1:] < t[:-1]).any())):
+            r = np.flatnonzero(np.diff(t, prepend=part.last_ts) < 0)[0]
+            self._out_of_order(key, int(t[r]), int(t[r - 1]) if r else part.last_ts)
+        if t[0] >= part.expire_at:  # (once a window of time, before the batch's events)
+            part.store.drop_before(int(t[0]) - self.keep + 1)
+            part.expire_at = int(t[0]) + self.w
+        part.last_ts = int(t[-1])
+        rows = rows[bits[rows] != 0]
+        store, n0 = part.store, part.store.n
+        if not rows.size:
+            return np.zeros(0, dtype=np.int64)
+        kept = bits[rows]
+        store.extend(ids[rows], ts[rows], kept, types[rows].tolist(), values[:, rows] if values.shape[0] else None)
+        return n0 + np.flatnonzero(kept & last)
 
     def _trigger_compiled(self, state: RcepState, key: tuple, part: Partition, tix: int, out: list) -> None:
         """The compiled path's :meth:`_trigger` and :meth:`_recompute`: the matches ending at the
@@ -494,6 +498,16 @@ class Rcep(Engine):
             def emit(env):
                 output.fold(accs, q, cells_of(env), env)
         self.join.run(part.buffers, part.negs, e, steps, scope, cand_lo, first_hi, emit)
+
+
+def _type_codes(type_col) -> tuple[np.ndarray | None, np.ndarray]:
+    """The batch's types once per batch: (codes into a small array of names, the names), or
+    (None, one name per event) for a column with nulls or of another kind than strings."""
+    if type_col.null_count or not pa.types.is_string(type_col.type):
+        return None, np.array(type_col.to_pylist(), dtype=object)
+    enc = pc.dictionary_encode(type_col.combine_chunks())
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), np.array(enc.dictionary.to_pylist(),
+                                                                                 dtype=object)
 
 
 def _rows_by_arrow(table: pa.Table, attrs: tuple, n: int) -> dict | None:
