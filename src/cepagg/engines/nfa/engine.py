@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ..rcep import output
 from ..rcep.buffers import Buffer
-from ..rcep.engine import NEG_INF, Rcep, RcepState, _first_value
+from ..rcep.engine import NEG_INF, Rcep, RcepState, first_value
 from ..reference.evaluate import partition_key
 from . import checks as placement
 
@@ -182,7 +182,7 @@ class Nfa(Rcep):
             return
         env = self._env(binds)
         window = () if wlo is None else (wlo, wlo + self.w)
-        cells = tuple(key[i] if i is not None else _first_value(env, var, attr)
+        cells = tuple(key[i] if i is not None else first_value(env, var, attr)
                       for i, var, attr in self._groups) + window
         if self.query.returns_matches:
             self._rows.add(out, cells, state.next_match, env)

@@ -476,7 +476,7 @@ class Rcep(Engine):
         steps = self._steps_for(part, cand_lo, e.ts)
         if self._group_per_match:
             def cells_of(env):
-                return tuple(key[i] if i is not None else _first_value(env, var, attr)
+                return tuple(key[i] if i is not None else first_value(env, var, attr)
                              for i, var, attr in groups) + window
         else:
             fixed = tuple(key[i] for i, _, _ in groups) + window
@@ -560,7 +560,7 @@ def _partition_rows(keys: list) -> dict:
     return {key: np.array(rows, dtype=np.int64) for key, rows in found.items()}
 
 
-def _first_value(env: dict, var: str, attr: str):
+def first_value(env: dict, var: str, attr: str):
     """GROUP BY X.a: the value on X's first event (X shares it when it binds several)."""
     runs = env.get(var)
     return runs[0][0].get(attr) if runs else None
