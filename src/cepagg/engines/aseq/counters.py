@@ -695,8 +695,9 @@ class PartPool:
         self.overflows = 0
         return True
 
-    def reset(self, s: int) -> None:
-        """Slot ``s`` as a new partition's (its key is kept until :meth:`release`)."""
+    def reset(self, s) -> None:
+        """Slot ``s`` (or an array of slots) as a new partition's (its key is kept until
+        :meth:`release`)."""
         for n in TEMPLATE_FIELDS:
             self.fields[n][s] = getattr(self.fresh, n)
 

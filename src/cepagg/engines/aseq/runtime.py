@@ -287,10 +287,13 @@ class UnitRun:
                 enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
             if nout:  # pragma: no cover - WITHIN alone reports rows only at the end
                 raise AssertionError("rows from a stacked partition")
-            for i in np.flatnonzero(freed == 2).tolist():  # (GROUP BY) a partition with matches
-                s = int(slots[i])
-                self._fold_arrays(state, keys[i], pool.fields["totI"][s], pool.fields["totF"][s])
-                pool.reset(s)
+            matched = np.flatnonzero(freed == 2)  # (GROUP BY) partitions with matches
+            if len(matched):
+                taken = slots[matched]
+                totI, totF = pool.fields["totI"][taken].tolist(), pool.fields["totF"][taken].tolist()
+                for i, r_ in enumerate(matched.tolist()):
+                    self._add_totals(state, keys[r_], totI[i], totF[i])
+                pool.reset(taken)
             pool.release(slots[freed != 0])
             freed[:] = 0
             if status == 0:
@@ -515,6 +518,11 @@ class UnitRun:
         """:meth:`_fold` of totals held in ``totI``, ``totF`` (emptied)."""
         if self.kmode != K.TOTAL:
             return
+        self._add_totals(state, key, totI, totF)
+        empty_cells(totI, totF, self._cache[state.kinds][0])
+
+    def _add_totals(self, state: UnitState, key: tuple, totI, totF) -> None:
+        """Add totals (per output: arrays or lists of cells) to the groups of partition ``key``."""
         fam = self._cache[state.kinds][0]
         for o in range(len(self.outnode)):
             count, cells = self.cells(o, totI[o], totF[o], fam)
@@ -524,7 +532,6 @@ class UnitRun:
             prev = state.totals.get(gk)
             state.totals[gk] = (count, cells) if prev is None else (
                 prev[0] + count, aggmod.merge(self.funcs[o], prev[1], cells))
-        empty_cells(totI, totF, fam)
 
     def _gc(self, state: UnitState, keys: list, now: int) -> None:
         """Drop partitions whose window holds nothing (their totals folded first); ``now``: the
