@@ -550,6 +550,7 @@ class PartPool:
     (one integer attribute), by :class:`DictKeys` from the first batch whose keys are not."""
 
     overflows = 0  # partitions of the current batch that outgrew their slots (:meth:`widen`)
+    ready = 0  # slots below hold a partition's state or the template; the others are zeros
 
     def __init__(self, fresh: PartState):
         self.fresh = fresh
@@ -568,6 +569,7 @@ class PartPool:
             keys.key_of = np.fromiter(key_of, object, len(key_of)) if isinstance(key_of, list) else key_of
             d["index"] = keys
             d["free"] = np.array(d["free"], np.int64)
+        d.setdefault("ready", d["fields"]["ctr"].shape[0])  # (every slot was filled when it grew)
         self.__dict__.update(d)
 
     @property
@@ -605,15 +607,26 @@ class PartPool:
         new = np.flatnonzero(slots < 0)
         m = len(new)
         if m:
-            while len(self.free) < m:
-                self._grow(max(64, 2 * self.slots))
-            rest = len(self.free) - m
-            got = self.free[rest:][::-1].copy()  # lowest slot first: keys in order get slots in order
-            self.free = self.free[:rest]
+            got = self._take(m)
             fresh = keys.take(new) if isinstance(keys, IntKeys) else list(map(keys.__getitem__, new.tolist()))
             self.index.add(fresh, got)
             slots[new] = got
         return slots
+
+    def _take(self, m: int) -> np.ndarray:
+        """``m`` free slots, each holding a new partition's state (the template)."""
+        while len(self.free) < m:
+            self._grow(max(64, 4 * self.slots))
+        rest = len(self.free) - m
+        got = self.free[rest:][::-1].copy()  # lowest slot first: keys in order get slots in order
+        self.free = self.free[:rest]
+        # slots from ``ready`` on are taken in increasing order (:meth:`_grow` lists them so)
+        new = got[got >= self.ready]
+        if len(new):
+            for n in TEMPLATE_FIELDS:
+                self.fields[n][new] = getattr(self.fresh, n)
+            self.ready = int(new.max()) + 1
+        return got
 
     def release(self, slots: np.ndarray) -> None:
         """``slots`` are fresh again (the kernel reset them) and their keys forgotten."""
@@ -623,12 +636,13 @@ class PartPool:
         self.free = np.concatenate([self.free, slots])
 
     def _grow(self, n: int) -> None:
+        """Room for ``n`` slots. The new ones are left as ``np.zeros`` gives them (pages the
+        process has not touched yet) until they are taken (:meth:`_take`), and only the slots
+        taken so far are copied: a stack of 10^5 slots grows without writing its free part."""
         old = self.slots
         for name, a in self.fields.items():
-            new = np.zeros((n,) + a.shape[1:], a.dtype)  # segment items need no initial value
-            new[:old] = a
-            if name in TEMPLATE_FIELDS:
-                new[old:] = getattr(self.fresh, name)
+            new = np.zeros((n,) + a.shape[1:], a.dtype)
+            new[:self.ready] = a[:self.ready]
             self.fields[name] = new
         self.index.grow(n)
         self.free = np.concatenate([np.arange(n - 1, old - 1, -1, dtype=np.int64), self.free])
@@ -655,10 +669,7 @@ class PartPool:
 
         if isinstance(self.index, IntIndex) and not (len(key) == 1 and type(key[0]) is int):
             self.index = self.index.as_dict()
-        if not len(self.free):
-            self._grow(max(64, 2 * self.slots))
-        s = int(self.free[-1])
-        self.free = self.free[:-1]
+        s = int(self._take(1)[0])
         self.index.add(IntKeys(np.array([key[0]], np.int64)) if isinstance(self.index, IntIndex) else [key],
                        np.array([s], np.int64))
         f = self.fields
@@ -690,7 +701,7 @@ class PartPool:
             a = self.fields[n]
             if a.shape[1]:
                 new = np.zeros((a.shape[0], cap) + a.shape[2:], a.dtype)
-                new[:, :a.shape[1]] = a
+                new[:self.ready, :a.shape[1]] = a[:self.ready]
                 self.fields[n] = new
         self.overflows = 0
         return True
