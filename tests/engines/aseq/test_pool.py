@@ -251,3 +251,33 @@ def test_a_partition_gone_alone_comes_back_to_the_stack():
     eng.process(st, EventBatch.from_rows(later).sorted())
     assert not unit.parts and set(unit.pool.slot_of) == {(1,), (2,)}
     assert eng.finish(st) == [(1,)]
+
+
+def test_a_stack_saved_with_a_dictionary_of_keys_restores():
+    """A stack in the layout of snapshots that kept its keys in a dictionary (``slot_of``,
+    ``key_of``, a list of free slots, every slot filled) goes on as the reference."""
+    import numpy as np
+
+    from cepagg.engines.aseq.counters import TEMPLATE_FIELDS, PartPool
+
+    rng = random.Random(5)
+    q = compile_query("RETURN COUNT(*), SUM(b.x) PATTERN SEQ(A a, B b, C c) WHERE [g] WITHIN 20")
+    rows = random_stream(rng, "ABC", n=200, attrs={"x": (0, 5, 0.0), "g": list(range(30))})
+    batch = EventBatch.from_rows(rows).sorted()
+    eng = ENGINES["aseq"](q)
+    st = eng.new_state()
+    out = eng.process(st, batch.slice(0, 100))
+    unit = st.parts[0]
+    pool = unit.pool
+    for n in TEMPLATE_FIELDS:
+        pool.fields[n][pool.ready:] = getattr(pool.fresh, n)
+    old = {k: v for k, v in vars(pool).items() if k not in ("index", "ready", "overflows")}
+    key_of = [None] * pool.slots
+    for key, s in pool.items():
+        key_of[s] = key
+    old.update(slot_of=dict(pool.items()), key_of=key_of, free=pool.free.tolist())
+    unit.pool = PartPool.__new__(PartPool)
+    unit.pool.__setstate__(old)
+    st = eng.restore(eng.snapshot(st))
+    out += eng.process(st, batch.slice(100, 100)) + eng.finish(st)
+    assert out == ENGINES["aseq"](q).run(batch).rows
