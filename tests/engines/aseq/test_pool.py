@@ -281,3 +281,17 @@ def test_a_stack_saved_with_a_dictionary_of_keys_restores():
     st = eng.restore(eng.snapshot(st))
     out += eng.process(st, batch.slice(100, 100)) + eng.finish(st)
     assert out == ENGINES["aseq"](q).run(batch).rows
+
+
+def test_a_snapshot_leaves_out_the_slots_never_taken():
+    q = compile_query("RETURN g, COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] GROUP BY g WITHIN 50")
+    first = [{"type": "A", "ts": 1, "g": g} for g in range(70)]
+    later = [{"type": "B", "ts": 2, "g": g} for g in range(0, 140, 2)]
+    eng = ENGINES["aseq"](q)
+    st = eng.new_state()
+    eng.process(st, EventBatch.from_rows(first))
+    assert st.parts[0].pool.slots == 256
+    st = eng.restore(eng.snapshot(st))
+    assert st.parts[0].pool.slots == 70
+    eng.process(st, EventBatch.from_rows(later))
+    assert sorted(eng.finish(st)) == [(g, 1) for g in range(0, 70, 2)]

@@ -466,6 +466,8 @@ class DictKeys:
         return self.slot_of.items()
 
     def grow(self, n: int) -> None:
+        if len(self.key_of) >= n:  # (a restored stack: its slots never taken were left out)
+            return
         key_of = np.empty(n, object)
         key_of[:len(self.key_of)] = self.key_of
         self.key_of = key_of
@@ -504,6 +506,8 @@ class IntIndex:
         return zip(zip(self.keys.tolist()), self.slots.tolist())
 
     def grow(self, n: int) -> None:
+        if len(self.key_at) >= n:  # (a restored stack: its slots never taken were left out)
+            return
         key_at = np.zeros(n, np.int64)
         key_at[:len(self.key_at)] = self.key_at
         self.key_at = key_at
@@ -560,6 +564,15 @@ class PartPool:
                        for n in STATE_FIELDS}
         self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (without GROUP BY)
         self.template = tuple(getattr(fresh, n) for n in TEMPLATE_FIELDS)
+
+    def __getstate__(self) -> dict:
+        """Without the slots never taken (zeros: :meth:`_grow` may have made up to three times
+        as many as are taken)."""
+        d = dict(self.__dict__)
+        r = self.ready
+        d["fields"] = {n: a[:r] for n, a in self.fields.items()}
+        d["free"] = self.free[self.free < r]
+        return d
 
     def __setstate__(self, d: dict) -> None:
         if "index" not in d:  # (a snapshot of an older format: a dictionary, its keys a list)
