@@ -421,8 +421,9 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
     its totals to its groups and resets its slot. Rows go to ``out*`` with their partition in ``outR``.
     Returns (status, r, pos, rows): status as for :func:`run` (``r``, ``pos``: where to resume),
     or 6 when the group's totals would overflow. One call instead of one per partition: with
-    10^4 partitions per batch the calls, not the events, cost the time. For the same reason two
-    common cases skip :func:`run`: events that only join a partition's pending group, and a
+    10^4 partitions per batch the calls, not the events, cost the time. For the same reason three
+    common cases skip :func:`run`: events that only join a partition's pending group, a pending
+    group before an empty window that can add nothing (dropped as later events arrive), and a
     partition holding only a pending group whose STARTs expire by ``flush`` (see below).
     """
     aggI_f, aggF_f, aggI1_f, aggF1_f, ctr_f, pk_f, pVI_f, pVF_f, pres_f, totI_f, totF_f, lastI_f, lastF_f = fresh

@@ -3,8 +3,9 @@
 Hashed Prefix Counters (paper §3.4): each partition key has its own state, and the kernel
 runs once per partition per batch -- except under WITHIN alone without leading negation, where
 the partitions are stacked column-wise (:class:`PartPool`) and one kernel call runs every
-partition of a batch; a partition with more than 4 STARTs in its window or an overflow
-goes on alone, with a :class:`PartState` of its own. Rows are then assembled per *group* (GROUP BY
+partition of a batch; a partition with more STARTs in its window than a slot holds, or an
+overflow, goes on alone, with a :class:`PartState` of its own (and back into the stack once its
+window fits a slot). Rows are then assembled per *group* (GROUP BY
 values), which may gather several partitions (``[company]`` with GROUP BY sector, or an
 equality chain): totals are merged at the end; SLIDE windows and EMIT ON CHANGE instants that
 span partitions are merged once every partition of the group has been brought to the same
