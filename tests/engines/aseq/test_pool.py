@@ -188,3 +188,110 @@ def test_a_partition_with_only_pending_events_across_a_watermark(text, expected)
     assert ENGINES["reference"](q).run(batch).rows == expected
     for cuts in ([0, 3, 7], [0, 3, 4, 7], [0, 1, 3, 5, 7]):  # each batch: a watermark at its last time - 1
         assert _rows(q, batch, cuts) == expected, cuts
+
+
+def _batches_rows(q, batches):
+    eng = ENGINES["aseq"](q)
+    st = eng.new_state()
+    out = []
+    for b in batches:
+        out += eng.process(st, b)
+        st = eng.restore(eng.snapshot(st))
+    return sorted(out + eng.finish(st), key=repr), st
+
+
+@pytest.mark.parametrize("text", ["RETURN COUNT(*), SUM(b.x) PATTERN SEQ(A a, B b, C c) WHERE [g] WITHIN 20",
+                                  "RETURN g, COUNT(*) PATTERN SEQ(A a, B b, C c) WHERE [g] GROUP BY g WITHIN 20"])
+def test_integer_keys_then_float_keys_of_equal_values_are_one_partition(text, monkeypatch):
+    """Integer keys are found by their values (``IntIndex``); a batch whose keys are floats
+    switches the stack to a dictionary, where 1.0 is the key 1 (as for partitions alone)."""
+    rng = random.Random(11)
+    q = compile_query(text)
+    rows = random_stream(rng, "ABC", n=240, attrs={"x": (0, 5, 0.0), "g": list(range(40))})
+    parts = [rows[:80], [{**r, "g": float(r["g"])} for r in rows[80:160]], rows[160:]]
+    batches = [EventBatch.from_rows(p).sorted() for p in parts]
+    stacked, st = _batches_rows(q, batches)
+    with monkeypatch.context() as m:
+        _alone(m)
+        alone, _ = _batches_rows(q, batches)
+    assert stacked == alone
+    whole = EventBatch.from_rows(rows).sorted()
+    assert stacked == sorted(ENGINES["aseq"](q).run(whole).rows, key=repr)
+
+
+def test_slots_widen_when_many_partitions_outgrow_them(monkeypatch):
+    """200 keys with 3 STARTs each in a window: more than a few outgrow a slot of two, and the
+    stack widens its slots instead of sending them all on alone; rows as alone."""
+    q = compile_query("RETURN g, COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] GROUP BY g WITHIN 100")
+    rows = [{"type": t, "ts": ts, "g": g} for g in range(200) for ts, t in
+            [(1, "A"), (2, "A"), (3, "A"), (4, "B"), (5, "A"), (6, "B")]]
+    batch = EventBatch.from_rows(rows).sorted()
+    eng = ENGINES["aseq"](q)
+    st = eng.new_state()
+    out = eng.process(st, batch)
+    unit = st.parts[0]
+    assert unit.pool.cap == 4 and len(unit.parts) < 20 and len(unit.pool) + len(unit.parts) == 200
+    out = sorted(out + eng.finish(st))
+    assert out == [(g, 7) for g in range(200)]
+    _alone(monkeypatch)
+    assert sorted(ENGINES["aseq"](q).run(batch).rows) == out
+
+
+def test_a_partition_gone_alone_comes_back_to_the_stack():
+    """A key whose window outgrows its slot runs alone; once its STARTs have left the window it
+    is stacked again (and the others never left)."""
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] WITHIN 10")
+    first = [{"type": "A", "ts": ts, "g": 1} for ts in range(1, 6)] + [{"type": "A", "ts": 1, "g": 2}]
+    later = [{"type": "B", "ts": 30, "g": 1}, {"type": "B", "ts": 31, "g": 1}, {"type": "B", "ts": 3, "g": 2}]
+    eng = ENGINES["aseq"](q)
+    st = eng.new_state()
+    eng.process(st, EventBatch.from_rows(first).sorted())
+    unit = st.parts[0]
+    assert list(unit.parts) == [(1,)] and set(unit.pool.slot_of) == {(2,)}
+    eng.process(st, EventBatch.from_rows(later).sorted())
+    assert not unit.parts and set(unit.pool.slot_of) == {(1,), (2,)}
+    assert eng.finish(st) == [(1,)]
+
+
+def test_a_stack_saved_with_a_dictionary_of_keys_restores():
+    """A stack in the layout of snapshots that kept its keys in a dictionary (``slot_of``,
+    ``key_of``, a list of free slots, every slot filled) goes on as the reference."""
+    import numpy as np
+
+    from cepagg.engines.aseq.counters import TEMPLATE_FIELDS, PartPool
+
+    rng = random.Random(5)
+    q = compile_query("RETURN COUNT(*), SUM(b.x) PATTERN SEQ(A a, B b, C c) WHERE [g] WITHIN 20")
+    rows = random_stream(rng, "ABC", n=200, attrs={"x": (0, 5, 0.0), "g": list(range(30))})
+    batch = EventBatch.from_rows(rows).sorted()
+    eng = ENGINES["aseq"](q)
+    st = eng.new_state()
+    out = eng.process(st, batch.slice(0, 100))
+    unit = st.parts[0]
+    pool = unit.pool
+    for n in TEMPLATE_FIELDS:
+        pool.fields[n][pool.ready:] = getattr(pool.fresh, n)
+    old = {k: v for k, v in vars(pool).items() if k not in ("index", "ready", "overflows")}
+    key_of = [None] * pool.slots
+    for key, s in pool.items():
+        key_of[s] = key
+    old.update(slot_of=dict(pool.items()), key_of=key_of, free=pool.free.tolist())
+    unit.pool = PartPool.__new__(PartPool)
+    unit.pool.__setstate__(old)
+    st = eng.restore(eng.snapshot(st))
+    out += eng.process(st, batch.slice(100, 100)) + eng.finish(st)
+    assert out == ENGINES["aseq"](q).run(batch).rows
+
+
+def test_a_snapshot_leaves_out_the_slots_never_taken():
+    q = compile_query("RETURN g, COUNT(*) PATTERN SEQ(A a, B b) WHERE [g] GROUP BY g WITHIN 50")
+    first = [{"type": "A", "ts": 1, "g": g} for g in range(70)]
+    later = [{"type": "B", "ts": 2, "g": g} for g in range(0, 140, 2)]
+    eng = ENGINES["aseq"](q)
+    st = eng.new_state()
+    eng.process(st, EventBatch.from_rows(first))
+    assert st.parts[0].pool.slots == 256
+    st = eng.restore(eng.snapshot(st))
+    assert st.parts[0].pool.slots == 70
+    eng.process(st, EventBatch.from_rows(later))
+    assert sorted(eng.finish(st)) == [(g, 1) for g in range(0, 70, 2)]

@@ -440,87 +440,288 @@ TEMPLATE_FIELDS = ("aggI0", "aggF0", "aggI1", "aggF1", "ctr", "pk", "pVI", "pVF"
                    "lastI", "lastF")
 
 
+#: segment items a stacked partition holds (STARTs in its window) at first, and at most: a
+#: partition with more goes on alone. The items are most of a slot's bytes, and a stack of 10^5
+#: slots is grown (copied) and first touched as it fills: with 10^6 keys a partition rarely holds
+#: more than one START, with 10^4 (one event per key and window) a few percent hold three, and a
+#: stack where many partitions outgrow their slots widens them (:meth:`PartPool.adapt`).
+POOL_CAP, POOL_MAX_CAP = 2, 4
+
+
+#: the fields of segment items (their first axis: the items a segment holds)
+ITEM_FIELDS = tuple(f"{n}{s}" for s in (0, 1) for n in ("bI", "bF", "bm", "fI", "fF", "fm"))
+
+
+class DictKeys:
+    """The keys of a :class:`PartPool` as a dictionary from key tuple to slot."""
+
+    def __init__(self) -> None:
+        self.slot_of: dict[tuple, int] = {}
+        self.key_of = np.empty(0, object)  # the key of each slot (None: free)
+
+    def __len__(self) -> int:
+        return len(self.slot_of)
+
+    def items(self):
+        return self.slot_of.items()
+
+    def grow(self, n: int) -> None:
+        if len(self.key_of) >= n:  # (a restored stack: its slots never taken were left out)
+            return
+        key_of = np.empty(n, object)
+        key_of[:len(self.key_of)] = self.key_of
+        self.key_of = key_of
+
+    def find(self, keys) -> np.ndarray:
+        """The slot of each key, -1 for unknown ones (``map`` over the dictionary's own
+        methods: C loops, no Python bytecode per key)."""
+        n = len(keys)
+        return np.fromiter(map(self.slot_of.get, keys, repeat(-1, n)), np.int64, n)
+
+    def add(self, keys, slots: np.ndarray) -> None:
+        fresh = list(keys)
+        self.slot_of.update(zip(fresh, slots.tolist()))
+        self.key_of[slots] = np.fromiter(fresh, object, len(fresh))
+
+    def remove(self, slots: np.ndarray) -> None:
+        deque(map(self.slot_of.__delitem__, self.key_of[slots]), 0)
+        self.key_of[slots] = None
+
+
+class IntIndex:
+    """The keys of a :class:`PartPool` over one integer attribute: the keys in increasing order
+    beside their slots, searched with ``np.searchsorted``. With 10^6 keys nearly every event
+    starts a partition, and a dictionary of key tuples cost more per partition (a tuple, three
+    hashings) than the kernel's work on its events."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, np.int64)
+        self.slots = np.zeros(0, np.int64)
+        self.key_at = np.zeros(0, np.int64)  # the key of each slot (while it is taken)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def items(self):
+        return zip(zip(self.keys.tolist()), self.slots.tolist())
+
+    def grow(self, n: int) -> None:
+        if len(self.key_at) >= n:  # (a restored stack: its slots never taken were left out)
+            return
+        key_at = np.zeros(n, np.int64)
+        key_at[:len(self.key_at)] = self.key_at
+        self.key_at = key_at
+
+    def find(self, keys) -> np.ndarray:
+        ints = keys.ints
+        pos = np.searchsorted(self.keys, ints)
+        if not len(self.keys):
+            return np.full(len(ints), -1, np.int64)
+        at = np.minimum(pos, len(self.keys) - 1)
+        return np.where(self.keys[at] == ints, self.slots[at], -1)
+
+    def add(self, keys, slots: np.ndarray) -> None:
+        ints = keys.ints
+        order = np.argsort(ints, kind="stable")
+        ints, slots = ints[order], slots[order]
+        pos = np.searchsorted(self.keys, ints)
+        self.keys = np.insert(self.keys, pos, ints)
+        self.slots = np.insert(self.slots, pos, slots)
+        self.key_at[slots] = ints
+
+    def remove(self, slots: np.ndarray) -> None:
+        pos = np.searchsorted(self.keys, self.key_at[slots])
+        self.keys = np.delete(self.keys, pos)
+        self.slots = np.delete(self.slots, pos)
+
+    def as_dict(self) -> DictKeys:
+        d = DictKeys()
+        d.grow(len(self.key_at))
+        d.slot_of = dict(self.items())
+        d.key_of[self.slots] = np.fromiter(d.slot_of, object, len(d.slot_of))
+        return d
+
+
 class PartPool:
     """The partitions of one unit stacked column-wise: field ``n`` of :data:`STATE_FIELDS` is
     one array whose first axis is the partition's *slot*, so one kernel call
     (:func:`._kernels.run_pool`) serves every partition of a batch. Slots of partitions whose
-    window emptied are reused. Segments hold the capacity of a new partition (4 STARTs): a
-    partition with more STARTs in its window goes on alone (:meth:`detach`) -- with few keys
-    every partition does, and the stack serves many keys with few events each."""
+    window emptied are reused. Segments hold :data:`POOL_CAP` STARTs: a partition with more in
+    its window goes on alone (:meth:`detach`) -- with few keys every partition does, and the
+    stack serves many keys with few events each.
+
+    Keys are found by :class:`IntIndex` while every batch's keys are :class:`.encode.IntKeys`
+    (one integer attribute), by :class:`DictKeys` from the first batch whose keys are not."""
+
+    overflows = 0  # partitions of the current batch that outgrew their slots (:meth:`widen`)
+    ready = 0  # slots below hold a partition's state or the template; the others are zeros
 
     def __init__(self, fresh: PartState):
         self.fresh = fresh
-        self.slot_of: dict[tuple, int] = {}
-        self.key_of = np.empty(0, object)  # the key of each slot (None: free)
-        self.free: list[int] = []
-        self.fields = {n: np.zeros((0,) + getattr(fresh, n).shape, getattr(fresh, n).dtype) for n in STATE_FIELDS}
+        self.index: IntIndex | DictKeys = IntIndex()
+        self.free = np.zeros(0, np.int64)  # free slots, the next one last
+        self.fields = {n: np.zeros((0,) + _pool_shape(n, getattr(fresh, n)), getattr(fresh, n).dtype)
+                       for n in STATE_FIELDS}
         self.gI, self.gF = fresh.totI.copy(), fresh.totF.copy()  # the group's totals (without GROUP BY)
         self.template = tuple(getattr(fresh, n) for n in TEMPLATE_FIELDS)
 
+    def __getstate__(self) -> dict:
+        """Without the slots never taken (zeros: :meth:`_grow` may have made up to three times
+        as many as are taken)."""
+        d = dict(self.__dict__)
+        r = self.ready
+        d["fields"] = {n: a[:r] for n, a in self.fields.items()}
+        d["free"] = self.free[self.free < r]
+        return d
+
     def __setstate__(self, d: dict) -> None:
+        if "index" not in d:  # (a snapshot of an older format: a dictionary, its keys a list)
+            keys = DictKeys()
+            keys.slot_of = d.pop("slot_of")
+            key_of = d.pop("key_of")
+            keys.key_of = np.fromiter(key_of, object, len(key_of)) if isinstance(key_of, list) else key_of
+            d["index"] = keys
+            d["free"] = np.array(d["free"], np.int64)
+        d.setdefault("ready", d["fields"]["ctr"].shape[0])  # (every slot was filled when it grew)
         self.__dict__.update(d)
-        if isinstance(self.key_of, list):  # (a snapshot of the older format: its keys a list)
-            self.key_of = np.fromiter(self.key_of, object, len(self.key_of))
 
     @property
     def slots(self) -> int:
         return self.fields["ctr"].shape[0]
 
-    def slots_of(self, keys: list) -> np.ndarray:
-        """The slot of each of ``keys`` (distinct), fresh ones for new keys.
+    @property
+    def slot_of(self) -> dict:
+        """Key tuple -> slot of every stacked partition."""
+        return dict(self.index.items())
 
-        The look-ups run in bulk (``map`` and ``zip`` over the dictionary's own methods: C loops,
-        no Python bytecode per key): with 10^6 keys nearly every event starts a partition, and a
-        Python-level call per key cost more than the kernel's work on its events."""
-        n = len(keys)
-        slots = np.fromiter(map(self.slot_of.get, keys, repeat(-1, n)), np.int64, n)
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def items(self):
+        """(key tuple, slot) of every stacked partition."""
+        return self.index.items()
+
+    def live(self) -> tuple:
+        """The keys of the stacked partitions (a sequence, as a batch's keys) and their slots."""
+        from .encode import IntKeys
+
+        if isinstance(self.index, IntIndex):
+            return IntKeys(self.index.keys.copy()), self.index.slots.copy()
+        keys = list(self.index.slot_of)
+        return keys, np.fromiter(self.index.slot_of.values(), np.int64, len(keys))
+
+    def slots_of(self, keys) -> np.ndarray:
+        """The slot of each of ``keys`` (distinct), fresh ones for new keys."""
+        from .encode import IntKeys
+
+        if isinstance(self.index, IntIndex) and not isinstance(keys, IntKeys):
+            self.index = self.index.as_dict()
+        slots = self.index.find(keys)
         new = np.flatnonzero(slots < 0)
         m = len(new)
         if m:
-            while len(self.free) < m:
-                self._grow(max(64, 2 * self.slots))
-            got = self.free[-m:]
-            del self.free[-m:]
-            got.reverse()  # lowest slot first: keys in order get slots in order
-            fresh_keys = list(map(keys.__getitem__, new.tolist()))
-            self.slot_of.update(zip(fresh_keys, got))
-            taken = np.array(got, np.int64)
-            self.key_of[taken] = np.fromiter(fresh_keys, object, m)
-            slots[new] = taken
+            got = self._take(m)
+            fresh = keys.take(new) if isinstance(keys, IntKeys) else list(map(keys.__getitem__, new.tolist()))
+            self.index.add(fresh, got)
+            slots[new] = got
         return slots
+
+    def _take(self, m: int) -> np.ndarray:
+        """``m`` free slots, each holding a new partition's state (the template)."""
+        while len(self.free) < m:
+            self._grow(max(64, 4 * self.slots))
+        rest = len(self.free) - m
+        got = self.free[rest:][::-1].copy()  # lowest slot first: keys in order get slots in order
+        self.free = self.free[:rest]
+        # slots from ``ready`` on are taken in increasing order (:meth:`_grow` lists them so)
+        new = got[got >= self.ready]
+        if len(new):
+            for n in TEMPLATE_FIELDS:
+                self.fields[n][new] = getattr(self.fresh, n)
+            self.ready = int(new.max()) + 1
+        return got
 
     def release(self, slots: np.ndarray) -> None:
         """``slots`` are fresh again (the kernel reset them) and their keys forgotten."""
         if not len(slots):
             return
-        deque(map(self.slot_of.__delitem__, self.key_of[slots]), 0)
-        self.key_of[slots] = None
-        self.free += slots.tolist()
+        self.index.remove(slots)
+        self.free = np.concatenate([self.free, slots])
 
     def _grow(self, n: int) -> None:
+        """Room for ``n`` slots. The new ones are left as ``np.zeros`` gives them (pages the
+        process has not touched yet) until they are taken (:meth:`_take`), and only the slots
+        taken so far are copied: a stack of 10^5 slots grows without writing its free part."""
         old = self.slots
         for name, a in self.fields.items():
-            new = np.zeros((n,) + a.shape[1:], a.dtype)  # segment items need no initial value
-            new[:old] = a
-            if name in TEMPLATE_FIELDS:
-                new[old:] = getattr(self.fresh, name)
+            new = np.zeros((n,) + a.shape[1:], a.dtype)
+            new[:self.ready] = a[:self.ready]
             self.fields[name] = new
-        key_of = np.empty(n, object)
-        key_of[:old] = self.key_of
-        self.key_of = key_of
-        self.free += range(n - 1, old - 1, -1)
+        self.index.grow(n)
+        self.free = np.concatenate([np.arange(n - 1, old - 1, -1, dtype=np.int64), self.free])
 
     def detach(self, s: int) -> PartState:
         """Slot ``s`` as a :class:`PartState` of its own (copies); the slot is released."""
-        p = self.fresh.copy()
+        p = PartState.__new__(PartState)
+        p.__dict__.update({k: v for k, v in vars(self.fresh).items() if k not in STATE_FIELDS})
+        p.last_final = {}
         for n in STATE_FIELDS:
             setattr(p, n, self.fields[n][s].copy())
         self.reset(s)
         self.release(np.array([s], np.int64))
         return p
 
-    def reset(self, s: int) -> None:
-        """Slot ``s`` as a new partition's (its key is kept until :meth:`release`)."""
+    def attach(self, key, p: PartState) -> bool:
+        """Partition ``p`` (key ``key``) back into the stack if its state fits a slot (the
+        items in its window, of the kinds the stack holds); False if it does not."""
+        cap = self.cap
+        if (p.exact or p.nosums or int(p.ctr[0]) > cap or int(p.ctr[1]) > cap or p.items(1)
+                or any(getattr(p, n).shape[1:] != self.fields[n].shape[2:] for n in ("bI0", "fI0", "bF0", "fF0"))):
+            return False
+        from .encode import IntKeys
+
+        if isinstance(self.index, IntIndex) and not (len(key) == 1 and type(key[0]) is int):
+            self.index = self.index.as_dict()
+        s = int(self._take(1)[0])
+        self.index.add(IntKeys(np.array([key[0]], np.int64)) if isinstance(self.index, IntIndex) else [key],
+                       np.array([s], np.int64))
+        f = self.fields
+        for n in STATE_FIELDS:
+            a = getattr(p, n)
+            if n[:2] in ("bI", "bF", "bm"):
+                k = int(p.ctr[0 if n[-1] == "0" else 2])
+                f[n][s, :k] = a[:k]
+            elif n[:2] in ("fI", "fF", "fm"):
+                k = int(p.ctr[1 if n[-1] == "0" else 3])
+                f[n][s, :k] = a[:k]
+            else:
+                f[n][s] = a
+        return True
+
+    @property
+    def cap(self) -> int:
+        return self.fields["bm0"].shape[1]
+
+    def widen(self, partitions: int) -> bool:
+        """A partition of a batch of ``partitions`` outgrew its slot. If more than a few did
+        (counted in :attr:`overflows`, zeroed per kernel run of a batch), every slot now holds
+        twice the items (up to :data:`POOL_MAX_CAP`): True. Else the partition goes on alone."""
+        self.overflows += 1
+        if self.overflows <= 8 + partitions // 1024 or not 0 < self.cap < POOL_MAX_CAP:
+            return False
+        cap = min(2 * self.cap, POOL_MAX_CAP)
+        for n in ITEM_FIELDS:
+            a = self.fields[n]
+            if a.shape[1]:
+                new = np.zeros((a.shape[0], cap) + a.shape[2:], a.dtype)
+                new[:self.ready, :a.shape[1]] = a[:self.ready]
+                self.fields[n] = new
+        self.overflows = 0
+        return True
+
+    def reset(self, s) -> None:
+        """Slot ``s`` (or an array of slots) as a new partition's (its key is kept until
+        :meth:`release`)."""
         for n in TEMPLATE_FIELDS:
             self.fields[n][s] = getattr(self.fresh, n)
 
@@ -528,3 +729,11 @@ class PartPool:
         f = self.fields
         return (tuple(f[n] for n in STATE_FIELDS[:16]), f["ctr"], f["pk"], f["pVI"], f["pVF"], f["pres"],
                 f["totI"], f["totF"], f["lastI"], f["lastF"], self.template)
+
+
+def _pool_shape(name: str, a: np.ndarray) -> tuple:
+    """The shape of field ``name`` in a :class:`PartPool` slot: segment items (the fields whose
+    first axis is the capacity) hold :data:`POOL_CAP`."""
+    if name in ITEM_FIELDS and a.shape[0]:
+        return (POOL_CAP,) + a.shape[1:]
+    return a.shape

@@ -43,7 +43,7 @@ class Encoded:
     cls_ptr: np.ndarray
     cls_node: np.ndarray
     cls_kind: np.ndarray
-    keys: list[tuple]  # partition key of each run
+    keys: "list[tuple] | IntKeys"  # partition key of each run
     bounds: np.ndarray  # run r is events bounds[r]:bounds[r+1]
 
 
@@ -54,12 +54,61 @@ def column(table: pa.Table, name: str) -> pa.Array:
     return pa.nulls(table.num_rows)
 
 
-def partition_codes(table: pa.Table, attrs: tuple[str, ...]) -> tuple[np.ndarray, list[tuple]]:
+class IntKeys:
+    """Partition keys of one integer attribute: an int64 array, read as the key tuples
+    ``(value,)`` only where a tuple is needed. A batch over 10^6 keys holds some 60,000 of them;
+    the stacked partitions (:class:`.counters.PartPool`) find their slots from the integers
+    alone, without a Python object per key."""
+
+    __slots__ = ("ints",)
+
+    def __init__(self, ints: np.ndarray):
+        self.ints = ints
+
+    def __len__(self) -> int:
+        return len(self.ints)
+
+    def __getitem__(self, i: int) -> tuple:
+        return (int(self.ints[i]),)
+
+    def __iter__(self):
+        return zip(self.ints.tolist())
+
+    def take(self, idx: np.ndarray) -> "IntKeys":
+        return IntKeys(self.ints[idx])
+
+
+def take_keys(keys: "list[tuple] | IntKeys", idx: np.ndarray) -> "list[tuple] | IntKeys":
+    """The keys at positions ``idx``, of the same kind."""
+    if isinstance(keys, IntKeys):
+        return keys.take(idx)
+    return list(map(keys.__getitem__, idx.tolist()))
+
+
+def _int_key(t: pa.DataType) -> bool:
+    """Keys of this type are kept as int64 (:class:`IntKeys`): every integer type but uint64."""
+    return pa.types.is_integer(t) and not pa.types.is_uint64(t)
+
+
+def partition_codes(table: pa.Table, attrs: tuple[str, ...]) -> tuple[np.ndarray, "list[tuple] | IntKeys"]:
     """Code per event (-1: a key attribute is null) and the key tuple of each code (built by
-    ``zip`` and ``map``, C loops: a batch may hold 10^5 keys)."""
+    ``zip`` and ``map``, C loops: a batch may hold 10^5 keys); for one integer attribute the
+    codes' keys are :class:`IntKeys`, increasing."""
     n = table.num_rows
     if not attrs:
         return np.zeros(n, np.int64), [()]
+    if len(attrs) == 1 and attrs[0] in table.column_names and _int_key(table.column(attrs[0]).type):
+        col = column(table, attrs[0])
+        vals = pc.fill_null(col, 0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        if col.null_count:
+            valid = pc.is_valid(col).to_numpy(zero_copy_only=False)
+            uniq, inv = np.unique(vals[valid], return_inverse=True)
+            codes = np.full(n, -1, np.int64)
+            codes[valid] = inv.reshape(-1)
+        else:
+            uniq, inv = np.unique(vals, return_inverse=True)
+            codes = inv.reshape(-1).astype(np.int64, copy=False)
+        return codes, IntKeys(uniq)
     idx, dicts = [], []
     valid = np.ones(n, bool)
     for a in attrs:
@@ -183,10 +232,10 @@ class Encoder:
         if len(sel):
             starts = np.flatnonzero(np.diff(pc_sel)) + 1
             bounds = np.concatenate([[0], starts, [len(sel)]]).astype(np.int64)
-            run_keys = list(map(keys.__getitem__, pc_sel[bounds[:-1]].tolist()))
+            run_keys = take_keys(keys, pc_sel[bounds[:-1]])
         else:
             bounds = np.zeros(1, np.int64)
-            run_keys = []
+            run_keys = take_keys(keys, np.zeros(0, np.int64))
         return Encoded(ts[sel], cls[sel], valI, vldI, valF, vldF, inst[sel], np.array(ptr, np.int64),
                        np.array(nodes, np.int64), np.array(kinds, np.int64), run_keys, bounds)
 

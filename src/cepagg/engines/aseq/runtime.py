@@ -3,8 +3,9 @@
 Hashed Prefix Counters (paper §3.4): each partition key has its own state, and the kernel
 runs once per partition per batch -- except under WITHIN alone without leading negation, where
 the partitions are stacked column-wise (:class:`PartPool`) and one kernel call runs every
-partition of a batch; a partition with more than 4 STARTs in its window or an overflow
-goes on alone, with a :class:`PartState` of its own. Rows are then assembled per *group* (GROUP BY
+partition of a batch; a partition with more STARTs in its window than a slot holds, or an
+overflow, goes on alone, with a :class:`PartState` of its own (and back into the stack once its
+window fits a slot). Rows are then assembled per *group* (GROUP BY
 values), which may gather several partitions (``[company]`` with GROUP BY sector, or an
 equality chain): totals are merged at the end; SLIDE windows and EMIT ON CHANGE instants that
 span partitions are merged once every partition of the group has been brought to the same
@@ -44,7 +45,7 @@ from .counters import (
     pack_parts,
     unpack_parts,
 )
-from .encode import Encoded, Encoder
+from .encode import Encoded, Encoder, IntKeys, take_keys
 from .merge import EmitMerge, SlideMerge
 
 LO, HI = K.NONE, K.INF
@@ -204,18 +205,22 @@ class UnitRun:
             keys = enc.keys
             alone: list = []
             starts, ends = enc.bounds[:-1], enc.bounds[1:]
-            if state.parts:  # a partition that went on alone (its own capacity, or exact) stays so
-                on_own = np.fromiter(map(state.parts.__contains__, keys), bool, len(keys))
+            if state.parts:  # a partition that went on alone (its own capacity, or exact) runs so
+                on_own = _known(state.parts, keys)
                 if on_own.any():
                     for r in np.flatnonzero(on_own).tolist():
                         alone.append(keys[r])
                         self._run(state, state.parts[keys[r]], keys[r], enc, int(enc.bounds[r]),
                                   int(enc.bounds[r + 1]), K.NONE, rows)
                     idx = np.flatnonzero(~on_own)
-                    keys = list(map(keys.__getitem__, idx.tolist()))
+                    keys = take_keys(keys, idx)
                     starts, ends = enc.bounds[idx], enc.bounds[idx + 1]
             self._run_pool(state, pool, enc, keys, pool.slots_of(keys), starts, ends, K.NONE, K.NONE, rows)
             self._gc(state, alone, K.NONE)
+            for key in alone:  # ... until its state fits a slot again
+                st = state.parts.get(key)
+                if st is not None and pool.attach(key, st):
+                    del state.parts[key]
             return rows
         if state.pool is not None:  # a state restored from an engine that stacked these partitions
             self._unstack(state)
@@ -248,7 +253,7 @@ class UnitRun:
         of an engine that did. Left in the stack, a partition would start again beside it, its
         matches begun before the snapshot never meeting the events after it."""
         pool = state.pool
-        for key, s in list(pool.slot_of.items()):
+        for key, s in list(pool.items()):
             state.parts[key] = pool.detach(s)
         state.pool = None
 
@@ -257,7 +262,7 @@ class UnitRun:
             state.pool = PartPool(self._new_part(state))
         return state.pool
 
-    def _run_pool(self, state: UnitState, pool: PartPool, enc: Encoded, keys: list, slots: np.ndarray,
+    def _run_pool(self, state: UnitState, pool: PartPool, enc: Encoded, keys, slots: np.ndarray,
                   starts: np.ndarray, ends: np.ndarray, flush: int, now: int, rows: list) -> None:
         """:meth:`_run` for the stacked partitions ``slots`` (keys ``keys``), events
         ``starts[r]:ends[r]`` each; partitions whose window empties are folded and released."""
@@ -273,6 +278,7 @@ class UnitRun:
         outM, outI, outF = self._out_rows(state, False, R)
         outR = np.zeros(R, np.int64)
         freed = np.zeros(len(slots), np.uint8)
+        pool.overflows = 0
         r, pos = 0, 0
         while True:
             status, r, pos, nout = KERNELS.run_pool(
@@ -282,10 +288,13 @@ class UnitRun:
                 enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
             if nout:  # pragma: no cover - WITHIN alone reports rows only at the end
                 raise AssertionError("rows from a stacked partition")
-            for i in np.flatnonzero(freed == 2).tolist():  # (GROUP BY) a partition with matches
-                s = int(slots[i])
-                self._fold_arrays(state, keys[i], pool.fields["totI"][s], pool.fields["totF"][s])
-                pool.reset(s)
+            matched = np.flatnonzero(freed == 2)  # (GROUP BY) partitions with matches
+            if len(matched):
+                taken = slots[matched]
+                totI, totF = pool.fields["totI"][taken].tolist(), pool.fields["totF"][taken].tolist()
+                for i, r_ in enumerate(matched.tolist()):
+                    self._add_totals(state, keys[r_], totI[i], totF[i])
+                pool.reset(taken)
             pool.release(slots[freed != 0])
             freed[:] = 0
             if status == 0:
@@ -295,6 +304,8 @@ class UnitRun:
                 self._fold_arrays(state, keys[r], pool.fields["totI"][s], pool.fields["totF"][s])
             elif status == 6:  # the group's totals would: to Python integers
                 self._fold_arrays(state, keys[r], pool.gI, pool.gF)
+            elif status == 4 and pool.widen(len(slots)):
+                continue  # every slot holds more STARTs now: this partition goes on where it stopped
             elif status in (2, 4):
                 # an overflow inside the window (this partition goes on alone, exactly), or more
                 # STARTs in its window than a slot holds (it goes on alone, with its own capacity)
@@ -310,15 +321,14 @@ class UnitRun:
             elif status == 3:
                 raise CepaggError("aseq: events of one partition arrived out of time order "
                                   f"(key {keys[r]}); sort each partition by (ts, _id)")
-        if keys and not prm[K.P_OWN]:
+        if len(keys) and not prm[K.P_OWN]:
             self._fold_arrays(state, keys[0], pool.gI, pool.gF)
 
     def _flush_pool(self, state: UnitState, flush: int, now: int, rows: list) -> None:
         pool = state.pool
-        if pool is None or not pool.slot_of:
+        if pool is None or not len(pool):
             return
-        keys = list(pool.slot_of)
-        slots = np.fromiter(pool.slot_of.values(), np.int64, len(keys))
+        keys, slots = pool.live()
         zero = np.zeros(len(keys), np.int64)
         self._run_pool(state, pool, self._empty_encoded(state), keys, slots, zero, zero, flush, now, rows)
 
@@ -350,7 +360,7 @@ class UnitRun:
             state.parts.clear()  # the input has ended: nothing is kept
             if state.pool is not None:
                 pool = state.pool
-                for key, s in pool.slot_of.items():  # (every window has emptied at the end)
+                for key, s in pool.items():  # (every window has emptied at the end)
                     self._fold_arrays(state, key, pool.fields["totI"][s], pool.fields["totF"][s])
                 state.pool = None
         if self.kmode == K.TOTAL:
@@ -509,6 +519,11 @@ class UnitRun:
         """:meth:`_fold` of totals held in ``totI``, ``totF`` (emptied)."""
         if self.kmode != K.TOTAL:
             return
+        self._add_totals(state, key, totI, totF)
+        empty_cells(totI, totF, self._cache[state.kinds][0])
+
+    def _add_totals(self, state: UnitState, key: tuple, totI, totF) -> None:
+        """Add totals (per output: arrays or lists of cells) to the groups of partition ``key``."""
         fam = self._cache[state.kinds][0]
         for o in range(len(self.outnode)):
             count, cells = self.cells(o, totI[o], totF[o], fam)
@@ -518,7 +533,6 @@ class UnitRun:
             prev = state.totals.get(gk)
             state.totals[gk] = (count, cells) if prev is None else (
                 prev[0] + count, aggmod.merge(self.funcs[o], prev[1], cells))
-        empty_cells(totI, totF, fam)
 
     def _gc(self, state: UnitState, keys: list, now: int) -> None:
         """Drop partitions whose window holds nothing (their totals folded first); ``now``: the
@@ -548,6 +562,16 @@ class UnitRun:
             for g, cells in found:
                 rows.append((out.index, g + self.final(o, cells)))
         return rows
+
+
+def _known(parts: dict, keys) -> np.ndarray:
+    """Which of ``keys`` (a batch's) are keys of ``parts``: for integer keys (:class:`.encode.IntKeys`)
+    compared as integers, without a tuple per key of the batch."""
+    if isinstance(keys, IntKeys) and len(parts) < len(keys):
+        ints = [k[0] for k in parts if len(k) == 1 and type(k[0]) is int]
+        if len(ints) == len(parts):
+            return np.isin(keys.ints, np.array(ints, np.int64))
+    return np.fromiter(map(parts.__contains__, keys), bool, len(keys))
 
 
 def _settled(st: PartState) -> int:
