@@ -818,7 +818,11 @@ class Greta(Engine):
             # can use it (:meth:`_stale`)
             live = pool.live()
             live = live[pool.last_ts[live] < until]
-            pool.release(live[pool.empty(live)])
+            q = self.query
+            if q.mode == "slide":  # moved or not (:meth:`_move_all`)
+                pool.release(live[pool.idle(live, until, q.within, q.slide)])
+            else:
+                pool.release(live[pool.empty(live)])
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
                 continue
@@ -876,6 +880,11 @@ class Greta(Engine):
         if pool is not None and len(pool):
             live = pool.live()
             live = live[pool.last_ts[live] < until]
+            if self.query.mode == "slide":
+                # moving time changes the results of a graph only where a window it holds a
+                # record of closes; the others move with their next events, or go as idle
+                # (:meth:`_purge`)
+                live = live[pool.closing(live, until, self.query.within, self.query.slide)]
             if len(live):
                 none = np.zeros(len(live), dtype=np.int64)
                 E = PosBatch(*_no_inputs(layout), *_NO_NEGATIONS)
@@ -1020,8 +1029,9 @@ class Greta(Engine):
 
 
 #: the first capacities of a stacked graph (:mod:`.pool`): a partition of a stream over many keys
-#: holds a few events per window; one that needs more leaves the stack
-POOLED_CAPACITY = {"vcap": 4, "ring": 4}
+#: holds a few events per window, and starts in a few of the panes of a window (SLIDE); one that
+#: needs more leaves the stack
+POOLED_CAPACITY = {"vcap": 4, "ring": 4, "slide_ring": 4}
 
 #: slot 0 of a stack, or event 0 of a batch (:func:`._kernels.pos_run` runs a graph alone as slot 0)
 _ZERO = np.zeros(1, dtype=np.int64)

@@ -41,6 +41,7 @@ class GraphPool:
         self.slot_of: dict[tuple, int] = {}
         self.key_of = np.empty(0, dtype=object)  # the key of each slot (None: free)
         self.free: list[int] = []
+        self.used = np.zeros(0, dtype=bool)  # slots that held a graph since the stack grew to them
         self.count = np.zeros(0, dtype=np.int64)
         self.last_ts = np.zeros(0, dtype=np.int64)
         self.scratch = fresh.scratch(n_derivations)
@@ -92,18 +93,33 @@ class GraphPool:
         return slots
 
     def _reset(self, slots: np.ndarray) -> None:
-        for f, t, r in zip(self.fields, self.template, self.rows.tolist()):
-            if r:
-                f.reshape((self.slots, r) + t.shape[1:])[slots] = t
+        """Slots ``slots`` hold a new graph: each field set from the template, except where the
+        template is zero and the slot never held a graph (the stack grows by zeros)."""
+        used = slots[self.used[slots]]
+        for f, t, r, zero in zip(self.fields, self.template, self.rows.tolist(), self.zero):
+            if r and (not zero or len(used)):
+                f.reshape((self.slots, r) + t.shape[1:])[used if zero else slots] = t
+        self.used[slots] = True
         self.count[slots] = 0
         self.last_ts[slots] = K.NEG_INF
 
+    @property
+    def zero(self) -> list[bool]:
+        """Of each field: its template is all zero."""
+        if getattr(self, "_zero", None) is None:
+            self._zero = [not t.any() for t in self.template]
+        return self._zero
+
     def _grow(self, n: int) -> None:
+        """Room for ``n`` slots. The new rows are zeros that cost nothing until written
+        (``np.zeros`` maps untouched pages of zeros): a slot is written when it is taken, and
+        then only in the fields whose template is not zero."""
         old = self.slots
         for i, (f, r) in enumerate(zip(self.fields, self.rows.tolist())):
-            new = np.empty((n * r,) + f.shape[1:], dtype=f.dtype)  # each slot reset when taken
+            new = np.zeros((n * r,) + f.shape[1:], dtype=f.dtype)
             new[: old * r] = f
             self.fields[i] = new
+        self.used = np.concatenate([self.used, np.zeros(n - old, dtype=bool)])
         self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
         self.count = np.concatenate([self.count, np.zeros(n - old, dtype=np.int64)])
         self.last_ts = np.concatenate([self.last_ts, np.zeros(n - old, dtype=np.int64)])
@@ -159,6 +175,21 @@ class GraphPool:
         return ((sc[:, K.SC_NV] == 0) & (sc[:, K.SC_BLO] > sc[:, K.SC_BHI]) & (sc[:, K.SC_WLO] > sc[:, K.SC_WHI])
                 & (sc[:, K.SC_NREC] == sc[:, K.SC_RSTART]) & (sc[:, K.SC_OUTN] == 0))
 
+    def closing(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
+        """Of each of ``slots`` (SLIDE graphs): a window it holds a record of ends by ``until``
+        (window ``k`` ends at ``k * slide + within``), so moving its time there writes a result."""
+        sc = self.field("sc")[slots]
+        wlo = sc[:, K.SC_WLO]
+        return (wlo <= sc[:, K.SC_WHI]) & (wlo <= (until - within) // slide)
+
+    def idle(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
+        """Of each of ``slots`` (SLIDE graphs): nothing in its graph matters to a result once
+        time reaches ``until`` -- no window record, no output, and every start bucket (pane)
+        leaves the window there -- whether or not its time was moved to ``until``."""
+        sc = self.field("sc")[slots]
+        return ((sc[:, K.SC_WLO] > sc[:, K.SC_WHI]) & (sc[:, K.SC_OUTN] == 0)
+                & self.starts_before(slots, (until - within) // slide + 1))
+
     # -- pickling: the live slots only, renumbered from 0, their buffers mostly zero packed ---
 
     def __reduce__(self):
@@ -179,6 +210,7 @@ def _restored_pool(shell, template, others, scratch, fields, keys, count, last_t
     pool.key_of = np.fromiter(keys, object, n)
     pool.slot_of = dict(zip(keys, range(n)))
     pool.free = []
+    pool.used = np.ones(n, dtype=bool)
     pool.count = np.array(count, dtype=np.int64)
     pool.last_ts = np.array(last_ts, dtype=np.int64)
     pool._args = None
