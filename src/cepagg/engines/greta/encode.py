@@ -137,6 +137,25 @@ def factorize(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple]]:
     return out, list(zip(*reversed(columns)))
 
 
+def grouped(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple], np.ndarray]:
+    """:func:`factorize`, and the rows in the order of their codes (stable: a code's rows in
+    batch order, rows without a code first). For one integer key without nulls, one stable
+    sort gives all three, where :func:`factorize` and a sort of its codes take three."""
+    if len(vecs) == 1 and vecs[0].kind == "number" and vecs[0].values.dtype.kind in "iu" \
+            and vecs[0].valid.all():
+        values = vecs[0].values
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+        first = np.empty(n, dtype=bool)  # the first row of each value, in sorted order
+        first[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        codes = np.empty(n, dtype=np.int64)
+        codes[order] = np.cumsum(first) - 1
+        return codes, list(zip(ordered[first].tolist())), order
+    codes, keys = factorize(vecs, n)
+    return codes, keys, np.argsort(codes, kind="stable")
+
+
 def _py(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()

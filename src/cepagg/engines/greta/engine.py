@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -199,7 +200,7 @@ class Greta(Engine):
         q = self.query
         view = enc.BatchView(table)
         n = view.n
-        pcodes, pkeys = enc.factorize([view.col(a) for a in q.partition_by], n)
+        pcodes, pkeys, order = enc.grouped([view.col(a) for a in q.partition_by], n)
         layout = self._layout(state, table, view, len(pkeys))
         admitted = np.ones(n, dtype=bool)
         for f in q.stream_filters:
@@ -220,8 +221,8 @@ class Greta(Engine):
         keys = [(enc.key_vec(view, sp.pkey), enc.key_vec(view, sp.ekey)) for sp in specs]
         # events with an aggregated integer beyond 2**31 (not np.abs: it wraps at -2**63)
         big = (aval & ((aint >= 2**31) | (aint <= -2**31))).any(axis=1)
-        order = np.argsort(pcodes, kind="stable")
-        bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
+        # where each code's rows begin in ``order`` (rows without a code, code -1, first)
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(pcodes + 1, minlength=len(pkeys) + 1))])
         plain = not layout.negatives and scodes is None and not layout.positive.index_specs and self.router is None
         if state.pool is not None and len(state.pool) and not (plain and self._stacks(layout)):
             self._unstack(state, layout)  # a state restored from an engine that stacks its graphs
@@ -285,10 +286,10 @@ class Greta(Engine):
         prow = rows[keep]
         # slices of the positive events per partition
         pcum = np.concatenate([[0], np.cumsum(keep)])
-        plo, phi = pcum[starts].tolist(), pcum[ends].tolist()
+        plo, phi = pcum[starts], pcum[ends]
         ts_all = view.ts[rows]
-        first_ts, until_ts = ts_all[starts].tolist(), ts_all[ends - 1].tolist()
-        counts = (ends - starts).tolist()
+        first_ts, until_ts = ts_all[starts], ts_all[ends - 1]
+        counts = ends - starts
         e_ts, e_state, e_rank = view.ts[prow], pos_state[prow], rank[keep]
         e_col, e_colv = pcol[prow], pcolv[prow]
         e_aint, e_aflt, e_amm, e_aval = aint[prow], aflt[prow], amm[prow], aval[prow]
@@ -301,9 +302,10 @@ class Greta(Engine):
         if self._stacks(layout):
             alone = self._run_pool(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
                                    columns, big_parts)
-        with gc_paused():  # a batch over many keys makes as many new partitions
-            self._run_partitions(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
-                                 columns, big_parts, alone)
+        if alone is None or alone:
+            with gc_paused():  # a batch over many keys makes as many new partitions
+                self._run_partitions(state, layout, pkeys, ran, first_ts.tolist(), until_ts.tolist(),
+                                     plo.tolist(), phi.tolist(), counts.tolist(), columns, big_parts, alone)
         if self.query.mode == "total":
             self._drain_totals(state, layout, ran)
 
@@ -340,8 +342,8 @@ class Greta(Engine):
             part.last_ts = until
 
     def _run_pool(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
-                  first_ts: list, until_ts: list, plo: list, phi: list, counts: list,
-                  columns: tuple, big_parts: set[int]) -> list[int]:
+                  first_ts: np.ndarray, until_ts: np.ndarray, plo: np.ndarray, phi: np.ndarray,
+                  counts: np.ndarray, columns: tuple, big_parts: set[int]) -> list[int]:
         """:meth:`_run_partitions` for graphs stacked in ``state.pool`` (:mod:`.pool`;
         :meth:`_stacks` says when): one kernel call runs every stacked partition of the batch,
         and their results are read from the stack (:meth:`_run_stack`). A partition whose graph
@@ -355,18 +357,19 @@ class Greta(Engine):
                              ocap=16 if self.query.mode == "slide" else 1)
             pool = state.pool = GraphPool(fresh, layout.positive.kernel_plan.DER.shape[0])
         alone = set(big_parts)
-        if state.partitions:
-            alone.update(p for p, key in enumerate(pkeys) if key in state.partitions)
+        if state.partitions:  # (a C loop over the keys)
+            alone.update(compress(range(len(pkeys)), map(state.partitions.__contains__, pkeys)))
         for p in sorted(big_parts):
             if pkeys[p] in pool.slot_of:
                 self._detach(state, layout, pkeys[p])
-        sel = np.array([p for p in range(len(pkeys)) if p not in alone] if alone else range(len(pkeys)),
-                       dtype=np.int64)
+        stacked = np.ones(len(pkeys), dtype=bool)
+        stacked[list(alone)] = False
+        sel = np.flatnonzero(stacked)
         if not len(sel):
             return sorted(alone)
-        keys = [pkeys[p] for p in sel.tolist()] if alone else pkeys
+        keys = list(map(pkeys.__getitem__, sel.tolist())) if alone else pkeys
         slots = pool.slots_of(keys)
-        first, until = np.array(first_ts, dtype=np.int64)[sel], np.array(until_ts, dtype=np.int64)[sel]
+        first, until = first_ts[sel], until_ts[sel]
         late = np.flatnonzero(first < pool.last_ts[slots])
         if len(late):
             j = int(late[0])
@@ -374,13 +377,13 @@ class Greta(Engine):
                              f"{int(pool.last_ts[slots[j]])} (the engine needs stream order per partition key; "
                              f"put an ordering strategy in front)")
         e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval = columns
-        lo, hi = np.array(plo, dtype=np.int64), np.array(phi, dtype=np.int64)
+        lo, hi = plo, phi
         base = np.zeros(len(pkeys), dtype=np.int64)
         base[sel] = pool.count[slots]
         e_pos = e_rank + np.repeat(base, hi - lo)  # positions: events of the partition before
         E = PosBatch(e_ts, e_state, e_pos, nix0, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval, *_NO_NEGATIONS)
         lo, hi = lo[sel], hi[sel]
-        pool.count[slots] += np.array(counts, dtype=np.int64)[sel]
+        pool.count[slots] += counts[sel]
         pool.last_ts[slots] = until
         self._run_stack(state, layout, pool, slots, E, lo, hi, until)
         return sorted(alone)

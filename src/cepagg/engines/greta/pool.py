@@ -40,8 +40,8 @@ class GraphPool:
         self.fields = [np.zeros((0,) + t.shape[1:], dtype=t.dtype) for t in self.template]
         self.slot_of: dict[tuple, int] = {}
         self.key_of = np.empty(0, dtype=object)  # the key of each slot (None: free)
-        self.free: list[int] = []
-        self.used = np.zeros(0, dtype=bool)  # slots that held a graph since the stack grew to them
+        self.free: list[int] = []  # slots below ``top`` released
+        self.top = 0  # slots from here on never held a graph: zero, as the stack grew
         self.count = np.zeros(0, dtype=np.int64)
         self.last_ts = np.zeros(0, dtype=np.int64)
         self.scratch = fresh.scratch(n_derivations)
@@ -79,29 +79,33 @@ class GraphPool:
         new = np.flatnonzero(slots < 0)
         m = len(new)
         if m:
-            if len(self.free) < m:
-                self._grow(max(64, 2 * self.slots, self.slots + m - len(self.free)))
-            got = self.free[-m:]
-            del self.free[-m:]
-            got.reverse()  # lowest slot first: keys in order get slots in order
+            # released slots first, then slots never used (lowest first: keys in order get
+            # slots in order, and the kernel visits them in the order of memory)
+            r = min(m, len(self.free))
+            reused = np.sort(np.array(self.free[len(self.free) - r:], dtype=np.int64))
+            del self.free[len(self.free) - r:]
+            top = self.top + m - r
+            if top > self.slots:
+                # untouched capacity costs no memory (zero pages): grow by 4, copying less
+                self._grow(max(64, 4 * self.slots, top))
+            taken = np.concatenate([reused, np.arange(self.top, top, dtype=np.int64)])
+            self.top = top
             fresh_keys = list(map(keys.__getitem__, new.tolist()))
-            self.slot_of.update(zip(fresh_keys, got))
-            taken = np.array(got, dtype=np.int64)
+            self.slot_of.update(zip(fresh_keys, taken.tolist()))
             self.key_of[taken] = np.fromiter(fresh_keys, object, m)
-            self._reset(taken)
+            self._reset(reused, taken[r:])
             slots[new] = taken
         return slots
 
-    def _reset(self, slots: np.ndarray) -> None:
-        """Slots ``slots`` hold a new graph: each field set from the template, except where the
-        template is zero and the slot never held a graph (the stack grows by zeros)."""
-        used = slots[self.used[slots]]
+    def _reset(self, reused: np.ndarray, unused: np.ndarray) -> None:
+        """Slots ``reused`` (released before) and ``unused`` (never used, zero) hold a new graph:
+        each field set from the template, where the template is zero only in ``reused``."""
+        both = np.concatenate([reused, unused])
         for f, t, r, zero in zip(self.fields, self.template, self.rows.tolist(), self.zero):
-            if r and (not zero or len(used)):
-                f.reshape((self.slots, r) + t.shape[1:])[used if zero else slots] = t
-        self.used[slots] = True
-        self.count[slots] = 0
-        self.last_ts[slots] = K.NEG_INF
+            if r and (not zero or len(reused)):
+                f.reshape((self.slots, r) + t.shape[1:])[reused if zero else both] = t
+        self.count[both] = 0
+        self.last_ts[both] = K.NEG_INF
 
     @property
     def zero(self) -> list[bool]:
@@ -114,16 +118,14 @@ class GraphPool:
         """Room for ``n`` slots. The new rows are zeros that cost nothing until written
         (``np.zeros`` maps untouched pages of zeros): a slot is written when it is taken, and
         then only in the fields whose template is not zero."""
-        old = self.slots
+        old, top = self.slots, self.top
         for i, (f, r) in enumerate(zip(self.fields, self.rows.tolist())):
             new = np.zeros((n * r,) + f.shape[1:], dtype=f.dtype)
-            new[: old * r] = f
+            new[: top * r] = f[: top * r]  # (the slots above ``top`` are zero in both)
             self.fields[i] = new
-        self.used = np.concatenate([self.used, np.zeros(n - old, dtype=bool)])
         self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
         self.count = np.concatenate([self.count, np.zeros(n - old, dtype=np.int64)])
         self.last_ts = np.concatenate([self.last_ts, np.zeros(n - old, dtype=np.int64)])
-        self.free = list(range(n - 1, old - 1, -1)) + self.free
         self._args = None
 
     def release(self, slots: np.ndarray) -> None:
@@ -133,7 +135,7 @@ class GraphPool:
         if len(slots) == len(self.slot_of):  # all of them (the end of the input)
             self.slot_of.clear()
             self.key_of[:] = None
-            self.free = list(range(self.slots - 1, -1, -1))
+            self.free = list(range(self.top))
             return
         deque(map(self.slot_of.__delitem__, self.key_of[slots].tolist()), 0)
         self.key_of[slots] = None
@@ -210,7 +212,7 @@ def _restored_pool(shell, template, others, scratch, fields, keys, count, last_t
     pool.key_of = np.fromiter(keys, object, n)
     pool.slot_of = dict(zip(keys, range(n)))
     pool.free = []
-    pool.used = np.ones(n, dtype=bool)
+    pool.top = n
     pool.count = np.array(count, dtype=np.int64)
     pool.last_ts = np.array(last_ts, dtype=np.int64)
     pool._args = None
