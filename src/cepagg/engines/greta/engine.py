@@ -385,6 +385,14 @@ class Greta(Engine):
         lo, hi = lo[sel], hi[sel]
         pool.count[slots] += counts[sel]
         pool.last_ts[slots] = until
+        # a blank graph (:meth:`.pool.GraphPool.fill`) is run from an event of its START state
+        # on; before it, events change nothing in a new graph
+        starts = np.concatenate([[0], np.cumsum(e_state == _start_state(layout))])
+        blank = pool.blank[slots]
+        runs = ~blank | (starts[hi] > starts[lo])
+        pool.fill(slots[blank & runs])
+        if not runs.all():
+            slots, lo, hi, until = slots[runs], lo[runs], hi[runs], until[runs]
         self._run_stack(state, layout, pool, slots, E, lo, hi, until)
         return sorted(alone)
 
@@ -888,6 +896,8 @@ class Greta(Engine):
                 # record of closes; the others move with their next events, or go as idle
                 # (:meth:`_purge`)
                 live = live[pool.closing(live, until, self.query.within, self.query.slide)]
+            else:
+                live = live[~pool.blank[live]]  # (a new graph does not change with time)
             if len(live):
                 none = np.zeros(len(live), dtype=np.int64)
                 E = PosBatch(*_no_inputs(layout), *_NO_NEGATIONS)
@@ -1038,6 +1048,11 @@ POOLED_CAPACITY = {"vcap": 4, "ring": 4, "slide_ring": 4}
 
 #: slot 0 of a stack, or event 0 of a batch (:func:`._kernels.pos_run` runs a graph alone as slot 0)
 _ZERO = np.zeros(1, dtype=np.int64)
+
+
+def _start_state(layout: lay.Layout) -> int:
+    """The START state of the positive graph (the template has one)."""
+    return int(layout.positive.kernel_plan.pi[K.PI_START])
 
 
 def _kind_in(view, name: str) -> str | None:

@@ -11,6 +11,10 @@ slots and runs them one after the other, each graph a record of views of its slo
 A graph that must grow (vertex store, start buckets, limbs, records, outputs) leaves the stack
 (:meth:`GraphPool.detach`: its slot copied into a graph of its own, which grows as any other);
 its partition then runs alone. A slot freed is reset from the template when it is taken again.
+
+A new partition's slot is written only in its scalars (``sc``: no start, no window, no vertex)
+until an event of a START state comes (:meth:`GraphPool.blank`): the other events of a new
+graph change nothing in it, and over many keys most partitions hold one or two events.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class GraphPool:
         self.key_of = np.empty(0, dtype=object)  # the key of each slot (None: free)
         self.free: list[int] = []  # slots below ``top`` released
         self.top = 0  # slots from here on never held a graph: zero, as the stack grew
+        self.blank = np.zeros(0, dtype=bool)  # new graphs written in ``sc`` only (:meth:`fill`)
         self.count = np.zeros(0, dtype=np.int64)
         self.last_ts = np.zeros(0, dtype=np.int64)
         self.scratch = fresh.scratch(n_derivations)
@@ -99,13 +104,26 @@ class GraphPool:
 
     def _reset(self, reused: np.ndarray, unused: np.ndarray) -> None:
         """Slots ``reused`` (released before) and ``unused`` (never used, zero) hold a new graph:
-        each field set from the template, where the template is zero only in ``reused``."""
+        ``reused`` set from the template field by field, ``unused`` in ``sc`` only (blank)."""
+        for f, t, r in zip(self.fields, self.template, self.rows.tolist()):
+            if r and len(reused):
+                f.reshape((self.slots, r) + t.shape[1:])[reused] = t
+        self.field("sc")[unused] = self.template[_SC]
+        self.blank[unused] = True
         both = np.concatenate([reused, unused])
-        for f, t, r, zero in zip(self.fields, self.template, self.rows.tolist(), self.zero):
-            if r and (not zero or len(reused)):
-                f.reshape((self.slots, r) + t.shape[1:])[reused if zero else both] = t
         self.count[both] = 0
         self.last_ts[both] = K.NEG_INF
+
+    def fill(self, slots: np.ndarray) -> None:
+        """The blank graphs of ``slots`` written whole, for the kernel (or a copy) to read: the
+        fields whose template is not zero (the others are zero since the stack grew)."""
+        slots = slots[self.blank[slots]]
+        if not len(slots):
+            return
+        for f, t, r, zero in zip(self.fields, self.template, self.rows.tolist(), self.zero):
+            if r and not zero:
+                f.reshape((self.slots, r) + t.shape[1:])[slots] = t
+        self.blank[slots] = False
 
     @property
     def zero(self) -> list[bool]:
@@ -126,6 +144,7 @@ class GraphPool:
         self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
         self.count = np.concatenate([self.count, np.zeros(n - old, dtype=np.int64)])
         self.last_ts = np.concatenate([self.last_ts, np.zeros(n - old, dtype=np.int64)])
+        self.blank = np.concatenate([self.blank, np.zeros(n - old, dtype=bool)])
         self._args = None
 
     def release(self, slots: np.ndarray) -> None:
@@ -136,14 +155,17 @@ class GraphPool:
             self.slot_of.clear()
             self.key_of[:] = None
             self.free = list(range(self.top))
+            self.blank[:] = False  # (a slot taken again is reset whole)
             return
         deque(map(self.slot_of.__delitem__, self.key_of[slots].tolist()), 0)
         self.key_of[slots] = None
+        self.blank[slots] = False
         self.free += slots.tolist()
 
     def detach(self, slot: int) -> PosState:
         """The graph of ``slot`` as a graph of its own (copied); the slot is released."""
         shell = {k: list(v) if isinstance(v, list) else v for k, v in self.shell.items()}
+        self.fill(np.array([slot], dtype=np.int64))
         arrays = {n: f[slot * r:(slot + 1) * r].copy()
                   for n, f, r in zip(G_NAMES, self.fields, self.rows.tolist())}
         arrays.update({k: v.copy() for k, v in self.others.items()})
@@ -163,12 +185,14 @@ class GraphPool:
     def starts_before(self, slots: np.ndarray, limit: int) -> np.ndarray:
         """Of each of ``slots``: every start bucket of its graph is earlier than ``limit``, or
         there is none (:meth:`.state.PosState.starts_before` for many graphs)."""
-        sc = self.field("sc")[slots]
-        B = self.field("B")[slots]
-        hi = sc[:, K.SC_BHI]
-        R = B.shape[1]
-        last = B[np.arange(len(slots)), hi & (R - 1), K.B_KEY]
-        return (sc[:, K.SC_BLO] > hi) | (last < limit)
+        sc = self.field("sc")
+        hi = sc[slots, K.SC_BHI]
+        out = sc[slots, K.SC_BLO] > hi
+        some = np.flatnonzero(~out)  # the latest bucket read only where there is one
+        if len(some):
+            B = self.field("B")
+            out[some] = B[slots[some], hi[some] & (B.shape[1] - 1), K.B_KEY] < limit
+        return out
 
     def empty(self, slots: np.ndarray) -> np.ndarray:
         """Of each of ``slots``: its graph holds nothing a later event or window could use
@@ -196,6 +220,7 @@ class GraphPool:
 
     def __reduce__(self):
         live = self.live()
+        self.fill(live)  # (restored graphs are whole)
         fields = [(_sparse(self.field(n)[live].reshape(-1)), f.shape[1:])
                   for n, f in zip(G_NAMES, self.fields)]
         return _restored_pool, (self.shell, self.template, self.others, self.scratch, fields,
@@ -213,6 +238,7 @@ def _restored_pool(shell, template, others, scratch, fields, keys, count, last_t
     pool.slot_of = dict(zip(keys, range(n)))
     pool.free = []
     pool.top = n
+    pool.blank = np.zeros(n, dtype=bool)
     pool.count = np.array(count, dtype=np.int64)
     pool.last_ts = np.array(last_ts, dtype=np.int64)
     pool._args = None
