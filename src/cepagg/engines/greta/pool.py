@@ -174,7 +174,7 @@ class GraphPool:
 
     def live(self) -> np.ndarray:
         """The slots holding a partition."""
-        return np.flatnonzero(self.key_of != None)  # noqa: E711  (elementwise)
+        return np.flatnonzero(self.key_of[: self.top] != None)  # noqa: E711  (elementwise)
 
     def field(self, name: str) -> np.ndarray:
         """Field ``name`` with the slot as first axis (a view)."""
