@@ -137,10 +137,11 @@ def factorize(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple]]:
     return out, list(zip(*reversed(columns)))
 
 
-def grouped(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple], np.ndarray]:
-    """:func:`factorize`, and the rows in the order of their codes (stable: a code's rows in
-    batch order, rows without a code first). For one integer key without nulls, one stable
-    sort gives all three, where :func:`factorize` and a sort of its codes take three."""
+def grouped(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple], np.ndarray, np.ndarray | None]:
+    """:func:`factorize`, the rows in the order of their codes (stable: a code's rows in batch
+    order, rows without a code first), and where the key is one integer without nulls, the
+    keys' integers (int64, in the order of the keys; else None). For such a key, one stable
+    sort gives all of them, where :func:`factorize` and a sort of its codes take three."""
     if len(vecs) == 1 and vecs[0].kind == "number" and vecs[0].values.dtype.kind in "iu" \
             and vecs[0].valid.all():
         values = vecs[0].values
@@ -151,9 +152,11 @@ def grouped(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple], np.ndarra
         np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
         codes = np.empty(n, dtype=np.int64)
         codes[order] = np.cumsum(first) - 1
-        return codes, list(zip(ordered[first].tolist())), order
+        distinct = ordered[first]
+        wide = distinct.dtype.kind == "u" and distinct.dtype.itemsize == 8  # (beyond int64)
+        return codes, list(zip(distinct.tolist())), order, None if wide else distinct.astype(np.int64)
     codes, keys = factorize(vecs, n)
-    return codes, keys, np.argsort(codes, kind="stable")
+    return codes, keys, np.argsort(codes, kind="stable"), None
 
 
 def _py(x: Any) -> Any:

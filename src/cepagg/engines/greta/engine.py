@@ -200,7 +200,7 @@ class Greta(Engine):
         q = self.query
         view = enc.BatchView(table)
         n = view.n
-        pcodes, pkeys, order = enc.grouped([view.col(a) for a in q.partition_by], n)
+        pcodes, pkeys, order, pvalues = enc.grouped([view.col(a) for a in q.partition_by], n)
         layout = self._layout(state, table, view, len(pkeys))
         admitted = np.ones(n, dtype=bool)
         for f in q.stream_filters:
@@ -228,7 +228,7 @@ class Greta(Engine):
             self._unstack(state, layout)  # a state restored from an engine that stacks its graphs
         if plain:
             self._process_plain(state, layout, view, pkeys, order, bounds, pos_state, pcol, pcolv,
-                                aint, aflt, amm, aval, big)
+                                aint, aflt, amm, aval, big, pvalues)
             return []
         for p in range(len(pkeys)):
             rows = order[bounds[p + 1]: bounds[p + 2]]
@@ -273,7 +273,7 @@ class Greta(Engine):
 
     def _process_plain(self, state: GretaState, layout: lay.Layout, view, pkeys: list[tuple],
                        order: np.ndarray, bounds: np.ndarray, pos_state: np.ndarray, pcol, pcolv,
-                       aint, aflt, amm, aval, big) -> None:
+                       aint, aflt, amm, aval, big, pvalues: np.ndarray | None = None) -> None:
         """:meth:`process` for a query without negation, sub-partition or index, where a batch
         spreads over many keys: the batch's inputs are gathered in partition order once (one
         numpy take per column), and each partition's inputs are slices of them (views), not a
@@ -301,7 +301,7 @@ class Greta(Engine):
         alone = None
         if self._stacks(layout):
             alone = self._run_pool(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
-                                   columns, big_parts)
+                                   columns, big_parts, pvalues)
         if alone is None or alone:
             with gc_paused():  # a batch over many keys makes as many new partitions
                 self._run_partitions(state, layout, pkeys, ran, first_ts.tolist(), until_ts.tolist(),
@@ -343,13 +343,15 @@ class Greta(Engine):
 
     def _run_pool(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
                   first_ts: np.ndarray, until_ts: np.ndarray, plo: np.ndarray, phi: np.ndarray,
-                  counts: np.ndarray, columns: tuple, big_parts: set[int]) -> list[int]:
+                  counts: np.ndarray, columns: tuple, big_parts: set[int],
+                  values: np.ndarray | None = None) -> list[int]:
         """:meth:`_run_partitions` for graphs stacked in ``state.pool`` (:mod:`.pool`;
         :meth:`_stacks` says when): one kernel call runs every stacked partition of the batch,
         and their results are read from the stack (:meth:`_run_stack`). A partition whose graph
         must grow leaves the stack and goes on alone (in ``state.partitions``), as do partitions
         that already run alone and those with an aggregated integer beyond 2**31: the numbers of
-        these are returned, for :meth:`_run_partitions`."""
+        these are returned, for :meth:`_run_partitions`. ``values``: the keys' integers, where
+        each key is one (:func:`.encode.grouped`)."""
         pool = state.pool
         if pool is None:
             fresh = PosState(layout, np.full(len(layout.bits), K.NEG_INF, dtype=np.int64), self.windows_per_event,
@@ -360,7 +362,7 @@ class Greta(Engine):
         if state.partitions:  # (a C loop over the keys)
             alone.update(compress(range(len(pkeys)), map(state.partitions.__contains__, pkeys)))
         for p in sorted(big_parts):
-            if pkeys[p] in pool.slot_of:
+            if pool.slot(pkeys[p]) >= 0:
                 self._detach(state, layout, pkeys[p])
         stacked = np.ones(len(pkeys), dtype=bool)
         stacked[list(alone)] = False
@@ -368,7 +370,7 @@ class Greta(Engine):
         if not len(sel):
             return sorted(alone)
         keys = list(map(pkeys.__getitem__, sel.tolist())) if alone else pkeys
-        slots = pool.slots_of(keys)
+        slots = pool.slots_of(keys, values[sel] if values is not None and alone else values)
         first, until = first_ts[sel], until_ts[sel]
         late = np.flatnonzero(first < pool.last_ts[slots])
         if len(late):
@@ -421,13 +423,13 @@ class Greta(Engine):
             if status == K.OUT_FULL:
                 self._drain_pool_outputs(state, layout, pool, slots[j:j + 1])
                 continue
-            part = self._detach(state, layout, pool.key_of[int(slots[j])])
+            part = self._detach(state, layout, pool.keys_at(slots[j:j + 1])[0])
             sub = part.subs[()]
             grow(sub.state, status)
             a, b = int(lo[j]), int(hi[j])
             self._run_pos(state, layout, part, sub, tuple(c[a:b] for c in E[:11]), int(until[j]), i0=i)
             j, i = j + 1, 0
-        stacked = slots[pool.key_of[slots] != None]  # noqa: E711  (the graphs that left are read)
+        stacked = slots[pool.alive[slots]]  # (the graphs that left are read)
         if self.query.mode == "total":
             self._drain_pool_totals(state, layout, pool, stacked)
         elif self.query.mode == "slide":
@@ -436,7 +438,7 @@ class Greta(Engine):
     def _detach(self, state: GretaState, layout: lay.Layout, key: tuple) -> Partition:
         """The stacked partition ``key`` goes on alone (its graph copied out of the stack)."""
         pool = state.pool
-        slot = pool.slot_of[key]
+        slot = pool.slot(key)
         count, last = int(pool.count[slot]), int(pool.last_ts[slot])
         part = self._partition(state, layout, key)
         part.count, part.last_ts = count, last
@@ -447,7 +449,7 @@ class Greta(Engine):
         """Every stacked partition goes on alone: this engine runs each partition's graph by
         itself (its query has the index, or the engine was made with ``pool=False``), and the
         state was restored from a snapshot of an engine that stacked them."""
-        for key in list(state.pool.slot_of):
+        for key in state.pool.keys():
             self._detach(state, layout, key)
 
     def _drain_pool_outputs(self, state: GretaState, layout: lay.Layout, pool: GraphPool,
@@ -470,7 +472,7 @@ class Greta(Engine):
             state.windows.add((), k, ints, OF, OM)
         else:
             bounds = np.concatenate([[0], np.cumsum(n)]).tolist()
-            for key, a, b in zip(pool.key_of[slots].tolist(), bounds, bounds[1:]):
+            for key, a, b in zip(pool.keys_at(slots), bounds, bounds[1:]):
                 state.windows.add(self._group(key, ()), k[a:b], ints[a:b], OF[a:b], OM[a:b])
         sc[slots, K.SC_OUTN] = 0
 
@@ -485,7 +487,7 @@ class Greta(Engine):
         slots = slots[live]
         XF, XM = pool.field("XF")[slots, 0], pool.field("XM")[slots, 0]
         cells = self._cells(layout, self._ints(layout, pool, XI[live]), XF, XM)
-        for key, (count, c) in zip(pool.key_of[slots].tolist(), cells):
+        for key, (count, c) in zip(pool.keys_at(slots), cells):
             if count:
                 group = self._group(key, ())
                 old = state.totals.get(group)

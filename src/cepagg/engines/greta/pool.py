@@ -42,8 +42,16 @@ class GraphPool:
         self.others = {k: v for k, v in fresh.a.items() if k not in G_NAMES}
         self.rows = np.array([t.shape[0] for t in self.template], dtype=np.int64)
         self.fields = [np.zeros((0,) + t.shape[1:], dtype=t.dtype) for t in self.template]
-        self.slot_of: dict[tuple, int] = {}
-        self.key_of = np.empty(0, dtype=object)  # the key of each slot (None: free)
+        # the keys: a dictionary of key tuples and the key of each slot (``key_of``), or where
+        # every key is one integer (``ints``), sorted integers and their slots, and the integer
+        # of each slot (``vals``): no Python object per key
+        self._dict: dict[tuple, int] = {}
+        self.key_of = np.empty(0, dtype=object)
+        self.ints: bool | None = None  # (chosen by the first keys)
+        self.ikeys = np.zeros(0, dtype=np.int64)
+        self.islots = np.zeros(0, dtype=np.int64)
+        self.vals = np.zeros(0, dtype=np.int64)
+        self.alive = np.zeros(0, dtype=bool)  # the slot holds a partition
         self.free: list[int] = []  # slots below ``top`` released
         self.top = 0  # slots from here on never held a graph: zero, as the stack grew
         self.blank = np.zeros(0, dtype=bool)  # new graphs written in ``sc`` only (:meth:`fill`)
@@ -63,10 +71,45 @@ class GraphPool:
 
     @property
     def slots(self) -> int:
-        return len(self.key_of)
+        return len(self.alive)
 
     def __len__(self) -> int:
-        return len(self.slot_of)
+        return len(self.ikeys) if self.ints else len(self._dict)
+
+    @property
+    def slot_of(self) -> dict[tuple, int]:
+        """Each key's slot (a dictionary made for the caller where the keys are integers)."""
+        if self.ints:
+            return dict(zip(zip(self.ikeys.tolist()), self.islots.tolist()))
+        return self._dict
+
+    def slot(self, key: tuple) -> int:
+        """The slot of ``key``, -1 where it has none."""
+        if not self.ints:
+            return self._dict.get(key, -1)
+        if len(key) != 1 or type(key[0]) is not int:
+            return -1
+        i = int(np.searchsorted(self.ikeys, key[0]))
+        return int(self.islots[i]) if i < len(self.ikeys) and self.ikeys[i] == key[0] else -1
+
+    def keys_at(self, slots: np.ndarray) -> list[tuple]:
+        """The keys of ``slots`` (each holding a partition)."""
+        if self.ints:
+            return list(zip(self.vals[slots].tolist()))
+        return self.key_of[slots].tolist()
+
+    def keys(self) -> list[tuple]:
+        return self.keys_at(self.live())
+
+    def _to_dict(self) -> None:
+        """Keys as a dictionary from now on (a batch whose keys are not all integers)."""
+        live = self.live()
+        self.key_of = np.full(self.slots, None, dtype=object)
+        keys = list(zip(self.vals[live].tolist()))
+        self.key_of[live] = np.fromiter(keys, object, len(keys))
+        self._dict = dict(zip(keys, live.tolist()))
+        self.ints = False
+        self.ikeys = self.islots = np.zeros(0, dtype=np.int64)
 
     def args(self) -> PosArrays:
         """The kernel's record of the stacked fields (rebuilt when the stack grows)."""
@@ -74,13 +117,28 @@ class GraphPool:
             self._args = PosArrays._make(self.fields)
         return self._args
 
-    def slots_of(self, keys: list) -> np.ndarray:
+    def slots_of(self, keys: list, values: np.ndarray | None = None) -> np.ndarray:
         """The slot of each of ``keys`` (distinct); new keys get slots reset to a new graph.
+        ``values``: where each key is one integer, these integers (int64), looked up in the
+        sorted integers (numpy, no Python object per key).
 
-        The look-ups run in bulk (``map`` over the dictionary's own methods: C loops, no Python
-        bytecode per key), and the new slots are reset one field at a time for all of them."""
+        Otherwise the look-ups run in bulk (``map`` over the dictionary's own methods: C loops,
+        no Python bytecode per key). The new slots are reset one field at a time for all."""
         n = len(keys)
-        slots = np.fromiter(map(self.slot_of.get, keys, repeat(-1, n)), np.int64, n)
+        if self.ints is None or (not len(self) and self.ints != (values is not None)):
+            self.ints = values is not None
+            if not self.ints:
+                self._to_dict()
+        elif self.ints and values is None:
+            self._to_dict()
+        if self.ints:
+            i = np.searchsorted(self.ikeys, values)
+            found = i < len(self.ikeys)
+            found[found] = self.ikeys[i[found]] == values[found]
+            slots = np.full(n, -1, dtype=np.int64)
+            slots[found] = self.islots[i[found]]
+        else:
+            slots = np.fromiter(map(self._dict.get, keys, repeat(-1, n)), np.int64, n)
         new = np.flatnonzero(slots < 0)
         m = len(new)
         if m:
@@ -95,9 +153,18 @@ class GraphPool:
                 self._grow(max(64, 4 * self.slots, top))
             taken = np.concatenate([reused, np.arange(self.top, top, dtype=np.int64)])
             self.top = top
-            fresh_keys = list(map(keys.__getitem__, new.tolist()))
-            self.slot_of.update(zip(fresh_keys, taken.tolist()))
-            self.key_of[taken] = np.fromiter(fresh_keys, object, m)
+            if self.ints:
+                v = values[new]
+                by = np.argsort(v, kind="stable")
+                at = np.searchsorted(self.ikeys, v[by])
+                self.ikeys = np.insert(self.ikeys, at, v[by])
+                self.islots = np.insert(self.islots, at, taken[by])
+                self.vals[taken] = v
+            else:
+                fresh_keys = list(map(keys.__getitem__, new.tolist()))
+                self._dict.update(zip(fresh_keys, taken.tolist()))
+                self.key_of[taken] = np.fromiter(fresh_keys, object, m)
+            self.alive[taken] = True
             self._reset(reused, taken[r:])
             slots[new] = taken
         return slots
@@ -141,7 +208,10 @@ class GraphPool:
             new = np.zeros((n * r,) + f.shape[1:], dtype=f.dtype)
             new[: top * r] = f[: top * r]  # (the slots above ``top`` are zero in both)
             self.fields[i] = new
-        self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
+        if not self.ints:
+            self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
+        self.vals = np.concatenate([self.vals, np.zeros(n - old, dtype=np.int64)])
+        self.alive = np.concatenate([self.alive, np.zeros(n - old, dtype=bool)])
         self.count = np.concatenate([self.count, np.zeros(n - old, dtype=np.int64)])
         self.last_ts = np.concatenate([self.last_ts, np.zeros(n - old, dtype=np.int64)])
         self.blank = np.concatenate([self.blank, np.zeros(n - old, dtype=bool)])
@@ -151,14 +221,21 @@ class GraphPool:
         """``slots`` are free again and their keys forgotten."""
         if not len(slots):
             return
-        if len(slots) == len(self.slot_of):  # all of them (the end of the input)
-            self.slot_of.clear()
+        self.alive[slots] = False
+        if len(slots) == len(self):  # all of them (the end of the input)
+            self._dict.clear()
             self.key_of[:] = None
+            self.ikeys = self.islots = np.zeros(0, dtype=np.int64)
             self.free = list(range(self.top))
             self.blank[:] = False  # (a slot taken again is reset whole)
             return
-        deque(map(self.slot_of.__delitem__, self.key_of[slots].tolist()), 0)
-        self.key_of[slots] = None
+        if self.ints:
+            keep = np.ones(len(self.ikeys), dtype=bool)
+            keep[np.searchsorted(self.ikeys, self.vals[slots])] = False
+            self.ikeys, self.islots = self.ikeys[keep], self.islots[keep]
+        else:
+            deque(map(self._dict.__delitem__, self.key_of[slots].tolist()), 0)
+            self.key_of[slots] = None
         self.blank[slots] = False
         self.free += slots.tolist()
 
@@ -174,7 +251,7 @@ class GraphPool:
 
     def live(self) -> np.ndarray:
         """The slots holding a partition."""
-        return np.flatnonzero(self.key_of[: self.top] != None)  # noqa: E711  (elementwise)
+        return np.flatnonzero(self.alive[: self.top])
 
     def field(self, name: str) -> np.ndarray:
         """Field ``name`` with the slot as first axis (a view)."""
@@ -223,19 +300,32 @@ class GraphPool:
         self.fill(live)  # (restored graphs are whole)
         fields = [(_sparse(self.field(n)[live].reshape(-1)), f.shape[1:])
                   for n, f in zip(G_NAMES, self.fields)]
+        keys = self.vals[live] if self.ints else self.key_of[live].tolist()
         return _restored_pool, (self.shell, self.template, self.others, self.scratch, fields,
-                                self.key_of[live].tolist(), self.count[live], self.last_ts[live])
+                                keys, self.count[live], self.last_ts[live])
 
 
 def _restored_pool(shell, template, others, scratch, fields, keys, count, last_ts) -> GraphPool:
+    """The pool :meth:`GraphPool.__reduce__` pickled; ``keys`` are tuples, or integers (an
+    array) where every key is one."""
     pool = object.__new__(GraphPool)
     pool.shell, pool.template, pool.others, pool.scratch = shell, template, others, scratch
     pool.rows = np.array([t.shape[0] for t in template], dtype=np.int64)
     n = len(keys)
     pool.fields = [_dense(flat, t.dtype).reshape((n * t.shape[0],) + tuple(tail))
                    for (flat, tail), t in zip(fields, template)]
-    pool.key_of = np.fromiter(keys, object, n)
-    pool.slot_of = dict(zip(keys, range(n)))
+    pool.ints = isinstance(keys, np.ndarray)
+    pool.alive = np.ones(n, dtype=bool)
+    if pool.ints:
+        pool.vals = np.array(keys, dtype=np.int64)
+        by = np.argsort(pool.vals, kind="stable")
+        pool.ikeys, pool.islots = pool.vals[by], by.astype(np.int64)
+        pool._dict, pool.key_of = {}, np.empty(0, dtype=object)
+    else:
+        pool.vals = np.zeros(n, dtype=np.int64)
+        pool.ikeys = pool.islots = np.zeros(0, dtype=np.int64)
+        pool.key_of = np.fromiter(keys, object, n)
+        pool._dict = dict(zip(keys, range(n)))
     pool.free = []
     pool.top = n
     pool.blank = np.zeros(n, dtype=bool)
