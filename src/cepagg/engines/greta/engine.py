@@ -370,7 +370,11 @@ class Greta(Engine):
         if not len(sel):
             return sorted(alone)
         keys = list(map(pkeys.__getitem__, sel.tolist())) if alone else pkeys
-        slots = pool.slots_of(keys, values[sel] if values is not None and alone else values)
+        e_state = columns[1]
+        starts = np.concatenate([[0], np.cumsum(e_state == _start_state(layout))])
+        lo, hi = plo[sel], phi[sel]
+        starting = starts[hi] > starts[lo]  # the partition has an event of the START state
+        slots = pool.slots_of(keys, values[sel] if values is not None and alone else values, starting)
         first, until = first_ts[sel], until_ts[sel]
         late = np.flatnonzero(first < pool.last_ts[slots])
         if len(late):
@@ -379,19 +383,16 @@ class Greta(Engine):
                              f"{int(pool.last_ts[slots[j]])} (the engine needs stream order per partition key; "
                              f"put an ordering strategy in front)")
         e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval = columns
-        lo, hi = plo, phi
         base = np.zeros(len(pkeys), dtype=np.int64)
         base[sel] = pool.count[slots]
-        e_pos = e_rank + np.repeat(base, hi - lo)  # positions: events of the partition before
+        e_pos = e_rank + np.repeat(base, phi - plo)  # positions: events of the partition before
         E = PosBatch(e_ts, e_state, e_pos, nix0, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval, *_NO_NEGATIONS)
-        lo, hi = lo[sel], hi[sel]
         pool.count[slots] += counts[sel]
         pool.last_ts[slots] = until
         # a blank graph (:meth:`.pool.GraphPool.fill`) is run from an event of its START state
         # on; before it, events change nothing in a new graph
-        starts = np.concatenate([[0], np.cumsum(e_state == _start_state(layout))])
         blank = pool.blank[slots]
-        runs = ~blank | (starts[hi] > starts[lo])
+        runs = ~blank | starting
         pool.fill(slots[blank & runs])
         if not runs.all():
             slots, lo, hi, until = slots[runs], lo[runs], hi[runs], until[runs]

@@ -117,10 +117,13 @@ class GraphPool:
             self._args = PosArrays._make(self.fields)
         return self._args
 
-    def slots_of(self, keys: list, values: np.ndarray | None = None) -> np.ndarray:
+    def slots_of(self, keys: list, values: np.ndarray | None = None,
+                 first: np.ndarray | None = None) -> np.ndarray:
         """The slot of each of ``keys`` (distinct); new keys get slots reset to a new graph.
         ``values``: where each key is one integer, these integers (int64), looked up in the
-        sorted integers (numpy, no Python object per key).
+        sorted integers (numpy, no Python object per key). ``first``: the keys whose new slots
+        come first, next to each other (those the kernel will write beyond ``sc``: the pages
+        it touches are fewer).
 
         Otherwise the look-ups run in bulk (``map`` over the dictionary's own methods: C loops,
         no Python bytecode per key). The new slots are reset one field at a time for all."""
@@ -140,6 +143,8 @@ class GraphPool:
         else:
             slots = np.fromiter(map(self._dict.get, keys, repeat(-1, n)), np.int64, n)
         new = np.flatnonzero(slots < 0)
+        if first is not None:
+            new = np.concatenate([new[first[new]], new[~first[new]]])
         m = len(new)
         if m:
             # released slots first, then slots never used (lowest first: keys in order get
