@@ -154,8 +154,9 @@ class GraphPool:
             del self.free[len(self.free) - r:]
             top = self.top + m - r
             if top > self.slots:
-                # untouched capacity costs no memory (zero pages): grow by 4, copying less
-                self._grow(max(64, 4 * self.slots, top))
+                # untouched capacity costs no memory (zero pages): room for 4 times as many,
+                # copying less
+                self._grow(max(64, 4 * self.slots, 4 * top))
             taken = np.concatenate([reused, np.arange(self.top, top, dtype=np.int64)])
             self.top = top
             if self.ints:
