@@ -13,7 +13,7 @@ A graph that must grow (vertex store, start buckets, limbs, records, outputs) le
 its partition then runs alone. A slot freed is reset from the template when it is taken again.
 
 A new partition's slot is written only in its scalars (``sc``: no start, no window, no vertex)
-until an event of a START state comes (:meth:`GraphPool.blank`): the other events of a new
+until an event of its START state comes (:meth:`GraphPool.fill`): the other events of a new
 graph change nothing in it, and over many keys most partitions hold one or two events.
 """
 
