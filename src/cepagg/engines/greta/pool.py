@@ -52,7 +52,7 @@ class GraphPool:
         self.islots = np.zeros(0, dtype=np.int64)
         self.vals = np.zeros(0, dtype=np.int64)
         self.alive = np.zeros(0, dtype=bool)  # the slot holds a partition
-        self.free: list[int] = []  # slots below ``top`` released
+        self.free = np.zeros(0, dtype=np.int64)  # slots below ``top`` released
         self.top = 0  # slots from here on never held a graph: zero, as the stack grew
         self.blank = np.zeros(0, dtype=bool)  # new graphs written in ``sc`` only (:meth:`fill`)
         self.count = np.zeros(0, dtype=np.int64)
@@ -150,8 +150,8 @@ class GraphPool:
             # released slots first, then slots never used (lowest first: keys in order get
             # slots in order, and the kernel visits them in the order of memory)
             r = min(m, len(self.free))
-            reused = np.sort(np.array(self.free[len(self.free) - r:], dtype=np.int64))
-            del self.free[len(self.free) - r:]
+            reused = np.sort(self.free[len(self.free) - r:])
+            self.free = self.free[: len(self.free) - r]
             top = self.top + m - r
             if top > self.slots:
                 # untouched capacity costs no memory (zero pages): room for 4 times as many,
@@ -232,7 +232,7 @@ class GraphPool:
             self._dict.clear()
             self.key_of[:] = None
             self.ikeys = self.islots = np.zeros(0, dtype=np.int64)
-            self.free = list(range(self.top))
+            self.free = np.arange(self.top, dtype=np.int64)
             self.blank[:] = False  # (a slot taken again is reset whole)
             return
         if self.ints:
@@ -243,7 +243,7 @@ class GraphPool:
             deque(map(self._dict.__delitem__, self.key_of[slots].tolist()), 0)
             self.key_of[slots] = None
         self.blank[slots] = False
-        self.free += slots.tolist()
+        self.free = np.concatenate([self.free, slots])
 
     def detach(self, slot: int) -> PosState:
         """The graph of ``slot`` as a graph of its own (copied); the slot is released."""
@@ -280,23 +280,24 @@ class GraphPool:
     def empty(self, slots: np.ndarray) -> np.ndarray:
         """Of each of ``slots``: its graph holds nothing a later event or window could use
         (:meth:`.state.PosState.empty` for many graphs)."""
-        sc = self.field("sc")[slots]
-        return ((sc[:, K.SC_NV] == 0) & (sc[:, K.SC_BLO] > sc[:, K.SC_BHI]) & (sc[:, K.SC_WLO] > sc[:, K.SC_WHI])
-                & (sc[:, K.SC_NREC] == sc[:, K.SC_RSTART]) & (sc[:, K.SC_OUTN] == 0))
+        sc = self.field("sc")
+        return ((sc[slots, K.SC_NV] == 0) & (sc[slots, K.SC_BLO] > sc[slots, K.SC_BHI])
+                & (sc[slots, K.SC_WLO] > sc[slots, K.SC_WHI])
+                & (sc[slots, K.SC_NREC] == sc[slots, K.SC_RSTART]) & (sc[slots, K.SC_OUTN] == 0))
 
     def closing(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
         """Of each of ``slots`` (SLIDE graphs): a window it holds a record of ends by ``until``
         (window ``k`` ends at ``k * slide + within``), so moving its time there writes a result."""
-        sc = self.field("sc")[slots]
-        wlo = sc[:, K.SC_WLO]
-        return (wlo <= sc[:, K.SC_WHI]) & (wlo <= (until - within) // slide)
+        sc = self.field("sc")  # (columns read, not the slots' rows)
+        wlo = sc[slots, K.SC_WLO]
+        return (wlo <= sc[slots, K.SC_WHI]) & (wlo <= (until - within) // slide)
 
     def idle(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
         """Of each of ``slots`` (SLIDE graphs): nothing in its graph matters to a result once
         time reaches ``until`` -- no window record, no output, and every start bucket (pane)
         leaves the window there -- whether or not its time was moved to ``until``."""
-        sc = self.field("sc")[slots]
-        return ((sc[:, K.SC_WLO] > sc[:, K.SC_WHI]) & (sc[:, K.SC_OUTN] == 0)
+        sc = self.field("sc")
+        return ((sc[slots, K.SC_WLO] > sc[slots, K.SC_WHI]) & (sc[slots, K.SC_OUTN] == 0)
                 & self.starts_before(slots, (until - within) // slide + 1))
 
     # -- pickling: the live slots only, renumbered from 0, their buffers mostly zero packed ---
@@ -332,7 +333,7 @@ def _restored_pool(shell, template, others, scratch, fields, keys, count, last_t
         pool.ikeys = pool.islots = np.zeros(0, dtype=np.int64)
         pool.key_of = np.fromiter(keys, object, n)
         pool._dict = dict(zip(keys, range(n)))
-    pool.free = []
+    pool.free = np.zeros(0, dtype=np.int64)
     pool.top = n
     pool.blank = np.zeros(n, dtype=bool)
     pool.count = np.array(count, dtype=np.int64)
