@@ -185,3 +185,27 @@ def test_a_state_without_the_stack_restores_and_goes_on():
     eng.process(old, batch.slice(150))
     assert sorted(old.pool.slot_of) == [(k,) for k in range(5, 9)]
     assert sorted(eng.finish(old)) == sorted(alone.run(batch).rows)
+
+
+@pytest.mark.parametrize("later", ["null", "float"])
+def test_integer_keys_then_other_keys_keep_every_partition(later):
+    # keys of one integer are held as sorted integers; a batch with keys of another kind (or a
+    # null) turns them into a dictionary of tuples, and every partition goes on where it was
+    q = compile_query("RETURN k, COUNT(*) PATTERN SEQ(A, B+, C) WHERE [k] GROUP BY k WITHIN 40 SLIDE 10")
+    first = [{"type": "ABC"[t % 3], "ts": t, "k": t % 5} for t in range(30)]
+    other = {"null": lambda t: None if t % 4 == 0 else t % 5,
+             "float": lambda t: t % 5 + (0.5 if t % 4 == 0 else 0.0)}[later]  # (3.0 is key 3)
+    second = [{"type": "ABC"[t % 3], "ts": t, "k": other(t)} for t in range(30, 60)]
+    eng = Greta(q)
+    st = eng.new_state()
+    out = eng.process(st, EventBatch.from_rows(first))
+    assert st.pool.ints and sorted(st.pool.slot_of) == [(k,) for k in range(5)]
+    st = eng.restore(eng.snapshot(st))
+    assert st.pool.ints and st.pool.slot((7,)) == -1 and st.pool.slot((3,)) >= 0
+    out += eng.process(st, EventBatch.from_rows(second))
+    assert not st.pool.ints
+    out += eng.finish(st)
+    batch = EventBatch.from_rows(first + second)
+    want = sorted(ENGINES["reference"](q).run(batch).rows, key=repr)
+    assert sorted(out, key=repr) == want == sorted(Greta(q, pool=False).run(batch).rows, key=repr)
+    assert sum(r[0] == 3 for r in want) > 1

@@ -13,6 +13,7 @@ batch, never a Python object per event. Per batch:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -130,6 +131,51 @@ def factorize(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple]]:
         else:
             columns.append(u[idx].tolist())  # Python scalars, as ``_py`` makes them
     return out, list(zip(*reversed(columns)))
+
+
+class IntKeys(Sequence):
+    """The keys of a batch whose key is one integer, as :func:`factorize` gives them (the tuple
+    ``(v,)`` of each), made when read: a batch over many keys reads few of them."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(zip(self.values[i].tolist()))
+        return (int(self.values[i]),)
+
+    def __iter__(self):
+        return zip(self.values.tolist())
+
+
+def grouped(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple], np.ndarray, np.ndarray | None]:
+    """:func:`factorize`, the rows in the order of their codes (stable: a code's rows in batch
+    order, rows without a code first), and where the key is one integer without nulls, the
+    keys' integers (int64, in the order of the keys; else None). For such a key, one stable
+    sort gives all of them, where :func:`factorize` and a sort of its codes take three."""
+    if len(vecs) == 1 and vecs[0].kind == "number" and vecs[0].values.dtype.kind in "iu" \
+            and vecs[0].valid.all():
+        values = vecs[0].values
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+        first = np.empty(n, dtype=bool)  # the first row of each value, in sorted order
+        first[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        codes = np.empty(n, dtype=np.int64)
+        codes[order] = np.cumsum(first) - 1
+        distinct = ordered[first]
+        if distinct.dtype.kind == "u" and distinct.dtype.itemsize == 8:  # (beyond int64)
+            return codes, list(zip(distinct.tolist())), order, None
+        values = distinct.astype(np.int64)
+        return codes, IntKeys(values), order, values
+    codes, keys = factorize(vecs, n)
+    return codes, keys, np.argsort(codes, kind="stable"), None
 
 
 def _py(x: Any) -> Any:

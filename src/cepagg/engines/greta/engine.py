@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -199,7 +200,7 @@ class Greta(Engine):
         q = self.query
         view = enc.BatchView(table)
         n = view.n
-        pcodes, pkeys = enc.factorize([view.col(a) for a in q.partition_by], n)
+        pcodes, pkeys, order, pvalues = enc.grouped([view.col(a) for a in q.partition_by], n)
         layout = self._layout(state, table, view, len(pkeys))
         admitted = np.ones(n, dtype=bool)
         for f in q.stream_filters:
@@ -220,14 +221,14 @@ class Greta(Engine):
         keys = [(enc.key_vec(view, sp.pkey), enc.key_vec(view, sp.ekey)) for sp in specs]
         # events with an aggregated integer beyond 2**31 (not np.abs: it wraps at -2**63)
         big = (aval & ((aint >= 2**31) | (aint <= -2**31))).any(axis=1)
-        order = np.argsort(pcodes, kind="stable")
-        bounds = np.searchsorted(pcodes[order], np.arange(-1, len(pkeys) + 1))
+        # where each code's rows begin in ``order`` (rows without a code, code -1, first)
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(pcodes + 1, minlength=len(pkeys) + 1))])
         plain = not layout.negatives and scodes is None and not layout.positive.index_specs and self.router is None
         if state.pool is not None and len(state.pool) and not (plain and self._stacks(layout)):
             self._unstack(state, layout)  # a state restored from an engine that stacks its graphs
         if plain:
             self._process_plain(state, layout, view, pkeys, order, bounds, pos_state, pcol, pcolv,
-                                aint, aflt, amm, aval, big)
+                                aint, aflt, amm, aval, big, pvalues)
             return []
         for p in range(len(pkeys)):
             rows = order[bounds[p + 1]: bounds[p + 2]]
@@ -272,7 +273,7 @@ class Greta(Engine):
 
     def _process_plain(self, state: GretaState, layout: lay.Layout, view, pkeys: list[tuple],
                        order: np.ndarray, bounds: np.ndarray, pos_state: np.ndarray, pcol, pcolv,
-                       aint, aflt, amm, aval, big) -> None:
+                       aint, aflt, amm, aval, big, pvalues: np.ndarray | None = None) -> None:
         """:meth:`process` for a query without negation, sub-partition or index, where a batch
         spreads over many keys: the batch's inputs are gathered in partition order once (one
         numpy take per column), and each partition's inputs are slices of them (views), not a
@@ -285,10 +286,10 @@ class Greta(Engine):
         prow = rows[keep]
         # slices of the positive events per partition
         pcum = np.concatenate([[0], np.cumsum(keep)])
-        plo, phi = pcum[starts].tolist(), pcum[ends].tolist()
+        plo, phi = pcum[starts], pcum[ends]
         ts_all = view.ts[rows]
-        first_ts, until_ts = ts_all[starts].tolist(), ts_all[ends - 1].tolist()
-        counts = (ends - starts).tolist()
+        first_ts, until_ts = ts_all[starts], ts_all[ends - 1]
+        counts = ends - starts
         e_ts, e_state, e_rank = view.ts[prow], pos_state[prow], rank[keep]
         e_col, e_colv = pcol[prow], pcolv[prow]
         e_aint, e_aflt, e_amm, e_aval = aint[prow], aflt[prow], amm[prow], aval[prow]
@@ -300,10 +301,11 @@ class Greta(Engine):
         alone = None
         if self._stacks(layout):
             alone = self._run_pool(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
-                                   columns, big_parts)
-        with gc_paused():  # a batch over many keys makes as many new partitions
-            self._run_partitions(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
-                                 columns, big_parts, alone)
+                                   columns, big_parts, pvalues)
+        if alone is None or alone:
+            with gc_paused():  # a batch over many keys makes as many new partitions
+                self._run_partitions(state, layout, pkeys, ran, first_ts.tolist(), until_ts.tolist(),
+                                     plo.tolist(), phi.tolist(), counts.tolist(), columns, big_parts, alone)
         if self.query.mode == "total":
             self._drain_totals(state, layout, ran)
 
@@ -340,14 +342,16 @@ class Greta(Engine):
             part.last_ts = until
 
     def _run_pool(self, state: GretaState, layout: lay.Layout, pkeys: list[tuple], ran: list,
-                  first_ts: list, until_ts: list, plo: list, phi: list, counts: list,
-                  columns: tuple, big_parts: set[int]) -> list[int]:
+                  first_ts: np.ndarray, until_ts: np.ndarray, plo: np.ndarray, phi: np.ndarray,
+                  counts: np.ndarray, columns: tuple, big_parts: set[int],
+                  values: np.ndarray | None = None) -> list[int]:
         """:meth:`_run_partitions` for graphs stacked in ``state.pool`` (:mod:`.pool`;
         :meth:`_stacks` says when): one kernel call runs every stacked partition of the batch,
         and their results are read from the stack (:meth:`_run_stack`). A partition whose graph
         must grow leaves the stack and goes on alone (in ``state.partitions``), as do partitions
         that already run alone and those with an aggregated integer beyond 2**31: the numbers of
-        these are returned, for :meth:`_run_partitions`."""
+        these are returned, for :meth:`_run_partitions`. ``values``: the keys' integers, where
+        each key is one (:func:`.encode.grouped`)."""
         pool = state.pool
         if pool is None:
             fresh = PosState(layout, np.full(len(layout.bits), K.NEG_INF, dtype=np.int64), self.windows_per_event,
@@ -355,18 +359,23 @@ class Greta(Engine):
                              ocap=16 if self.query.mode == "slide" else 1)
             pool = state.pool = GraphPool(fresh, layout.positive.kernel_plan.DER.shape[0])
         alone = set(big_parts)
-        if state.partitions:
-            alone.update(p for p, key in enumerate(pkeys) if key in state.partitions)
+        if state.partitions:  # (a C loop over the keys)
+            alone.update(compress(range(len(pkeys)), map(state.partitions.__contains__, pkeys)))
         for p in sorted(big_parts):
-            if pkeys[p] in pool.slot_of:
+            if pool.slot(pkeys[p]) >= 0:
                 self._detach(state, layout, pkeys[p])
-        sel = np.array([p for p in range(len(pkeys)) if p not in alone] if alone else range(len(pkeys)),
-                       dtype=np.int64)
+        stacked = np.ones(len(pkeys), dtype=bool)
+        stacked[list(alone)] = False
+        sel = np.flatnonzero(stacked)
         if not len(sel):
             return sorted(alone)
-        keys = [pkeys[p] for p in sel.tolist()] if alone else pkeys
-        slots = pool.slots_of(keys)
-        first, until = np.array(first_ts, dtype=np.int64)[sel], np.array(until_ts, dtype=np.int64)[sel]
+        keys = list(map(pkeys.__getitem__, sel.tolist())) if alone else pkeys
+        e_state = columns[1]
+        starts = np.concatenate([[0], np.cumsum(e_state == _start_state(layout))])
+        lo, hi = plo[sel], phi[sel]
+        starting = starts[hi] > starts[lo]  # the partition has an event of the START state
+        slots = pool.slots_of(keys, values[sel] if values is not None and alone else values, starting)
+        first, until = first_ts[sel], until_ts[sel]
         late = np.flatnonzero(first < pool.last_ts[slots])
         if len(late):
             j = int(late[0])
@@ -374,14 +383,19 @@ class Greta(Engine):
                              f"{int(pool.last_ts[slots[j]])} (the engine needs stream order per partition key; "
                              f"put an ordering strategy in front)")
         e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval = columns
-        lo, hi = np.array(plo, dtype=np.int64), np.array(phi, dtype=np.int64)
         base = np.zeros(len(pkeys), dtype=np.int64)
         base[sel] = pool.count[slots]
-        e_pos = e_rank + np.repeat(base, hi - lo)  # positions: events of the partition before
+        e_pos = e_rank + np.repeat(base, phi - plo)  # positions: events of the partition before
         E = PosBatch(e_ts, e_state, e_pos, nix0, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval, *_NO_NEGATIONS)
-        lo, hi = lo[sel], hi[sel]
-        pool.count[slots] += np.array(counts, dtype=np.int64)[sel]
+        pool.count[slots] += counts[sel]
         pool.last_ts[slots] = until
+        # a blank graph (:meth:`.pool.GraphPool.fill`) is run from an event of its START state
+        # on; before it, events change nothing in a new graph
+        blank = pool.blank[slots]
+        runs = ~blank | starting
+        pool.fill(slots[blank & runs])
+        if not runs.all():
+            slots, lo, hi, until = slots[runs], lo[runs], hi[runs], until[runs]
         self._run_stack(state, layout, pool, slots, E, lo, hi, until)
         return sorted(alone)
 
@@ -410,13 +424,13 @@ class Greta(Engine):
             if status == K.OUT_FULL:
                 self._drain_pool_outputs(state, layout, pool, slots[j:j + 1])
                 continue
-            part = self._detach(state, layout, pool.key_of[int(slots[j])])
+            part = self._detach(state, layout, pool.keys_at(slots[j:j + 1])[0])
             sub = part.subs[()]
             grow(sub.state, status)
             a, b = int(lo[j]), int(hi[j])
             self._run_pos(state, layout, part, sub, tuple(c[a:b] for c in E[:11]), int(until[j]), i0=i)
             j, i = j + 1, 0
-        stacked = slots[pool.key_of[slots] != None]  # noqa: E711  (the graphs that left are read)
+        stacked = slots[pool.alive[slots]]  # (the graphs that left are read)
         if self.query.mode == "total":
             self._drain_pool_totals(state, layout, pool, stacked)
         elif self.query.mode == "slide":
@@ -425,7 +439,7 @@ class Greta(Engine):
     def _detach(self, state: GretaState, layout: lay.Layout, key: tuple) -> Partition:
         """The stacked partition ``key`` goes on alone (its graph copied out of the stack)."""
         pool = state.pool
-        slot = pool.slot_of[key]
+        slot = pool.slot(key)
         count, last = int(pool.count[slot]), int(pool.last_ts[slot])
         part = self._partition(state, layout, key)
         part.count, part.last_ts = count, last
@@ -436,7 +450,7 @@ class Greta(Engine):
         """Every stacked partition goes on alone: this engine runs each partition's graph by
         itself (its query has the index, or the engine was made with ``pool=False``), and the
         state was restored from a snapshot of an engine that stacked them."""
-        for key in list(state.pool.slot_of):
+        for key in state.pool.keys():
             self._detach(state, layout, key)
 
     def _drain_pool_outputs(self, state: GretaState, layout: lay.Layout, pool: GraphPool,
@@ -459,7 +473,7 @@ class Greta(Engine):
             state.windows.add((), k, ints, OF, OM)
         else:
             bounds = np.concatenate([[0], np.cumsum(n)]).tolist()
-            for key, a, b in zip(pool.key_of[slots].tolist(), bounds, bounds[1:]):
+            for key, a, b in zip(pool.keys_at(slots), bounds, bounds[1:]):
                 state.windows.add(self._group(key, ()), k[a:b], ints[a:b], OF[a:b], OM[a:b])
         sc[slots, K.SC_OUTN] = 0
 
@@ -474,7 +488,7 @@ class Greta(Engine):
         slots = slots[live]
         XF, XM = pool.field("XF")[slots, 0], pool.field("XM")[slots, 0]
         cells = self._cells(layout, self._ints(layout, pool, XI[live]), XF, XM)
-        for key, (count, c) in zip(pool.key_of[slots].tolist(), cells):
+        for key, (count, c) in zip(pool.keys_at(slots), cells):
             if count:
                 group = self._group(key, ())
                 old = state.totals.get(group)
@@ -818,7 +832,11 @@ class Greta(Engine):
             # can use it (:meth:`_stale`)
             live = pool.live()
             live = live[pool.last_ts[live] < until]
-            pool.release(live[pool.empty(live)])
+            q = self.query
+            if q.mode == "slide":  # moved or not (:meth:`_move_all`)
+                pool.release(live[pool.idle(live, until, q.within, q.slide)])
+            else:
+                pool.release(live[pool.empty(live)])
         for pkey, part in list(state.partitions.items()):
             if part.last_ts >= until:
                 continue
@@ -876,6 +894,13 @@ class Greta(Engine):
         if pool is not None and len(pool):
             live = pool.live()
             live = live[pool.last_ts[live] < until]
+            if self.query.mode == "slide":
+                # moving time changes the results of a graph only where a window it holds a
+                # record of closes; the others move with their next events, or go as idle
+                # (:meth:`_purge`)
+                live = live[pool.closing(live, until, self.query.within, self.query.slide)]
+            else:
+                live = live[~pool.blank[live]]  # (a new graph does not change with time)
             if len(live):
                 none = np.zeros(len(live), dtype=np.int64)
                 E = PosBatch(*_no_inputs(layout), *_NO_NEGATIONS)
@@ -1020,11 +1045,17 @@ class Greta(Engine):
 
 
 #: the first capacities of a stacked graph (:mod:`.pool`): a partition of a stream over many keys
-#: holds a few events per window; one that needs more leaves the stack
-POOLED_CAPACITY = {"vcap": 4, "ring": 4}
+#: holds a few events per window, and starts in a few of the panes of a window (SLIDE); one that
+#: needs more leaves the stack
+POOLED_CAPACITY = {"vcap": 4, "ring": 4, "slide_ring": 4}
 
 #: slot 0 of a stack, or event 0 of a batch (:func:`._kernels.pos_run` runs a graph alone as slot 0)
 _ZERO = np.zeros(1, dtype=np.int64)
+
+
+def _start_state(layout: lay.Layout) -> int:
+    """The START state of the positive graph (the template has one)."""
+    return int(layout.positive.kernel_plan.pi[K.PI_START])
 
 
 def _kind_in(view, name: str) -> str | None:

@@ -11,6 +11,10 @@ slots and runs them one after the other, each graph a record of views of its slo
 A graph that must grow (vertex store, start buckets, limbs, records, outputs) leaves the stack
 (:meth:`GraphPool.detach`: its slot copied into a graph of its own, which grows as any other);
 its partition then runs alone. A slot freed is reset from the template when it is taken again.
+
+A new partition's slot is written only in its scalars (``sc``: no start, no window, no vertex)
+until an event of its START state comes (:meth:`GraphPool.fill`): the other events of a new
+graph change nothing in it, and over many keys most partitions hold one or two events.
 """
 
 from __future__ import annotations
@@ -38,9 +42,19 @@ class GraphPool:
         self.others = {k: v for k, v in fresh.a.items() if k not in G_NAMES}
         self.rows = np.array([t.shape[0] for t in self.template], dtype=np.int64)
         self.fields = [np.zeros((0,) + t.shape[1:], dtype=t.dtype) for t in self.template]
-        self.slot_of: dict[tuple, int] = {}
-        self.key_of = np.empty(0, dtype=object)  # the key of each slot (None: free)
-        self.free: list[int] = []
+        # the keys: a dictionary of key tuples and the key of each slot (``key_of``), or where
+        # every key is one integer (``ints``), sorted integers and their slots, and the integer
+        # of each slot (``vals``): no Python object per key
+        self._dict: dict[tuple, int] = {}
+        self.key_of = np.empty(0, dtype=object)
+        self.ints: bool | None = None  # (chosen by the first keys)
+        self.ikeys = np.zeros(0, dtype=np.int64)
+        self.islots = np.zeros(0, dtype=np.int64)
+        self.vals = np.zeros(0, dtype=np.int64)
+        self.alive = np.zeros(0, dtype=bool)  # the slot holds a partition
+        self.free = np.zeros(0, dtype=np.int64)  # slots below ``top`` released
+        self.top = 0  # slots from here on never held a graph: zero, as the stack grew
+        self.blank = np.zeros(0, dtype=bool)  # new graphs written in ``sc`` only (:meth:`fill`)
         self.count = np.zeros(0, dtype=np.int64)
         self.last_ts = np.zeros(0, dtype=np.int64)
         self.scratch = fresh.scratch(n_derivations)
@@ -57,10 +71,45 @@ class GraphPool:
 
     @property
     def slots(self) -> int:
-        return len(self.key_of)
+        return len(self.alive)
 
     def __len__(self) -> int:
-        return len(self.slot_of)
+        return len(self.ikeys) if self.ints else len(self._dict)
+
+    @property
+    def slot_of(self) -> dict[tuple, int]:
+        """Each key's slot (a dictionary made for the caller where the keys are integers)."""
+        if self.ints:
+            return dict(zip(zip(self.ikeys.tolist()), self.islots.tolist()))
+        return self._dict
+
+    def slot(self, key: tuple) -> int:
+        """The slot of ``key``, -1 where it has none."""
+        if not self.ints:
+            return self._dict.get(key, -1)
+        if len(key) != 1 or type(key[0]) is not int:
+            return -1
+        i = int(np.searchsorted(self.ikeys, key[0]))
+        return int(self.islots[i]) if i < len(self.ikeys) and self.ikeys[i] == key[0] else -1
+
+    def keys_at(self, slots: np.ndarray) -> list[tuple]:
+        """The keys of ``slots`` (each holding a partition)."""
+        if self.ints:
+            return list(zip(self.vals[slots].tolist()))
+        return self.key_of[slots].tolist()
+
+    def keys(self) -> list[tuple]:
+        return self.keys_at(self.live())
+
+    def _to_dict(self) -> None:
+        """Keys as a dictionary from now on (a batch whose keys are not all integers)."""
+        live = self.live()
+        self.key_of = np.full(self.slots, None, dtype=object)
+        keys = list(zip(self.vals[live].tolist()))
+        self.key_of[live] = np.fromiter(keys, object, len(keys))
+        self._dict = dict(zip(keys, live.tolist()))
+        self.ints = False
+        self.ikeys = self.islots = np.zeros(0, dtype=np.int64)
 
     def args(self) -> PosArrays:
         """The kernel's record of the stacked fields (rebuilt when the stack grows)."""
@@ -68,64 +117,138 @@ class GraphPool:
             self._args = PosArrays._make(self.fields)
         return self._args
 
-    def slots_of(self, keys: list) -> np.ndarray:
+    def slots_of(self, keys: list, values: np.ndarray | None = None,
+                 first: np.ndarray | None = None) -> np.ndarray:
         """The slot of each of ``keys`` (distinct); new keys get slots reset to a new graph.
+        ``values``: where each key is one integer, these integers (int64), looked up in the
+        sorted integers (numpy, no Python object per key). ``first``: the keys whose new slots
+        come first, next to each other (those the kernel will write beyond ``sc``: the pages
+        it touches are fewer).
 
-        The look-ups run in bulk (``map`` over the dictionary's own methods: C loops, no Python
-        bytecode per key), and the new slots are reset one field at a time for all of them."""
+        Otherwise the look-ups run in bulk (``map`` over the dictionary's own methods: C loops,
+        no Python bytecode per key). The new slots are reset one field at a time for all."""
         n = len(keys)
-        slots = np.fromiter(map(self.slot_of.get, keys, repeat(-1, n)), np.int64, n)
+        if self.ints is None or (not len(self) and self.ints != (values is not None)):
+            self.ints = values is not None
+            if not self.ints:
+                self._to_dict()
+        elif self.ints and values is None:
+            self._to_dict()
+        if self.ints:
+            i = np.searchsorted(self.ikeys, values)
+            found = i < len(self.ikeys)
+            found[found] = self.ikeys[i[found]] == values[found]
+            slots = np.full(n, -1, dtype=np.int64)
+            slots[found] = self.islots[i[found]]
+        else:
+            slots = np.fromiter(map(self._dict.get, keys, repeat(-1, n)), np.int64, n)
         new = np.flatnonzero(slots < 0)
+        if first is not None:
+            new = np.concatenate([new[first[new]], new[~first[new]]])
         m = len(new)
         if m:
-            if len(self.free) < m:
-                self._grow(max(64, 2 * self.slots, self.slots + m - len(self.free)))
-            got = self.free[-m:]
-            del self.free[-m:]
-            got.reverse()  # lowest slot first: keys in order get slots in order
-            fresh_keys = list(map(keys.__getitem__, new.tolist()))
-            self.slot_of.update(zip(fresh_keys, got))
-            taken = np.array(got, dtype=np.int64)
-            self.key_of[taken] = np.fromiter(fresh_keys, object, m)
-            self._reset(taken)
+            # released slots first, then slots never used (lowest first: keys in order get
+            # slots in order, and the kernel visits them in the order of memory)
+            r = min(m, len(self.free))
+            reused = np.sort(self.free[len(self.free) - r:])
+            self.free = self.free[: len(self.free) - r]
+            top = self.top + m - r
+            if top > self.slots:
+                # untouched capacity costs no memory (zero pages): room for 4 times as many,
+                # copying less
+                self._grow(max(64, 4 * self.slots, 4 * top))
+            taken = np.concatenate([reused, np.arange(self.top, top, dtype=np.int64)])
+            self.top = top
+            if self.ints:
+                v = values[new]
+                by = np.argsort(v, kind="stable")
+                at = np.searchsorted(self.ikeys, v[by])
+                self.ikeys = np.insert(self.ikeys, at, v[by])
+                self.islots = np.insert(self.islots, at, taken[by])
+                self.vals[taken] = v
+            else:
+                fresh_keys = list(map(keys.__getitem__, new.tolist()))
+                self._dict.update(zip(fresh_keys, taken.tolist()))
+                self.key_of[taken] = np.fromiter(fresh_keys, object, m)
+            self.alive[taken] = True
+            self._reset(reused, taken[r:])
             slots[new] = taken
         return slots
 
-    def _reset(self, slots: np.ndarray) -> None:
+    def _reset(self, reused: np.ndarray, unused: np.ndarray) -> None:
+        """Slots ``reused`` (released before) and ``unused`` (never used, zero) hold a new graph:
+        ``reused`` set from the template field by field, ``unused`` in ``sc`` only (blank)."""
         for f, t, r in zip(self.fields, self.template, self.rows.tolist()):
-            if r:
+            if r and len(reused):
+                f.reshape((self.slots, r) + t.shape[1:])[reused] = t
+        self.field("sc")[unused] = self.template[_SC]
+        self.blank[unused] = True
+        both = np.concatenate([reused, unused])
+        self.count[both] = 0
+        self.last_ts[both] = K.NEG_INF
+
+    def fill(self, slots: np.ndarray) -> None:
+        """The blank graphs of ``slots`` written whole, for the kernel (or a copy) to read: the
+        fields whose template is not zero (the others are zero since the stack grew)."""
+        slots = slots[self.blank[slots]]
+        if not len(slots):
+            return
+        for f, t, r, zero in zip(self.fields, self.template, self.rows.tolist(), self.zero):
+            if r and not zero:
                 f.reshape((self.slots, r) + t.shape[1:])[slots] = t
-        self.count[slots] = 0
-        self.last_ts[slots] = K.NEG_INF
+        self.blank[slots] = False
+
+    @property
+    def zero(self) -> list[bool]:
+        """Of each field: its template is all zero."""
+        if getattr(self, "_zero", None) is None:
+            self._zero = [not t.any() for t in self.template]
+        return self._zero
 
     def _grow(self, n: int) -> None:
-        old = self.slots
+        """Room for ``n`` slots. The new rows are zeros that cost nothing until written
+        (``np.zeros`` maps untouched pages of zeros): a slot is written when it is taken, and
+        then only in the fields whose template is not zero."""
+        old, top = self.slots, self.top
         for i, (f, r) in enumerate(zip(self.fields, self.rows.tolist())):
-            new = np.empty((n * r,) + f.shape[1:], dtype=f.dtype)  # each slot reset when taken
-            new[: old * r] = f
+            new = np.zeros((n * r,) + f.shape[1:], dtype=f.dtype)
+            new[: top * r] = f[: top * r]  # (the slots above ``top`` are zero in both)
             self.fields[i] = new
-        self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
+        if not self.ints:
+            self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
+        self.vals = np.concatenate([self.vals, np.zeros(n - old, dtype=np.int64)])
+        self.alive = np.concatenate([self.alive, np.zeros(n - old, dtype=bool)])
         self.count = np.concatenate([self.count, np.zeros(n - old, dtype=np.int64)])
         self.last_ts = np.concatenate([self.last_ts, np.zeros(n - old, dtype=np.int64)])
-        self.free = list(range(n - 1, old - 1, -1)) + self.free
+        self.blank = np.concatenate([self.blank, np.zeros(n - old, dtype=bool)])
         self._args = None
 
     def release(self, slots: np.ndarray) -> None:
         """``slots`` are free again and their keys forgotten."""
         if not len(slots):
             return
-        if len(slots) == len(self.slot_of):  # all of them (the end of the input)
-            self.slot_of.clear()
+        self.alive[slots] = False
+        if len(slots) == len(self):  # all of them (the end of the input)
+            self._dict.clear()
             self.key_of[:] = None
-            self.free = list(range(self.slots - 1, -1, -1))
+            self.ikeys = self.islots = np.zeros(0, dtype=np.int64)
+            self.free = np.arange(self.top, dtype=np.int64)
+            self.blank[:] = False  # (a slot taken again is reset whole)
             return
-        deque(map(self.slot_of.__delitem__, self.key_of[slots].tolist()), 0)
-        self.key_of[slots] = None
-        self.free += slots.tolist()
+        if self.ints:
+            keep = np.ones(len(self.ikeys), dtype=bool)
+            keep[np.searchsorted(self.ikeys, self.vals[slots])] = False
+            self.ikeys, self.islots = self.ikeys[keep], self.islots[keep]
+        else:
+            deque(map(self._dict.__delitem__, self.key_of[slots].tolist()), 0)
+            self.key_of[slots] = None
+        self.blank[slots] = False
+        self.free = np.concatenate([self.free, slots])
 
     def detach(self, slot: int) -> PosState:
         """The graph of ``slot`` as a graph of its own (copied); the slot is released."""
         shell = {k: list(v) if isinstance(v, list) else v for k, v in self.shell.items()}
+        self.fill(np.array([slot], dtype=np.int64))
         arrays = {n: f[slot * r:(slot + 1) * r].copy()
                   for n, f, r in zip(G_NAMES, self.fields, self.rows.tolist())}
         arrays.update({k: v.copy() for k, v in self.others.items()})
@@ -134,7 +257,7 @@ class GraphPool:
 
     def live(self) -> np.ndarray:
         """The slots holding a partition."""
-        return np.flatnonzero(self.key_of != None)  # noqa: E711  (elementwise)
+        return np.flatnonzero(self.alive[: self.top])
 
     def field(self, name: str) -> np.ndarray:
         """Field ``name`` with the slot as first axis (a view)."""
@@ -145,40 +268,74 @@ class GraphPool:
     def starts_before(self, slots: np.ndarray, limit: int) -> np.ndarray:
         """Of each of ``slots``: every start bucket of its graph is earlier than ``limit``, or
         there is none (:meth:`.state.PosState.starts_before` for many graphs)."""
-        sc = self.field("sc")[slots]
-        B = self.field("B")[slots]
-        hi = sc[:, K.SC_BHI]
-        R = B.shape[1]
-        last = B[np.arange(len(slots)), hi & (R - 1), K.B_KEY]
-        return (sc[:, K.SC_BLO] > hi) | (last < limit)
+        sc = self.field("sc")
+        hi = sc[slots, K.SC_BHI]
+        out = sc[slots, K.SC_BLO] > hi
+        some = np.flatnonzero(~out)  # the latest bucket read only where there is one
+        if len(some):
+            B = self.field("B")
+            out[some] = B[slots[some], hi[some] & (B.shape[1] - 1), K.B_KEY] < limit
+        return out
 
     def empty(self, slots: np.ndarray) -> np.ndarray:
         """Of each of ``slots``: its graph holds nothing a later event or window could use
         (:meth:`.state.PosState.empty` for many graphs)."""
-        sc = self.field("sc")[slots]
-        return ((sc[:, K.SC_NV] == 0) & (sc[:, K.SC_BLO] > sc[:, K.SC_BHI]) & (sc[:, K.SC_WLO] > sc[:, K.SC_WHI])
-                & (sc[:, K.SC_NREC] == sc[:, K.SC_RSTART]) & (sc[:, K.SC_OUTN] == 0))
+        sc = self.field("sc")
+        return ((sc[slots, K.SC_NV] == 0) & (sc[slots, K.SC_BLO] > sc[slots, K.SC_BHI])
+                & (sc[slots, K.SC_WLO] > sc[slots, K.SC_WHI])
+                & (sc[slots, K.SC_NREC] == sc[slots, K.SC_RSTART]) & (sc[slots, K.SC_OUTN] == 0))
+
+    def closing(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
+        """Of each of ``slots`` (SLIDE graphs): a window it holds a record of ends by ``until``
+        (window ``k`` ends at ``k * slide + within``), so moving its time there writes a result."""
+        sc = self.field("sc")  # (columns read, not the slots' rows)
+        wlo = sc[slots, K.SC_WLO]
+        return (wlo <= sc[slots, K.SC_WHI]) & (wlo <= (until - within) // slide)
+
+    def idle(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
+        """Of each of ``slots`` (SLIDE graphs): nothing in its graph matters to a result once
+        time reaches ``until`` -- no window record, no output, and every start bucket (pane)
+        leaves the window there -- whether or not its time was moved to ``until``."""
+        sc = self.field("sc")
+        return ((sc[slots, K.SC_WLO] > sc[slots, K.SC_WHI]) & (sc[slots, K.SC_OUTN] == 0)
+                & self.starts_before(slots, (until - within) // slide + 1))
 
     # -- pickling: the live slots only, renumbered from 0, their buffers mostly zero packed ---
 
     def __reduce__(self):
         live = self.live()
+        self.fill(live)  # (restored graphs are whole)
         fields = [(_sparse(self.field(n)[live].reshape(-1)), f.shape[1:])
                   for n, f in zip(G_NAMES, self.fields)]
+        keys = self.vals[live] if self.ints else self.key_of[live].tolist()
         return _restored_pool, (self.shell, self.template, self.others, self.scratch, fields,
-                                self.key_of[live].tolist(), self.count[live], self.last_ts[live])
+                                keys, self.count[live], self.last_ts[live])
 
 
 def _restored_pool(shell, template, others, scratch, fields, keys, count, last_ts) -> GraphPool:
+    """The pool :meth:`GraphPool.__reduce__` pickled; ``keys`` are tuples, or integers (an
+    array) where every key is one."""
     pool = object.__new__(GraphPool)
     pool.shell, pool.template, pool.others, pool.scratch = shell, template, others, scratch
     pool.rows = np.array([t.shape[0] for t in template], dtype=np.int64)
     n = len(keys)
     pool.fields = [_dense(flat, t.dtype).reshape((n * t.shape[0],) + tuple(tail))
                    for (flat, tail), t in zip(fields, template)]
-    pool.key_of = np.fromiter(keys, object, n)
-    pool.slot_of = dict(zip(keys, range(n)))
-    pool.free = []
+    pool.ints = isinstance(keys, np.ndarray)
+    pool.alive = np.ones(n, dtype=bool)
+    if pool.ints:
+        pool.vals = np.array(keys, dtype=np.int64)
+        by = np.argsort(pool.vals, kind="stable")
+        pool.ikeys, pool.islots = pool.vals[by], by.astype(np.int64)
+        pool._dict, pool.key_of = {}, np.empty(0, dtype=object)
+    else:
+        pool.vals = np.zeros(n, dtype=np.int64)
+        pool.ikeys = pool.islots = np.zeros(0, dtype=np.int64)
+        pool.key_of = np.fromiter(keys, object, n)
+        pool._dict = dict(zip(keys, range(n)))
+    pool.free = np.zeros(0, dtype=np.int64)
+    pool.top = n
+    pool.blank = np.zeros(n, dtype=bool)
     pool.count = np.array(count, dtype=np.int64)
     pool.last_ts = np.array(last_ts, dtype=np.int64)
     pool._args = None

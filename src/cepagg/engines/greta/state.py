@@ -83,11 +83,16 @@ class PosState:
     """Arrays of one positive graph (see :data:`G_NAMES` for the kernel's order)."""
 
     def __init__(self, layout, negM: np.ndarray, windows: int, pure: bool = False,
-                 floats: bool = False, vcap: int = 64, ring: int = RING0, ocap: int = 32):
+                 floats: bool = False, vcap: int = 64, ring: int = RING0, ocap: int = 32,
+                 slide_ring: int | None = None):
         """``floats``: COUNT(*), COUNT(E), integer sums and non-null counts are float64 (one
         field each, never widened): the engine's ``numbers="float"``. ``vcap``, ``ring`` and
         ``ocap``: the first capacities of the vertex store, the start buckets of a WITHIN-alone
-        ring and the outputs (each doubles when the kernel asks)."""
+        ring and the outputs (each doubles when the kernel asks). ``slide_ring``: under SLIDE,
+        at most this many start buckets at first (by default one per window of an event and
+        one more, twice that with a leading negation: enough for any stream, never grown);
+        fewer make a small graph for a partition with few starts, doubled when the kernel
+        asks."""
         lay = layout
         self.pure = pure
         self.floats = floats
@@ -101,6 +106,8 @@ class PosState:
         self.mode = q.mode
         if q.mode == "slide":
             self.R = _pow2(windows + 1) * (2 if lay.lead else 1)
+            if slide_ring is not None:
+                self.R = min(self.R, _pow2(slide_ring))
             self.RW = _pow2(windows + 1)
         elif q.within is not None:
             self.R, self.RW = ring, 1
