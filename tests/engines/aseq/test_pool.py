@@ -256,7 +256,6 @@ def test_a_partition_gone_alone_comes_back_to_the_stack():
 def test_a_stack_saved_with_a_dictionary_of_keys_restores():
     """A stack in the layout of snapshots that kept its keys in a dictionary (``slot_of``,
     ``key_of``, a list of free slots, every slot filled) goes on as the reference."""
-    import numpy as np
 
     from cepagg.engines.aseq.counters import TEMPLATE_FIELDS, PartPool
 

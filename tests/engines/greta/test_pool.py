@@ -14,6 +14,7 @@ from patterns import ATTRS, keyed, random_query
 from cepagg.engines import ENGINES
 from cepagg.engines.greta import Greta
 from cepagg.engines.greta.engine import POOLED_CAPACITY
+from cepagg.engines.keys import IntIndex
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
 from cepagg.result import Result
@@ -199,11 +200,11 @@ def test_integer_keys_then_other_keys_keep_every_partition(later):
     eng = Greta(q)
     st = eng.new_state()
     out = eng.process(st, EventBatch.from_rows(first))
-    assert st.pool.ints and sorted(st.pool.slot_of) == [(k,) for k in range(5)]
+    assert isinstance(st.pool.index, IntIndex) and sorted(st.pool.slot_of) == [(k,) for k in range(5)]
     st = eng.restore(eng.snapshot(st))
-    assert st.pool.ints and st.pool.slot((7,)) == -1 and st.pool.slot((3,)) >= 0
+    assert isinstance(st.pool.index, IntIndex) and st.pool.slot((7,)) == -1 and st.pool.slot((3,)) >= 0
     out += eng.process(st, EventBatch.from_rows(second))
-    assert not st.pool.ints
+    assert not isinstance(st.pool.index, IntIndex)
     out += eng.finish(st)
     batch = EventBatch.from_rows(first + second)
     want = sorted(ENGINES["reference"](q).run(batch).rows, key=repr)

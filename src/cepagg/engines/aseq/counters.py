@@ -25,13 +25,12 @@ Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
-from itertools import repeat
 
 import numpy as np
 
 from .. import kernels
+from ..keys import DictKeys, IntIndex, IntKeys, take_keys
 from . import _algebra, _kernels, windows
 from .plan import Feed, SeqPlan
 
@@ -452,96 +451,6 @@ POOL_CAP, POOL_MAX_CAP = 2, 4
 ITEM_FIELDS = tuple(f"{n}{s}" for s in (0, 1) for n in ("bI", "bF", "bm", "fI", "fF", "fm"))
 
 
-class DictKeys:
-    """The keys of a :class:`PartPool` as a dictionary from key tuple to slot."""
-
-    def __init__(self) -> None:
-        self.slot_of: dict[tuple, int] = {}
-        self.key_of = np.empty(0, object)  # the key of each slot (None: free)
-
-    def __len__(self) -> int:
-        return len(self.slot_of)
-
-    def items(self):
-        return self.slot_of.items()
-
-    def grow(self, n: int) -> None:
-        if len(self.key_of) >= n:  # (a restored stack: its slots never taken were left out)
-            return
-        key_of = np.empty(n, object)
-        key_of[:len(self.key_of)] = self.key_of
-        self.key_of = key_of
-
-    def find(self, keys) -> np.ndarray:
-        """The slot of each key, -1 for unknown ones (``map`` over the dictionary's own
-        methods: C loops, no Python bytecode per key)."""
-        n = len(keys)
-        return np.fromiter(map(self.slot_of.get, keys, repeat(-1, n)), np.int64, n)
-
-    def add(self, keys, slots: np.ndarray) -> None:
-        fresh = list(keys)
-        self.slot_of.update(zip(fresh, slots.tolist()))
-        self.key_of[slots] = np.fromiter(fresh, object, len(fresh))
-
-    def remove(self, slots: np.ndarray) -> None:
-        deque(map(self.slot_of.__delitem__, self.key_of[slots]), 0)
-        self.key_of[slots] = None
-
-
-class IntIndex:
-    """The keys of a :class:`PartPool` over one integer attribute: the keys in increasing order
-    beside their slots, searched with ``np.searchsorted``. With 10^6 keys nearly every event
-    starts a partition, and a dictionary of key tuples cost more per partition (a tuple, three
-    hashings) than the kernel's work on its events."""
-
-    def __init__(self) -> None:
-        self.keys = np.zeros(0, np.int64)
-        self.slots = np.zeros(0, np.int64)
-        self.key_at = np.zeros(0, np.int64)  # the key of each slot (while it is taken)
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def items(self):
-        return zip(zip(self.keys.tolist()), self.slots.tolist())
-
-    def grow(self, n: int) -> None:
-        if len(self.key_at) >= n:  # (a restored stack: its slots never taken were left out)
-            return
-        key_at = np.zeros(n, np.int64)
-        key_at[:len(self.key_at)] = self.key_at
-        self.key_at = key_at
-
-    def find(self, keys) -> np.ndarray:
-        ints = keys.ints
-        pos = np.searchsorted(self.keys, ints)
-        if not len(self.keys):
-            return np.full(len(ints), -1, np.int64)
-        at = np.minimum(pos, len(self.keys) - 1)
-        return np.where(self.keys[at] == ints, self.slots[at], -1)
-
-    def add(self, keys, slots: np.ndarray) -> None:
-        ints = keys.ints
-        order = np.argsort(ints, kind="stable")
-        ints, slots = ints[order], slots[order]
-        pos = np.searchsorted(self.keys, ints)
-        self.keys = np.insert(self.keys, pos, ints)
-        self.slots = np.insert(self.slots, pos, slots)
-        self.key_at[slots] = ints
-
-    def remove(self, slots: np.ndarray) -> None:
-        pos = np.searchsorted(self.keys, self.key_at[slots])
-        self.keys = np.delete(self.keys, pos)
-        self.slots = np.delete(self.slots, pos)
-
-    def as_dict(self) -> DictKeys:
-        d = DictKeys()
-        d.grow(len(self.key_at))
-        d.slot_of = dict(self.items())
-        d.key_of[self.slots] = np.fromiter(d.slot_of, object, len(d.slot_of))
-        return d
-
-
 class PartPool:
     """The partitions of one unit stacked column-wise: field ``n`` of :data:`STATE_FIELDS` is
     one array whose first axis is the partition's *slot*, so one kernel call
@@ -550,7 +459,7 @@ class PartPool:
     its window goes on alone (:meth:`detach`) -- with few keys every partition does, and the
     stack serves many keys with few events each.
 
-    Keys are found by :class:`IntIndex` while every batch's keys are :class:`.encode.IntKeys`
+    Keys are found by :class:`IntIndex` while every batch's keys are :class:`cepagg.engines.keys.IntKeys`
     (one integer attribute), by :class:`DictKeys` from the first batch whose keys are not."""
 
     overflows = 0  # partitions of the current batch that outgrew their slots (:meth:`widen`)
@@ -603,7 +512,6 @@ class PartPool:
 
     def live(self) -> tuple:
         """The keys of the stacked partitions (a sequence, as a batch's keys) and their slots."""
-        from .encode import IntKeys
 
         if isinstance(self.index, IntIndex):
             return IntKeys(self.index.keys.copy()), self.index.slots.copy()
@@ -612,7 +520,6 @@ class PartPool:
 
     def slots_of(self, keys) -> np.ndarray:
         """The slot of each of ``keys`` (distinct), fresh ones for new keys."""
-        from .encode import IntKeys
 
         if isinstance(self.index, IntIndex) and not isinstance(keys, IntKeys):
             self.index = self.index.as_dict()
@@ -621,7 +528,7 @@ class PartPool:
         m = len(new)
         if m:
             got = self._take(m)
-            fresh = keys.take(new) if isinstance(keys, IntKeys) else list(map(keys.__getitem__, new.tolist()))
+            fresh = take_keys(keys, new)
             self.index.add(fresh, got)
             slots[new] = got
         return slots
@@ -678,7 +585,6 @@ class PartPool:
         if (p.exact or p.nosums or int(p.ctr[0]) > cap or int(p.ctr[1]) > cap or p.items(1)
                 or any(getattr(p, n).shape[1:] != self.fields[n].shape[2:] for n in ("bI0", "fI0", "bF0", "fF0"))):
             return False
-        from .encode import IntKeys
 
         if isinstance(self.index, IntIndex) and not (len(key) == 1 and type(key[0]) is int):
             self.index = self.index.as_dict()

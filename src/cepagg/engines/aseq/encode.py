@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from ...errors import CepaggError
 from ...events import EventBatch
+from ..keys import IntKeys, take_keys
 from . import _kernels as K
 from .counters import Families, Unit
 from .vexpr import holds_all
@@ -52,37 +53,6 @@ def column(table: pa.Table, name: str) -> pa.Array:
         c = table.column(name)
         return c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
     return pa.nulls(table.num_rows)
-
-
-class IntKeys:
-    """Partition keys of one integer attribute: an int64 array, read as the key tuples
-    ``(value,)`` only where a tuple is needed. A batch over 10^6 keys holds some 60,000 of them;
-    the stacked partitions (:class:`.counters.PartPool`) find their slots from the integers
-    alone, without a Python object per key."""
-
-    __slots__ = ("ints",)
-
-    def __init__(self, ints: np.ndarray):
-        self.ints = ints
-
-    def __len__(self) -> int:
-        return len(self.ints)
-
-    def __getitem__(self, i: int) -> tuple:
-        return (int(self.ints[i]),)
-
-    def __iter__(self):
-        return zip(self.ints.tolist())
-
-    def take(self, idx: np.ndarray) -> "IntKeys":
-        return IntKeys(self.ints[idx])
-
-
-def take_keys(keys: "list[tuple] | IntKeys", idx: np.ndarray) -> "list[tuple] | IntKeys":
-    """The keys at positions ``idx``, of the same kind."""
-    if isinstance(keys, IntKeys):
-        return keys.take(idx)
-    return list(map(keys.__getitem__, idx.tolist()))
 
 
 def _int_key(t: pa.DataType) -> bool:

@@ -30,6 +30,7 @@ import numpy as np
 from ...errors import CepaggError
 from ...events import EventBatch
 from .. import aggregates as aggmod
+from ..keys import IntKeys, take_keys
 from . import _kernels as K
 from .counters import (
     KERNELS,
@@ -45,7 +46,7 @@ from .counters import (
     pack_parts,
     unpack_parts,
 )
-from .encode import Encoded, Encoder, IntKeys, take_keys
+from .encode import Encoded, Encoder
 from .merge import EmitMerge, SlideMerge
 
 LO, HI = K.NONE, K.INF
@@ -565,7 +566,7 @@ class UnitRun:
 
 
 def _known(parts: dict, keys) -> np.ndarray:
-    """Which of ``keys`` (a batch's) are keys of ``parts``: for integer keys (:class:`.encode.IntKeys`)
+    """Which of ``keys`` (a batch's) are keys of ``parts``: for integer keys (:class:`cepagg.engines.keys.IntKeys`)
     compared as integers, without a tuple per key of the batch."""
     if isinstance(keys, IntKeys) and len(parts) < len(keys):
         ints = [k[0] for k in parts if len(k) == 1 and type(k[0]) is int]

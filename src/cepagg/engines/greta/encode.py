@@ -13,7 +13,6 @@ batch, never a Python object per event. Per batch:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ import pyarrow.compute as pc
 from ...events import ID, arrow_kind
 from ...lang import ast
 from ...lang.expr import ConditionTypeError
+from ..keys import IntKeys
 from .layout import DataKindError, GraphLayout, Layout
 from .numbers import float_codes
 from .vector import Vec, arrow_vec, holds_mask, value
@@ -131,27 +131,6 @@ def factorize(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple]]:
         else:
             columns.append(u[idx].tolist())  # Python scalars, as ``_py`` makes them
     return out, list(zip(*reversed(columns)))
-
-
-class IntKeys(Sequence):
-    """The keys of a batch whose key is one integer, as :func:`factorize` gives them (the tuple
-    ``(v,)`` of each), made when read: a batch over many keys reads few of them."""
-
-    __slots__ = ("values",)
-
-    def __init__(self, values: np.ndarray):
-        self.values = values
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return list(zip(self.values[i].tolist()))
-        return (int(self.values[i]),)
-
-    def __iter__(self):
-        return zip(self.values.tolist())
 
 
 def grouped(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple], np.ndarray, np.ndarray | None]:

@@ -19,14 +19,12 @@ graph change nothing in it, and over many keys most partitions hold one or two e
 
 from __future__ import annotations
 
-from collections import deque
-from itertools import repeat
-
 import numpy as np
 
+from ..keys import DictKeys, IntIndex, IntKeys, take_keys
 from . import _kernels as K
 from .kernel_args import PosArrays
-from .state import G_NAMES, PosState, _dense, _sparse
+from .state import G_NAMES, PosState, packed_zeros, unpacked_zeros
 
 _SC, _B = G_NAMES.index("sc"), G_NAMES.index("B")
 
@@ -42,15 +40,9 @@ class GraphPool:
         self.others = {k: v for k, v in fresh.a.items() if k not in G_NAMES}
         self.rows = np.array([t.shape[0] for t in self.template], dtype=np.int64)
         self.fields = [np.zeros((0,) + t.shape[1:], dtype=t.dtype) for t in self.template]
-        # the keys: a dictionary of key tuples and the key of each slot (``key_of``), or where
-        # every key is one integer (``ints``), sorted integers and their slots, and the integer
-        # of each slot (``vals``): no Python object per key
-        self._dict: dict[tuple, int] = {}
-        self.key_of = np.empty(0, dtype=object)
-        self.ints: bool | None = None  # (chosen by the first keys)
-        self.ikeys = np.zeros(0, dtype=np.int64)
-        self.islots = np.zeros(0, dtype=np.int64)
-        self.vals = np.zeros(0, dtype=np.int64)
+        # the slot of each key: sorted integers where every key is one integer (no Python
+        # object per key), else a dictionary of key tuples; chosen by the first keys
+        self.index: IntIndex | DictKeys | None = None
         self.alive = np.zeros(0, dtype=bool)  # the slot holds a partition
         self.free = np.zeros(0, dtype=np.int64)  # slots below ``top`` released
         self.top = 0  # slots from here on never held a graph: zero, as the stack grew
@@ -74,42 +66,23 @@ class GraphPool:
         return len(self.alive)
 
     def __len__(self) -> int:
-        return len(self.ikeys) if self.ints else len(self._dict)
+        return len(self.index) if self.index is not None else 0
 
     @property
     def slot_of(self) -> dict[tuple, int]:
-        """Each key's slot (a dictionary made for the caller where the keys are integers)."""
-        if self.ints:
-            return dict(zip(zip(self.ikeys.tolist()), self.islots.tolist()))
-        return self._dict
+        """Each key's slot (a dictionary made for the caller)."""
+        return dict(self.index.items()) if self.index is not None else {}
 
     def slot(self, key: tuple) -> int:
         """The slot of ``key``, -1 where it has none."""
-        if not self.ints:
-            return self._dict.get(key, -1)
-        if len(key) != 1 or type(key[0]) is not int:
-            return -1
-        i = int(np.searchsorted(self.ikeys, key[0]))
-        return int(self.islots[i]) if i < len(self.ikeys) and self.ikeys[i] == key[0] else -1
+        return self.index.get(key) if self.index is not None else -1
 
     def keys_at(self, slots: np.ndarray) -> list[tuple]:
         """The keys of ``slots`` (each holding a partition)."""
-        if self.ints:
-            return list(zip(self.vals[slots].tolist()))
-        return self.key_of[slots].tolist()
+        return self.index.keys_at(slots) if self.index is not None else []
 
     def keys(self) -> list[tuple]:
         return self.keys_at(self.live())
-
-    def _to_dict(self) -> None:
-        """Keys as a dictionary from now on (a batch whose keys are not all integers)."""
-        live = self.live()
-        self.key_of = np.full(self.slots, None, dtype=object)
-        keys = list(zip(self.vals[live].tolist()))
-        self.key_of[live] = np.fromiter(keys, object, len(keys))
-        self._dict = dict(zip(keys, live.tolist()))
-        self.ints = False
-        self.ikeys = self.islots = np.zeros(0, dtype=np.int64)
 
     def args(self) -> PosArrays:
         """The kernel's record of the stacked fields (rebuilt when the stack grows)."""
@@ -127,21 +100,14 @@ class GraphPool:
 
         Otherwise the look-ups run in bulk (``map`` over the dictionary's own methods: C loops,
         no Python bytecode per key). The new slots are reset one field at a time for all."""
-        n = len(keys)
-        if self.ints is None or (not len(self) and self.ints != (values is not None)):
-            self.ints = values is not None
-            if not self.ints:
-                self._to_dict()
-        elif self.ints and values is None:
-            self._to_dict()
-        if self.ints:
-            i = np.searchsorted(self.ikeys, values)
-            found = i < len(self.ikeys)
-            found[found] = self.ikeys[i[found]] == values[found]
-            slots = np.full(n, -1, dtype=np.int64)
-            slots[found] = self.islots[i[found]]
-        else:
-            slots = np.fromiter(map(self._dict.get, keys, repeat(-1, n)), np.int64, n)
+        ints = values is not None
+        if self.index is None or (not len(self) and ints != isinstance(self.index, IntIndex)):
+            self.index = IntIndex() if ints else DictKeys()
+            self.index.grow(self.slots)
+        elif not ints and isinstance(self.index, IntIndex):  # (a batch whose keys are not all integers)
+            self.index = self.index.as_dict()
+        batch_keys = IntKeys(values) if isinstance(self.index, IntIndex) else keys
+        slots = self.index.find(batch_keys)
         new = np.flatnonzero(slots < 0)
         if first is not None:
             new = np.concatenate([new[first[new]], new[~first[new]]])
@@ -159,17 +125,7 @@ class GraphPool:
                 self._grow(max(64, 4 * self.slots, 4 * top))
             taken = np.concatenate([reused, np.arange(self.top, top, dtype=np.int64)])
             self.top = top
-            if self.ints:
-                v = values[new]
-                by = np.argsort(v, kind="stable")
-                at = np.searchsorted(self.ikeys, v[by])
-                self.ikeys = np.insert(self.ikeys, at, v[by])
-                self.islots = np.insert(self.islots, at, taken[by])
-                self.vals[taken] = v
-            else:
-                fresh_keys = list(map(keys.__getitem__, new.tolist()))
-                self._dict.update(zip(fresh_keys, taken.tolist()))
-                self.key_of[taken] = np.fromiter(fresh_keys, object, m)
+            self.index.add(take_keys(batch_keys, new), taken)
             self.alive[taken] = True
             self._reset(reused, taken[r:])
             slots[new] = taken
@@ -214,9 +170,8 @@ class GraphPool:
             new = np.zeros((n * r,) + f.shape[1:], dtype=f.dtype)
             new[: top * r] = f[: top * r]  # (the slots above ``top`` are zero in both)
             self.fields[i] = new
-        if not self.ints:
-            self.key_of = np.concatenate([self.key_of, np.full(n - old, None, dtype=object)])
-        self.vals = np.concatenate([self.vals, np.zeros(n - old, dtype=np.int64)])
+        if self.index is not None:
+            self.index.grow(n)
         self.alive = np.concatenate([self.alive, np.zeros(n - old, dtype=bool)])
         self.count = np.concatenate([self.count, np.zeros(n - old, dtype=np.int64)])
         self.last_ts = np.concatenate([self.last_ts, np.zeros(n - old, dtype=np.int64)])
@@ -229,19 +184,12 @@ class GraphPool:
             return
         self.alive[slots] = False
         if len(slots) == len(self):  # all of them (the end of the input)
-            self._dict.clear()
-            self.key_of[:] = None
-            self.ikeys = self.islots = np.zeros(0, dtype=np.int64)
+            self.index = type(self.index)()
+            self.index.grow(self.slots)
             self.free = np.arange(self.top, dtype=np.int64)
             self.blank[:] = False  # (a slot taken again is reset whole)
             return
-        if self.ints:
-            keep = np.ones(len(self.ikeys), dtype=bool)
-            keep[np.searchsorted(self.ikeys, self.vals[slots])] = False
-            self.ikeys, self.islots = self.ikeys[keep], self.islots[keep]
-        else:
-            deque(map(self._dict.__delitem__, self.key_of[slots].tolist()), 0)
-            self.key_of[slots] = None
+        self.index.remove(slots)
         self.blank[slots] = False
         self.free = np.concatenate([self.free, slots])
 
@@ -305,9 +253,9 @@ class GraphPool:
     def __reduce__(self):
         live = self.live()
         self.fill(live)  # (restored graphs are whole)
-        fields = [(_sparse(self.field(n)[live].reshape(-1)), f.shape[1:])
+        fields = [(packed_zeros(self.field(n)[live].reshape(-1)), f.shape[1:])
                   for n, f in zip(G_NAMES, self.fields)]
-        keys = self.vals[live] if self.ints else self.key_of[live].tolist()
+        keys = self.index.key_at[live] if isinstance(self.index, IntIndex) else self.keys_at(live)
         return _restored_pool, (self.shell, self.template, self.others, self.scratch, fields,
                                 keys, self.count[live], self.last_ts[live])
 
@@ -319,20 +267,13 @@ def _restored_pool(shell, template, others, scratch, fields, keys, count, last_t
     pool.shell, pool.template, pool.others, pool.scratch = shell, template, others, scratch
     pool.rows = np.array([t.shape[0] for t in template], dtype=np.int64)
     n = len(keys)
-    pool.fields = [_dense(flat, t.dtype).reshape((n * t.shape[0],) + tuple(tail))
+    pool.fields = [unpacked_zeros(flat, t.dtype).reshape((n * t.shape[0],) + tuple(tail))
                    for (flat, tail), t in zip(fields, template)]
-    pool.ints = isinstance(keys, np.ndarray)
     pool.alive = np.ones(n, dtype=bool)
-    if pool.ints:
-        pool.vals = np.array(keys, dtype=np.int64)
-        by = np.argsort(pool.vals, kind="stable")
-        pool.ikeys, pool.islots = pool.vals[by], by.astype(np.int64)
-        pool._dict, pool.key_of = {}, np.empty(0, dtype=object)
-    else:
-        pool.vals = np.zeros(n, dtype=np.int64)
-        pool.ikeys = pool.islots = np.zeros(0, dtype=np.int64)
-        pool.key_of = np.fromiter(keys, object, n)
-        pool._dict = dict(zip(keys, range(n)))
+    pool.index = IntIndex() if isinstance(keys, np.ndarray) else DictKeys()
+    pool.index.grow(n)
+    pool.index.add(IntKeys(np.asarray(keys, dtype=np.int64)) if isinstance(keys, np.ndarray) else keys,
+                   np.arange(n, dtype=np.int64))
     pool.free = np.zeros(0, dtype=np.int64)
     pool.top = n
     pool.blank = np.zeros(n, dtype=bool)

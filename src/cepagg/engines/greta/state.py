@@ -666,11 +666,11 @@ def pack_arrays(dicts: list[dict]) -> dict:
             out[name] = arrs
             continue
         shapes = np.array([a.shape for a in arrs], dtype=np.int64).reshape(len(arrs), nd)
-        out[name] = (_sparse(np.concatenate([a.reshape(-1) for a in arrs])), shapes)
+        out[name] = (packed_zeros(np.concatenate([a.reshape(-1) for a in arrs])), shapes)
     return out
 
 
-def _sparse(flat: np.ndarray):
+def packed_zeros(flat: np.ndarray):
     """``flat``, or where most of it is zero (buffers sized for growth, most of their rows
     unused) its length, the places of its nonzero values and those values."""
     nz = np.flatnonzero(flat)
@@ -679,7 +679,8 @@ def _sparse(flat: np.ndarray):
     return len(flat), nz, flat[nz]
 
 
-def _dense(v, dtype) -> np.ndarray:
+def unpacked_zeros(v, dtype) -> np.ndarray:
+    """The array :func:`packed_zeros` packed, writeable."""
     if isinstance(v, np.ndarray):
         return v if v.flags.writeable else v.copy()
     n, nz, values = v
@@ -700,7 +701,7 @@ def unpack_arrays(packed: dict, n: int) -> list[dict]:
                 d[name] = a
             continue
         flat, shapes = v
-        flat = _dense(flat, flat.dtype if isinstance(flat, np.ndarray) else flat[2].dtype)
+        flat = unpacked_zeros(flat, flat.dtype if isinstance(flat, np.ndarray) else flat[2].dtype)
         sizes = shapes.prod(axis=1)
         bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         for d, a, b, shape in zip(out, bounds, bounds[1:], map(tuple, shapes.tolist())):
