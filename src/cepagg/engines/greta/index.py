@@ -205,8 +205,9 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
     """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
     of ``new`` is in use (the batch's). New keys that fall between the same two neighbours
     are placed together: spread over the free slots between them when they fit, else over the
-    smallest window with room. Returns how far it got in ``new``: short of the end when the
-    index is too full (grow it, call again from there)."""
+    smallest window with room, together with the later keys of ``new`` that fall in that
+    window (as many as it has room for). Returns how far it got in ``new``: short of the end
+    when the index is too full (grow it, call again from there)."""
     logc = 0
     while (1 << logc) < C:
         logc += 1
@@ -240,23 +241,50 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
             fill_free(KS, KO, loff, q + 1, p, C)
             t = u
             continue
+        # the smallest aligned window of slots around q with room for the run; it takes
+        # every later key of ``new`` that falls inside it too, as far as it has room: a
+        # batch's keys cluster (a price walks), and re-spreading one window once for all of
+        # them replaces re-spreading overlapping windows run after run
         c = q if q >= 0 else 0
         a = -1
         s = 1
+        n = 0
+        cap = 0
+        pa = c
+        ps = 1
         for w in range(1, logc + 1):
             s = 1 << w
             a = c - (c & (s - 1))
             cap = s if logc <= 1 else s - (s * (w - 1)) // (4 * (logc - 1))  # 3/4 full at the root
-            n = 0
+            # live keys of the window: those of the half counted at the level below, and
+            # the other half's
             for x in range(a, a + s):
+                if pa <= x < pa + ps and w > 1:
+                    continue
                 if KO[loff + x] != 0 and live_slot(KO, LI, LF, LM, LT, loff, x, R, mmin, alive):
                     n += 1
+            pa = a
+            ps = s
             if n + r <= cap:
                 break
             a = -1
         if a < 0:
             placed = t
             break
+        # the keys of new[t:] that belong in the window (below the first key after it), as
+        # many as it has room for; keys already present are skipped
+        nxt = a + s
+        while nxt < C and KO[loff + nxt] == 0:
+            nxt += 1
+        room = cap - n
+        take = 0
+        u = t
+        while u < nn and (nxt >= C or new[u] < KS[loff + nxt]):
+            if find(KS, KO, loff, C, new[u]) < 0:
+                if take == room:
+                    break
+                take += 1
+            u += 1
         # compact the live keys to the left of the window, dropping the dead ones
         wpos = a
         for x in range(a, a + s):
@@ -274,26 +302,29 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
                 KO[loff + x] = 0
             wpos += 1
         m_old = wpos - a
-        ins = 0
-        while ins < m_old and KS[loff + a + ins] < k:
-            ins += 1
-        m = m_old + r
-        # spread them evenly, the new keys in their place, from the right (targets never
-        # overlap a key not yet moved)
+        m = m_old + take
+        # spread them evenly, merging the new keys in, from the right (targets never overlap
+        # a key not yet moved)
+        jo = m_old - 1
+        jn = u - 1
         for i in range(m - 1, -1, -1):
+            while jn >= t and jo >= 0 and new[jn] == KS[loff + a + jo]:
+                jn -= 1  # present: its key is the old one at a + jo, keeps its leaf
             dest = a + ((2 * i + 1) * s) // (2 * m)
-            if ins <= i < ins + r:
-                KS[loff + dest] = new[t + i - ins]
+            if jn >= t and (jo < 0 or new[jn] > KS[loff + a + jo]):
+                KS[loff + dest] = new[jn]
                 KO[loff + dest] = 2
                 LT[loff + dest, 0] = 0
                 LT[loff + dest, 1] = -1
+                jn -= 1
                 continue
-            src = a + (i if i < ins else i - r)
+            src = a + jo
             if src != dest:
                 move_leaf(LI, LF, LM, LT, loff + src, loff + dest, R, mmin)
                 KS[loff + dest] = KS[loff + src]
                 KO[loff + dest] = KO[loff + src]
                 KO[loff + src] = 0
+            jo -= 1
         fill_free(KS, KO, loff, a, a + s, C)
         if point == 0:
             rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, a + 1, a + s, R, L, mmin, alive,
