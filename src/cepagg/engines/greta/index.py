@@ -288,8 +288,9 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
     """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
     of ``new`` is in use (the batch's). New keys that fall between the same two neighbours
     are placed together: spread over the free slots between them when they fit, else over the
-    smallest window with room, together with the later keys of ``new`` that fall in that
-    window (as many as it has room for). Returns how far it got in ``new``: short of the end
+    smallest window with room for them and for the later keys of ``new`` that fall in it (or,
+    if no window has, the smallest with room for them, with as many later keys as fit).
+    Returns how far it got in ``new``: short of the end
     when the index is too full (grow it, call again from there)."""
     logc = 0
     while (1 << logc) < C:
@@ -324,15 +325,20 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
             fill_free(KS, KO, loff, q + 1, p, C)
             t = u
             continue
-        # the smallest aligned window of slots around q with room for the run; it takes
-        # every later key of ``new`` that falls inside it too, as far as it has room: a
-        # batch's keys cluster (a price walks), and re-spreading one window once for all of
-        # them replaces re-spreading overlapping windows run after run
+        # the smallest aligned window of slots around q with room for the run and for every
+        # later key of ``new`` that falls inside it (a batch's keys cluster where a price
+        # walks: re-spreading one window once for all of them replaces re-spreading
+        # overlapping windows run after run); failing that, the smallest with room for the
+        # run, which takes the later keys as far as it has room
         c = q if q >= 0 else 0
         a = -1
         s = 1
         n = 0
         cap = 0
+        fa = -1
+        fs = 0
+        fcap = 0
+        fn = 0
         pa = c
         ps = 1
         for w in range(1, logc + 1):
@@ -349,8 +355,22 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
             pa = a
             ps = s
             if n + r <= cap:
-                break
+                if fa < 0:  # the first window with room for the run
+                    fa, fs, fcap, fn = a, s, cap, n
+                nx = a + s  # the later keys that fall in it: below the first key after it
+                while nx < C and KO[loff + nx] == 0:
+                    nx += 1
+                ra = 0
+                uu = t
+                while uu < nn and (nx >= C or new[uu] < KS[loff + nx]):
+                    if find(KS, KO, loff, C, new[uu]) < 0:
+                        ra += 1
+                    uu += 1
+                if n + ra <= cap:
+                    break
             a = -1
+        if a < 0 and fa >= 0:
+            a, s, cap, n = fa, fs, fcap, fn
         if a < 0:
             placed = t
             break
