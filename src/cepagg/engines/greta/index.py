@@ -30,11 +30,9 @@ _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
 _rec = kernels.sibling(__name__, "_records", _TWIN)
-rec_add = _rec.add
 rec_clear = _rec.clear
-rec_add_rows = _rec.add_rows
-rec_copy_rows = _rec.copy_rows
-rec_clear_rows = _rec.clear_rows
+MIN_EMPTY = _rec.MIN_EMPTY
+MAX_EMPTY = _rec.MAX_EMPTY
 
 
 @inline
@@ -68,6 +66,62 @@ def held(T, node, lo, hi):
         T[node, 1] = hi
 
 
+@inline
+def copy_block(D, d0, S, s0, n):
+    """Rows ``d0 .. d0+n-1`` of ``D`` = rows ``s0 .. s0+n-1`` of ``S`` (2-D, C order): one
+    flat run of ``n * width`` values, which LLVM vectorises (a loop over rows of a 2-D array
+    does not)."""
+    w = D.shape[1]
+    if w == 0:
+        return
+    Df = D.reshape(D.shape[0] * w)
+    Sf = S.reshape(S.shape[0] * w)
+    a = d0 * w
+    b = s0 * w
+    for k in range(n * w):
+        Df[a + k] = Sf[b + k]
+
+
+@inline
+def add_block(D, d0, S, s0, n):
+    """Rows ``d0 ..`` of ``D`` += rows ``s0 ..`` of ``S``, as one flat run (sums and limbs)."""
+    w = D.shape[1]
+    if w == 0:
+        return
+    Df = D.reshape(D.shape[0] * w)
+    Sf = S.reshape(S.shape[0] * w)
+    a = d0 * w
+    b = s0 * w
+    for k in range(n * w):
+        Df[a + k] += Sf[b + k]
+
+
+@inline
+def extreme_block(D, d0, S, s0, n, mmin):
+    """Rows ``d0 ..`` of order codes ``D`` take the minima (``mmin``) or maxima of theirs and
+    rows ``s0 ..`` of ``S``."""
+    for r in range(n):
+        for j in range(D.shape[1]):
+            v = S[s0 + r, j]
+            if mmin[j]:
+                if v < D[d0 + r, j]:
+                    D[d0 + r, j] = v
+            elif v > D[d0 + r, j]:
+                D[d0 + r, j] = v
+
+
+@inline
+def zero_block(D, d0, n):
+    """Rows ``d0 .. d0+n-1`` of ``D`` set to zero, as one flat run."""
+    w = D.shape[1]
+    if w == 0:
+        return
+    Df = D.reshape(D.shape[0] * w)
+    a = d0 * w
+    for k in range(n * w):
+        Df[a + k] = 0
+
+
 # ----------------------------------------------------------------------------------------------
 # key slots: ranks that never shift (a packed-memory array under the Fenwick tree)
 #
@@ -76,7 +130,8 @@ def held(T, node, lo, hi):
 # each index owns ``C`` *slots* (a power of two, at most ~2/3 full); a key keeps its slot, a new
 # key takes a free slot between its neighbours, and when there is none the smallest aligned
 # window of slots ``[a, a + 2**w)`` with room is re-spread evenly (Itai, Konheim and Rodeh's
-# sparse table, "packed memory array"). Fenwick ranges are dyadic, so a node either covers the
+# sparse table, "packed memory array"), taking in every later key of the batch that falls in it
+# (a batch's keys cluster where a price walks) and moving each key's leaf once. Fenwick ranges are dyadic, so a node either covers the
 # whole window (its sum does not change when keys move inside it) or lies inside it (rebuilt
 # from the leaves, O(window)). Keys are int64 order codes (:meth:`.state.PosState.key_codes`);
 # ``KS`` holds every occupied slot's key and, in a free slot, the key of the nearest occupied
@@ -126,12 +181,36 @@ def find_many(KS, KO, base, C, keys, out):
 def move_leaf(LI, LF, LM, LT, src, dst, R, mmin):
     if src == dst:
         return
-    rec_copy_rows(LI, LF, LM, dst * R, LI, LF, LM, src * R, R)
-    rec_clear_rows(LI, LF, LM, src * R, R, mmin)
+    copy_block(LI, dst * R, LI, src * R, R)
+    copy_block(LF, dst * R, LF, src * R, R)
+    copy_block(LM, dst * R, LM, src * R, R)
+    zero_block(LI, src * R, R)
+    zero_block(LF, src * R, R)
+    for r in range(src * R, src * R + R):  # minima and maxima: emptied to their sentinels
+        for j in range(LM.shape[1]):
+            LM[r, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
     LT[dst, 0] = LT[src, 0]
     LT[dst, 1] = LT[src, 1]
     LT[src, 0] = 0
     LT[src, 1] = -1
+
+
+@inline
+def move_key(KS, KO, LI, LF, LM, LT, src, dst, R, mmin):
+    """The key in slot ``src`` (leaf arrays' row) and its leaf to the free slot ``dst``."""
+    move_leaf(LI, LF, LM, LT, src, dst, R, mmin)
+    KS[dst] = KS[src]
+    KO[dst] = KO[src]
+    KO[src] = 0
+
+
+@inline
+def place_new(KS, KO, LT, d, k):
+    """New key ``k`` in the free slot ``d``: its leaf is empty (free slots' rows are)."""
+    KS[d] = k
+    KO[d] = 2
+    LT[d, 0] = 0
+    LT[d, 1] = -1
 
 
 @jit
@@ -146,15 +225,19 @@ def live_slot(KO, LI, LF, LM, LT, loff, slot, R, mmin, alive):
 def rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, j0, j1, R, L, mmin, alive, newest):
     """Fenwick nodes ``j0 .. j1-1`` (1-based) from the leaves; every node whose range lies in
     ``[j0 - 1 .. j1 - 1)`` is recomputed, the others are left alone."""
+    # the nodes' rows are the leaves' rows, one slot on (leaf i is node i + 1): one block
+    copy_block(NI, (off + j0) * R, LI, (loff + j0 - 1) * R, (j1 - j0) * R)
+    copy_block(NF, (off + j0) * R, LF, (loff + j0 - 1) * R, (j1 - j0) * R)
+    copy_block(NM, (off + j0) * R, LM, (loff + j0 - 1) * R, (j1 - j0) * R)
     for j in range(j0, j1):
-        node = off + j
-        rec_copy_rows(NI, NF, NM, node * R, LI, LF, LM, (loff + j - 1) * R, R)
-        NT[node, 0] = alive
-        NT[node, 1] = newest
+        NT[off + j, 0] = alive
+        NT[off + j, 1] = newest
     for j in range(j0, j1):
         par = j + (j & (-j))
         if par < j1:
-            rec_add_rows(NI, NF, NM, (off + par) * R, NI, NF, NM, (off + j) * R, R, mmin)
+            add_block(NI, (off + par) * R, NI, (off + j) * R, R)
+            add_block(NF, (off + par) * R, NF, (off + j) * R, R)
+            extreme_block(NM, (off + par) * R, NM, (off + j) * R, R, mmin)
 
 
 @jit
@@ -205,8 +288,10 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
     """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
     of ``new`` is in use (the batch's). New keys that fall between the same two neighbours
     are placed together: spread over the free slots between them when they fit, else over the
-    smallest window with room. Returns how far it got in ``new``: short of the end when the
-    index is too full (grow it, call again from there)."""
+    smallest window with room for them and for the later keys of ``new`` that fall in it (or,
+    if no window has, the smallest with room for them, with as many later keys as fit).
+    Returns how far it got in ``new``: short of the end
+    when the index is too full (grow it, call again from there)."""
     logc = 0
     while (1 << logc) < C:
         logc += 1
@@ -240,25 +325,76 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
             fill_free(KS, KO, loff, q + 1, p, C)
             t = u
             continue
+        # the smallest aligned window of slots around q with room for the run and for every
+        # later key of ``new`` that falls inside it (a batch's keys cluster where a price
+        # walks: re-spreading one window once for all of them replaces re-spreading
+        # overlapping windows run after run); failing that, the smallest with room for the
+        # run, which takes the later keys as far as it has room
         c = q if q >= 0 else 0
         a = -1
         s = 1
+        n = 0
+        cap = 0
+        fa = -1
+        fs = 0
+        fcap = 0
+        fn = 0
+        pa = c
+        ps = 1
         for w in range(1, logc + 1):
             s = 1 << w
             a = c - (c & (s - 1))
             cap = s if logc <= 1 else s - (s * (w - 1)) // (4 * (logc - 1))  # 3/4 full at the root
-            n = 0
+            # live keys of the window: those of the half counted at the level below, and
+            # the other half's
             for x in range(a, a + s):
+                if pa <= x < pa + ps and w > 1:
+                    continue
                 if KO[loff + x] != 0 and live_slot(KO, LI, LF, LM, LT, loff, x, R, mmin, alive):
                     n += 1
+            pa = a
+            ps = s
             if n + r <= cap:
-                break
+                if fa < 0:  # the first window with room for the run
+                    fa, fs, fcap, fn = a, s, cap, n
+                nx = a + s  # the later keys that fall in it: below the first key after it
+                while nx < C and KO[loff + nx] == 0:
+                    nx += 1
+                ra = 0
+                uu = t
+                while uu < nn and (nx >= C or new[uu] < KS[loff + nx]):
+                    if find(KS, KO, loff, C, new[uu]) < 0:
+                        ra += 1
+                    uu += 1
+                if n + ra <= cap:
+                    break
             a = -1
+        if a < 0 and fa >= 0:
+            a, s, cap, n = fa, fs, fcap, fn
         if a < 0:
             placed = t
             break
-        # compact the live keys to the left of the window, dropping the dead ones
-        wpos = a
+        # the keys of new[t:] that belong in the window (below the first key after it), as
+        # many as it has room for; keys already present are skipped
+        nxt = a + s
+        while nxt < C and KO[loff + nxt] == 0:
+            nxt += 1
+        room = cap - n
+        take = 0
+        u = t
+        while u < nn and (nxt >= C or new[u] < KS[loff + nxt]):
+            if find(KS, KO, loff, C, new[u]) < 0:
+                if take == room:
+                    break
+                take += 1
+            u += 1
+        # every key of the window, old and new, goes straight to its place in the even
+        # spread (the i-th of m at a + (2i + 1) s / 2m), each leaf moved once: first the keys
+        # whose place is to their left, from the left, then the others and the new keys, from
+        # the right (a target never holds a key not yet moved); dead keys are dropped
+        m = n + take
+        i = 0
+        jn = t
         for x in range(a, a + s):
             if KO[loff + x] == 0:
                 continue
@@ -267,33 +403,34 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
                 LT[loff + x, 0] = 0
                 LT[loff + x, 1] = -1
                 continue
-            if wpos != x:
-                move_leaf(LI, LF, LM, LT, loff + x, loff + wpos, R, mmin)
-                KS[loff + wpos] = KS[loff + x]
-                KO[loff + wpos] = KO[loff + x]
-                KO[loff + x] = 0
-            wpos += 1
-        m_old = wpos - a
-        ins = 0
-        while ins < m_old and KS[loff + a + ins] < k:
-            ins += 1
-        m = m_old + r
-        # spread them evenly, the new keys in their place, from the right (targets never
-        # overlap a key not yet moved)
-        for i in range(m - 1, -1, -1):
+            k = KS[loff + x]
+            while jn < u and new[jn] <= k:
+                if new[jn] < k:  # (an equal one is present: it is this key)
+                    i += 1
+                jn += 1
             dest = a + ((2 * i + 1) * s) // (2 * m)
-            if ins <= i < ins + r:
-                KS[loff + dest] = new[t + i - ins]
-                KO[loff + dest] = 2
-                LT[loff + dest, 0] = 0
-                LT[loff + dest, 1] = -1
+            if dest < x:
+                move_key(KS, KO, LI, LF, LM, LT, loff + x, loff + dest, R, mmin)
+            i += 1
+        i = m - 1
+        jn = u - 1
+        for x in range(a + s - 1, a - 1, -1):
+            if KO[loff + x] == 0:
                 continue
-            src = a + (i if i < ins else i - r)
-            if src != dest:
-                move_leaf(LI, LF, LM, LT, loff + src, loff + dest, R, mmin)
-                KS[loff + dest] = KS[loff + src]
-                KO[loff + dest] = KO[loff + src]
-                KO[loff + src] = 0
+            k = KS[loff + x]
+            while jn >= t and new[jn] >= k:
+                if new[jn] > k:
+                    place_new(KS, KO, LT, loff + a + ((2 * i + 1) * s) // (2 * m), new[jn])
+                    i -= 1
+                jn -= 1
+            dest = a + ((2 * i + 1) * s) // (2 * m)
+            if dest > x:
+                move_key(KS, KO, LI, LF, LM, LT, loff + x, loff + dest, R, mmin)
+            i -= 1
+        while jn >= t:
+            place_new(KS, KO, LT, loff + a + ((2 * i + 1) * s) // (2 * m), new[jn])
+            i -= 1
+            jn -= 1
         fill_free(KS, KO, loff, a, a + s, C)
         if point == 0:
             rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, a + 1, a + s, R, L, mmin, alive,
@@ -356,7 +493,9 @@ def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, lo
             t += 1
         else:
             src = oloff + x
-            rec_copy_rows(LI, LF, LM, d * R, oLI, oLF, oLM, src * R, R)
+            copy_block(LI, d * R, oLI, src * R, R)
+            copy_block(LF, d * R, oLF, src * R, R)
+            copy_block(LM, d * R, oLM, src * R, R)
             LT[d, 0] = oLT[src, 0]
             LT[d, 1] = oLT[src, 1]
             KS[d] = oKS[src]
