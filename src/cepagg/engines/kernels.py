@@ -307,8 +307,8 @@ def warm_engine(package: str) -> None:
 WARM_QUERIES = {
     "aseq": [("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WHERE [sector] WITHIN 4 s "
               "RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True, False),
-             ("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WHERE [company] WITHIN 4 s "
-              "RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True, True),
+             ("PATTERN SEQ(Stock a, Stock b, Stock c) WHERE [company] WITHIN 4 s "
+              "RETURN COUNT(*), SUM(c.volume), MAX(b.price)", False, True),
              ("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WITHIN 4 s SLIDE 2 s RETURN COUNT(*), SUM(c.volume), MAX(b.price)",
               True, False)],
     "greta": [("""RETURN sector, COUNT(*), AVG(S.price), MAX(S.volume) PATTERN Stock S+
