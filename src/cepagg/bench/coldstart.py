@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                 return f"{r[key + ' cpu']:.{digits}f} ({r[key]:.{digits}f})".rjust(width)
 
             print(f"{label:>8} {cell('greta first')} {cell('aseq first')} {cell('aseq keyed first')} "
-                  f"{r['greta warm cpu']:10.3f} {r['aseq warm cpu']:10.3f} {r['aseq keyed warm cpu']:10.3f}", flush=True)
+                  f"{r['greta warm cpu']:10.3f} {r['aseq warm cpu']:10.3f} {r['aseq keyed warm cpu']:10.3f}",
+                  flush=True)
     return 0
 
 

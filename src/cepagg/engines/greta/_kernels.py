@@ -18,9 +18,9 @@ following-type event ``e`` iff ``p.ts >= max{start of an N match ending before e
 
 :func:`pos_one` returns ``(status, next_event)``; :func:`pos_run` runs a stack of graphs of
 one shape (:mod:`.pool`) through it, one after the other, and returns ``(status, graph,
-next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status other than ``DONE`` asks the caller to grow an array
-or widen the integers (:mod:`.numbers`) and call again from there: nothing is ever truncated or
-wrapped.
+next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status other than ``DONE``
+asks the caller to grow an array or widen the integers (:mod:`.numbers`) and call again from
+there: nothing is ever truncated or wrapped.
 
 The entry points and the two steps of :func:`pos_one` (:func:`move_time`, :func:`take_event`)
 take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays
