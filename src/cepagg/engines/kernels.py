@@ -221,7 +221,7 @@ def clear_cache(packages: tuple[str, ...] = tuple(PACKAGES)) -> int:
 COMPILE_SECONDS = {"aseq": 14, "greta": 17}
 #: seconds ``cepagg warmup`` compiles (GRETA's queries, the longer, also reach its negative graphs
 #: and ordered index; the engines compile in parallel)
-WARMUP_SECONDS = 34
+WARMUP_SECONDS = 40
 
 _listening = False
 _announced: set[str] = set()
