@@ -5,13 +5,16 @@ The engines' kernels are compiled by numba on first use and cached on disk besid
 compiling. This measures, each in a fresh Python process:
 
 * ``cold``: the numba cache of the engines deleted first (a fresh install), then the first
-  A-Seq query and the first GRETA query of the process, each timed from its call;
-* ``cached``: the same with the cache the cold run left (a later process, or a Spark worker);
+  GRETA query and the first A-Seq query of the process, each timed from its call; and, in a
+  process of its own (A-Seq's cache deleted again), the first A-Seq query with partition
+  attributes (per company, grouped by it: the shape of ``cepagg demo``'s ``cancel_then_delays``);
+* ``cached``: the same with the cache the cold runs left (a later process, or a Spark worker);
 * ``warm``: the same queries run a second time in the cached process (no loading at all).
 
 GRETA runs first, so it also carries numba's own start-up (about a second).
 
-The queries are the synthetic ones of ``cepagg demo --synthetic`` (400 generated stock ticks).
+The queries are the synthetic ones of ``cepagg demo --synthetic`` and :data:`KEYED_ASEQ`, over
+400 generated stock ticks of 4 companies.
 
 Run: ``python -m cepagg.bench.coldstart [--repeat N]``. It deletes the engines' cached kernels:
 afterwards the next query compiles them again (``cepagg warmup`` does it once).
@@ -24,9 +27,17 @@ import json
 import subprocess
 import sys
 
+#: an A-Seq query with partition attributes over the synthetic ticks
+KEYED_ASEQ = """RETURN company, COUNT(*) AS runs, MAX(c.price)
+    PATTERN SEQ(Stock a, Stock b, Stock c)
+    WHERE [company] AND a.volume > 500 AND c.price > 100
+    GROUP BY company
+    WITHIN 4 s"""
+
 _CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
+from cepagg.bench.coldstart import KEYED_ASEQ
 from cepagg.demo import SYNTHETIC
 from cepagg.datasets.stock import generate
 from cepagg.lang import compile_query
@@ -34,14 +45,14 @@ from cepagg.plan import plan
 out = {"import": time.perf_counter() - t0}
 trends = generate(n_events=400, companies=4, sectors=2, tick_ms=250, seed=7)
 tickers = generate(n_events=400, companies=4, sectors=2, tick_ms=250, seed=7, ticker_types=True)
-jobs = [("greta", SYNTHETIC[0][1], trends), ("aseq", SYNTHETIC[1][1], tickers)]
-if sys.argv[1] == "aseq-first":
-    jobs.reverse()
+every = {"greta": ("greta", SYNTHETIC[0][1], trends), "aseq": ("aseq", SYNTHETIC[1][1], tickers),
+         "aseq keyed": ("aseq", KEYED_ASEQ, trends)}
+jobs = [(name, *every[name]) for name in sys.argv[1:]]
 for rnd in ("first", "warm"):
-    for name, text, batch in jobs:
+    for name, engine, text, batch in jobs:
         q = compile_query(text, schema=batch.attribute_kinds())
         p = plan(q)
-        assert p.engine == name, p.engine
+        assert p.engine == engine, p.engine
         t, c = time.perf_counter(), time.process_time()
         p.build().run(batch)
         out[f"{name} {rnd}"] = time.perf_counter() - t
@@ -50,8 +61,8 @@ print(json.dumps(out))
 """
 
 
-def _child(order: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", _CHILD, order], check=True, capture_output=True, text=True)
+def _child(*jobs: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", _CHILD, *jobs], check=True, capture_output=True, text=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -62,18 +73,23 @@ def main(argv: list[str] | None = None) -> int:
     from ..engines.kernels import clear_cache
 
     print("seconds per query: CPU of the process (wall in parentheses; the machine may be shared)")
-    print(f"{'run':>8} {'aseq 1st':>14} {'greta 1st':>14} {'aseq warm':>10} {'greta warm':>10}")
+    print(f"{'run':>8} {'greta 1st':>14} {'aseq 1st':>14} {'keyed 1st':>14} {'greta warm':>10} {'aseq warm':>10} "
+          f"{'keyed warm':>10}")
     for _ in range(args.repeat):
         for label in ("cold", "cached"):
             if label == "cold":
                 clear_cache()
-            r = _child("greta-first")
+            r = _child("greta", "aseq")
+            if label == "cold":
+                clear_cache(("aseq",))
+            r.update(_child("aseq keyed"))
 
-            def cell(key: str, width: int, digits: int = 1) -> str:
+            def cell(key: str, width: int = 14, digits: int = 1) -> str:
                 return f"{r[key + ' cpu']:.{digits}f} ({r[key]:.{digits}f})".rjust(width)
 
-            print(f"{label:>8} {cell('aseq first', 14)} {cell('greta first', 14)} "
-                  f"{r['aseq warm cpu']:10.3f} {r['greta warm cpu']:10.3f}", flush=True)
+            print(f"{label:>8} {cell('greta first')} {cell('aseq first')} {cell('aseq keyed first')} "
+                  f"{r['greta warm cpu']:10.3f} {r['aseq warm cpu']:10.3f} {r['aseq keyed warm cpu']:10.3f}",
+                  flush=True)
     return 0
 
 

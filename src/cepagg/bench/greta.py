@@ -416,6 +416,7 @@ def keys_section(args: argparse.Namespace, numbers: str = "exact") -> None:
 
 def _keys_of_query(args: argparse.Namespace, text: str, numbers: str) -> None:
     from ..engines.greta.engine import Greta
+    from ..engines.kernels import STACK_MIN_PARTITIONS
     from ..lang import compile_query
     from .aseq import _timed, cycling, micro_batch_cpu
 
@@ -423,9 +424,10 @@ def _keys_of_query(args: argparse.Namespace, text: str, numbers: str) -> None:
     print(f"keys ({numbers}): {text}, {n:,} events (one per ms, A B C cycling, key uniform)")
     print(f"{'keys':>10} {'events/s':>12} {'vs 10 keys':>10}", flush=True)
     eng = Greta(compile_query(text), numbers=numbers)
-    warm = eng.new_state()
-    eng.process(warm, cycling(300, "ABC", 3))
-    eng.finish(warm)
+    for keys in (3, 2 * STACK_MIN_PARTITIONS):  # partitions alone, and stacked
+        warm = eng.new_state()
+        eng.process(warm, cycling(100 * keys, "ABC", keys))
+        eng.finish(warm)
     base = None
     for k in args.keys:
         batch = cycling(n, "ABC", k)

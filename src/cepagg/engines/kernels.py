@@ -143,6 +143,20 @@ def flavour(module: str, twin_: bool) -> ModuleType:
     return twin(module) if (twin_ or TWINS_ONLY) else importlib.import_module(module)
 
 
+#: the fewest partitions a batch touches for its partitions to run stacked, in one kernel call
+#: (A-Seq's ``run_pool``, GRETA's ``pos_run``): below it each runs alone, through the kernel of one
+#: partition that every query compiles. The stacked entry calls that kernel, and numba links it
+#: in and LLVM optimises it again there (about 3 to 5 s), so a first query over a few keys does
+#: not compile it; where partitions are many, one call saves a call from Python per partition.
+STACK_MIN_PARTITIONS = 64
+
+
+def stack_batch(partitions: int, stacked: int) -> bool:
+    """Whether a batch touching ``partitions`` partitions runs them stacked, ``stacked`` being
+    stacked already (then the stacked entry is compiled, and the stack goes on)."""
+    return partitions >= STACK_MIN_PARTITIONS or stacked > 0
+
+
 # ----------------------------------------------------------------------------------------------
 # the on-disk cache
 
@@ -196,11 +210,12 @@ def _guard_once(module: str) -> None:
         guard(package)
 
 
-def clear_cache() -> int:
-    """Delete every cached kernel of the engines (the state of a fresh install); returns how
-    many files went."""
+def clear_cache(packages: tuple[str, ...] = tuple(PACKAGES)) -> int:
+    """Delete every cached kernel of the engines ``packages`` (default all, and the shared kernel
+    modules: the state of a fresh install); returns how many files went."""
     gone = 0
-    for cache in [_HERE / package / "__pycache__" for package in PACKAGES] + [_HERE / "__pycache__"]:
+    shared = [_HERE / "__pycache__"] if set(packages) == set(PACKAGES) else []
+    for cache in [_HERE / package / "__pycache__" for package in packages] + shared:
         if cache.is_dir():
             for f in cache.iterdir():
                 if f.suffix in (".nbi", ".nbc") or f.name.endswith("-kernels.sha256"):
@@ -214,10 +229,10 @@ def clear_cache() -> int:
 
 #: seconds the first query of a fresh install compiles, per engine (docs/benchmarks.md, "Cold
 #: start")
-COMPILE_SECONDS = {"aseq": 15, "greta": 19}
+COMPILE_SECONDS = {"aseq": 14, "greta": 17}
 #: seconds ``cepagg warmup`` compiles (GRETA's queries, the longer, also reach its negative graphs
 #: and ordered index; the engines compile in parallel)
-WARMUP_SECONDS = 34
+WARMUP_SECONDS = 40
 
 _listening = False
 _announced: set[str] = set()
@@ -282,10 +297,12 @@ def warm_engine(package: str) -> None:
     from ..lang import compile_query
     from ..plan import plan
 
-    batch = generate(n_events=200, companies=3, sectors=2, tick_ms=250, seed=1, ticker_types=True)
-    trends = generate(n_events=200, companies=3, sectors=2, tick_ms=250, seed=1)
-    for text, tickers in WARM_QUERIES[package]:
-        events = batch if tickers else trends
+    few, many = 3, 2 * STACK_MIN_PARTITIONS  # companies: partitions alone, and stacked
+    inputs = {(tickers, n): generate(n_events=200 if n == few else 4 * n, companies=n, sectors=2, tick_ms=250,
+                                     seed=1, ticker_types=tickers)
+              for tickers in (False, True) for n in (few, many)}
+    for text, tickers, stacked in WARM_QUERIES[package]:
+        events = inputs[tickers, many if stacked else few]
         p = plan(compile_query(text, schema=events.attribute_kinds()))
         assert p.engine == package, (p.engine, text)
         p.build().run(events)
@@ -294,18 +311,26 @@ def warm_engine(package: str) -> None:
 
 #: queries whose runs reach the compiled kernels of each engine's common queries, with the
 #: argument types of any query (integer and float attributes, windows, an ordered index, a
-#: negative graph): A-Seq under WITHIN alone (partitions stacked and alone) and with SLIDE (the
-#: variant of every mode that writes rows); GRETA's SLIDE and WITHIN-alone variants. GRETA's
-#: variant for EMIT, trailing negation and skip-till-next-match, and float mode, compile on
-#: first use.
+#: negative graph), as ``(text, ticker types, stacked)``: A-Seq under WITHIN alone (partitions
+#: alone, and stacked: a batch over many companies) and with SLIDE (the variant of every mode that
+#: writes rows); GRETA's SLIDE and WITHIN-alone variants, alone and stacked. GRETA's variant for
+#: EMIT, trailing negation and skip-till-next-match, and float mode, compile on first use.
 WARM_QUERIES = {
     "aseq": [("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WHERE [sector] WITHIN 4 s "
-              "RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True),
+              "RETURN COUNT(*), SUM(c.volume), MAX(b.price)", True, False),
+             ("PATTERN SEQ(Stock a, Stock b, Stock c) WHERE [company] WITHIN 4 s "
+              "RETURN COUNT(*), SUM(c.volume), MAX(b.price)", False, True),
              ("PATTERN SEQ(C0 a, C1 b, !C2, C3 c) WITHIN 4 s SLIDE 2 s RETURN COUNT(*), SUM(c.volume), MAX(b.price)",
-              True)],
+              True, False)],
     "greta": [("""RETURN sector, COUNT(*), AVG(S.price), MAX(S.volume) PATTERN Stock S+
                   WHERE [company, sector] AND S.price > NEXT(S).price
-                  GROUP-BY sector WITHIN 10 seconds SLIDE 5 seconds""", False),
+                  GROUP-BY sector WITHIN 10 seconds SLIDE 5 seconds""", False, False),
               ("PATTERN SEQ(C0 A, NOT C2 N, C1 B+) WITHIN 4 seconds RETURN COUNT(*), MAX(B.volume), SUM(B.price)",
-               True)],
+               True, False),
+              # stacked: no ordered index, negation or sub-partition
+              ("""RETURN sector, COUNT(*), AVG(S.price), MAX(S.volume) PATTERN Stock S+
+                  WHERE [company, sector] AND S.volume > 100 GROUP-BY sector WITHIN 10 seconds SLIDE 5 seconds""",
+               False, True),
+              ("RETURN COUNT(*), MAX(S.volume), SUM(S.price) PATTERN Stock S+ WHERE [company] AND S.volume > 100 "
+               "WITHIN 4 seconds", False, True)],
 }

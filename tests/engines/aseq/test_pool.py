@@ -10,7 +10,7 @@ import pytest
 from querygen import random_query
 from test_exact import TYPES
 
-from cepagg.engines import ENGINES
+from cepagg.engines import ENGINES, kernels
 from cepagg.engines.aseq import runtime
 from cepagg.events import EventBatch
 from cepagg.lang import compile_query
@@ -294,3 +294,33 @@ def test_a_snapshot_leaves_out_the_slots_never_taken():
     assert st.parts[0].pool.slots == 70
     eng.process(st, EventBatch.from_rows(later))
     assert sorted(eng.finish(st)) == [(g, 1) for g in range(0, 70, 2)]
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_batches_stacked_or_alone_by_the_threshold_give_the_same_rows(chunk, monkeypatch):
+    """The threshold (``kernels.STACK_MIN_PARTITIONS``) decides per batch whether its partitions
+    run stacked or alone: every batch stacked, none, or some (a first batch over few keys alone,
+    a later one over many stacked beside them) give the same rows, and the reference's."""
+    rng = random.Random(7400 + chunk)
+    seen = set()
+    for _ in range(cases(30, 300)):
+        text = _keyed_queries(rng)
+        q = compile_query(text)
+        keys = rng.choice([3, 12, 40])
+        n = rng.randint(20, 200)
+        rows = random_stream(rng, "ABCD", n=n, max_gap=rng.choice([1, 2]),
+                             attrs={"x": (0, 5, 0.2), "g": list(range(keys))})
+        batch = EventBatch.from_rows(rows).sorted()
+        n = len(batch)
+        cuts = sorted({0, n, *(rng.randint(0, n) for _ in range(rng.randint(0, 5)))})
+        expected = sorted(ENGINES["reference"](q).run(batch).rows, key=repr)
+        outs = []
+        for threshold in (1, rng.randint(2, keys), 10**9):
+            monkeypatch.setattr(kernels, "STACK_MIN_PARTITIONS", threshold)
+            outs.append(_rows(q, batch, cuts))
+            eng = ENGINES["aseq"](q)
+            st = eng.new_state()
+            eng.process(st, batch)
+            seen.add((threshold, st.parts[0].pool is not None))
+        assert outs[0] == outs[1] == outs[2] == expected, (text, cuts, rows)
+    assert (1, True) in seen and (10**9, True) not in seen  # both paths drawn

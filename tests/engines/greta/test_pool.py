@@ -11,7 +11,7 @@ import random
 import pytest
 from patterns import ATTRS, keyed, random_query
 
-from cepagg.engines import ENGINES
+from cepagg.engines import ENGINES, kernels
 from cepagg.engines.greta import Greta
 from cepagg.engines.greta.engine import POOLED_CAPACITY
 from cepagg.engines.keys import IntIndex
@@ -210,3 +210,30 @@ def test_integer_keys_then_other_keys_keep_every_partition(later):
     want = sorted(ENGINES["reference"](q).run(batch).rows, key=repr)
     assert sorted(out, key=repr) == want == sorted(Greta(q, pool=False).run(batch).rows, key=repr)
     assert sum(r[0] == 3 for r in want) > 1
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_batches_stacked_or_alone_by_the_threshold_give_the_same_rows(block, monkeypatch):
+    # the threshold (kernels.STACK_MIN_PARTITIONS) decides per batch whether its partitions run
+    # stacked or alone: every batch stacked, none, or some (a first batch over few keys alone,
+    # a later one over many stacked beside them) give the same rows, and the reference's
+    seen = set()
+    for j in range(cases(25, 300)):
+        seed = 2_700_000 + 10_000 * block + j
+        rng = random.Random(seed)
+        text, types = random_query(rng, depth=1, modes=("within", "slide", "total"))
+        text = keyed(text)
+        keys = rng.choice([4, 20, 60])
+        rows = _stream(rng, types, keys, rng.randint(keys, 4 * keys), hot=rng.choice([0.0, 0.3]))
+        q = compile_query(text)
+        batch = EventBatch.from_rows(rows).sorted()
+        expected = ENGINES["reference"](q).run(batch)
+        outs = []
+        for threshold in (1, rng.randint(2, keys), 10**9):
+            monkeypatch.setattr(kernels, "STACK_MIN_PARTITIONS", threshold)
+            cuts, out = _pieces(q, batch, seed, numbers="exact")
+            outs.append(sorted(out))
+            seen.add((threshold == 1, _stacked(q, batch)))
+        assert outs[0] == outs[1] == outs[2], (text, cuts, rows)
+        assert not expected.diff(_result(expected, outs[0])), (text, rows)
+    assert (True, True) in seen and (False, False) in seen  # both paths drawn

@@ -30,6 +30,7 @@ import numpy as np
 from ...errors import CepaggError
 from ...events import EventBatch
 from .. import aggregates as aggmod
+from ..kernels import stack_batch
 from ..keys import IntKeys, take_keys
 from . import _kernels as K
 from .counters import (
@@ -201,7 +202,7 @@ class UnitRun:
         if self.floats and not fam.python_values:
             self._check_extremes(enc, fam)
         rows: list[tuple[int, tuple]] = []
-        if self.pooled(fam):
+        if self.pooled(fam) and stack_batch(len(enc.keys), 0 if state.pool is None else len(state.pool.slot_of)):
             pool = self._pool(state)
             keys = enc.keys
             alone: list = []
@@ -244,7 +245,8 @@ class UnitRun:
         nothing until its window empties, and then only totals -- for the one group, or with
         GROUP BY for its own groups (moved there by :meth:`_run_pool`). Not without partition
         attributes: the one partition runs alone (:meth:`_run`), and a query's first run compiles
-        one kernel instead of both."""
+        one kernel instead of both. A batch stacks its partitions when it touches many, or when
+        some are stacked already (:func:`..kernels.stack_batch`); the others run alone."""
         return (self.kmode == K.TOTAL and self.windowed and not self.unit.lead and not fam.python_values
                 and bool(self.unit.plans[0].partition_attrs) and not KERNELS_ARE_TWINS)
 

@@ -1,6 +1,6 @@
 """The GRETA runtime loops: one partition's graph over one batch of its events.
 
-:func:`pos_run` runs the positive graph (Algorithm 2 with the extensions of Sections 5-7):
+:func:`pos_one` runs the positive graph (Algorithm 2 with the extensions of Sections 5-7):
 for each event in time order it computes the event's *record* -- the aggregates of all trends
 ending at it, one per start bucket (:mod:`.windows`) -- from its predecessors' records, adds
 it to the window results if it is an END event, and keeps it for later events. Edges are never
@@ -16,15 +16,15 @@ the latest start of the sub-pattern matches ending at it, and every finished mat
 constrains (Definition 5 as a time threshold: a previous-type event ``p`` may precede a
 following-type event ``e`` iff ``p.ts >= max{start of an N match ending before e}``).
 
-:func:`pos_run` runs a stack of graphs of one shape, one after the other (a graph alone is a
-stack of one; :mod:`.pool`), and returns ``(status, graph, next_event)``; :func:`neg_run`
-returns ``(status, next_event)``. A status other than ``DONE`` asks the caller to grow an array
-or widen the integers (:mod:`.numbers`) and call again from there: nothing is ever truncated or
-wrapped.
+:func:`pos_one` returns ``(status, next_event)``; :func:`pos_run` runs a stack of graphs of
+one shape (:mod:`.pool`) through it, one after the other, and returns ``(status, graph,
+next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status other than ``DONE``
+asks the caller to grow an array or widen the integers (:mod:`.numbers`) and call again from
+there: nothing is ever truncated or wrapped.
 
-The entry points and the two steps of :func:`pos_run` (:func:`move_time`, :func:`take_event`)
+The entry points and the two steps of :func:`pos_one` (:func:`move_time`, :func:`take_event`)
 take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays
-they use. The two steps are spliced into :func:`pos_run` by numba (``@step``); the helpers of the
+they use. The two steps are spliced into :func:`pos_one` by numba (``@step``); the helpers of the
 per-event path (``@inline``: record arithmetic, index cleaning, the condition interpreter, the
 start bucket, the SLIDE windows of an END event, the negation thresholds) are inlined by LLVM: a
 call passing a dozen arrays costs more than their work (``cepagg bench greta --only
@@ -103,7 +103,7 @@ N3_TS, N3_STATE, N3_LS = 0, 1, 2
 
 
 def variant(pi):
-    """The code a positive graph with plan scalars ``pi`` may run, as :func:`pos_run`'s last
+    """The code a positive graph with plan scalars ``pi`` may run, as :func:`pos_one`'s last
     three arguments ``(slide, total, rare)``: ``True`` where it may, ``None`` where it may not.
 
     Three variants, each compiled the first time a query needs it: SLIDE windows; WITHIN alone
@@ -555,47 +555,58 @@ def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC,
 
 
 @jit
+def pos_one(P, G, E, X, i0, until, slide, total, rare):
+    """Run one graph ``G`` over its events ``E`` (from event ``i0``), then move time to ``until``
+    (exclusive: every event before it has been seen). Returns ``(status, next_event)``: ``DONE``,
+    or a request to grow or widen (the arrays grown, the caller calls again from ``next_event``).
+
+    The records ``P``, ``G``, ``E``, ``X`` are :mod:`.kernel_args`'; ``slide``, ``total``,
+    ``rare``: the code the query may run (:func:`variant`), ``None`` where it may not: numba drops
+    the branches behind an ``x is not None`` test of a ``None`` argument before typing them, so a
+    variant compiles only the functions its queries call. A graph alone runs here; the stacked
+    graphs of a batch over many partitions through :func:`pos_run`, which calls this one."""
+    sc = G.sc
+    n = E.e_ts.shape[0]
+    thresholds(P.DER, X.thr, G.negM, P.pi[PI_NG])
+    i = i0
+    while True:
+        final = i >= n
+        if final:
+            t = until
+            if t <= sc[SC_NOW]:
+                break
+        else:
+            t = E.e_ts[i]
+        if t > sc[SC_NOW]:
+            st = move_time(P, G, E, X, t, final, slide, total, rare)
+            if st != DONE:
+                return st, i
+            if final:
+                break
+        st, i = take_event(P, G, E, X, i, t, slide, total, rare)
+        if st != DONE:
+            return st, i
+    return DONE, i
+
+
+@jit
 def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rare):
-    """Run the graphs ``slots[j0:]`` one after the other: graph ``j`` processes its events
-    ``EP[lo[j]:hi[j]]`` (from ``i0`` for the first, ``j0``), then moves time to ``untils[j]``
-    (exclusive: every event before it has been seen). Returns ``(status, j, next_event)``:
-    ``DONE`` once every graph ran; otherwise graph ``j`` asks to grow or widen (its arrays
-    grown, it is run again from ``next_event``).
+    """:func:`pos_one` for the graphs ``slots[j0:]``, one after the other: graph ``j`` processes
+    its events ``EP[lo[j]:hi[j]]`` (from ``i0`` for the first, ``j0``), then moves time to
+    ``untils[j]``. Returns ``(status, j, next_event)``: ``DONE`` once every graph ran; otherwise
+    graph ``j`` asks to grow or widen (its arrays grown, it is run again from ``next_event``).
 
     ``GP`` holds graphs of one shape stacked (:class:`.pool.GraphPool`): field ``f`` of graph
-    ``s`` is rows ``s * rows[f]`` to ``(s + 1) * rows[f]`` of ``GP``'s field ``f``; a graph
-    alone is ``slots = [0]`` with each field's whole length in ``rows``. The records of views
-    (``P``, ``G``, ``E``, ``X``: :mod:`.kernel_args`) are built here, without a call from
-    Python per graph: unboxing the 82 arrays of the four records cost more than a small
-    batch's work. ``slide``, ``total``, ``rare``: the code the query may run (:func:`variant`),
-    ``None`` where it may not: numba drops the branches behind an ``x is not None`` test of a
-    ``None`` argument before typing them, so a variant compiles only the functions its queries
-    call."""
+    ``s`` is rows ``s * rows[f]`` to ``(s + 1) * rows[f]`` of ``GP``'s field ``f``. The records
+    of views are built here, without a call from Python per graph: unboxing the 82 arrays of the
+    four records cost more than a small batch's work. Compiled the first time a batch stacks
+    graphs (:data:`..kernels.STACK_MIN_PARTITIONS`): numba links :func:`pos_one` in and LLVM
+    optimises it again here, a cost a query over a few partitions does not pay."""
     for j in range(j0, slots.shape[0]):
-        G = graph_of(GP, rows, slots[j])
-        E = batch_of(EP, lo[j], hi[j])
-        until = untils[j]
-        sc = G.sc
-        n = E.e_ts.shape[0]
-        thresholds(P.DER, X.thr, G.negM, P.pi[PI_NG])
-        i = i0 if j == j0 else 0
-        while True:
-            final = i >= n
-            if final:
-                t = until
-                if t <= sc[SC_NOW]:
-                    break
-            else:
-                t = E.e_ts[i]
-            if t > sc[SC_NOW]:
-                st = move_time(P, G, E, X, t, final, slide, total, rare)
-                if st != DONE:
-                    return st, j, i
-                if final:
-                    break
-            st, i = take_event(P, G, E, X, i, t, slide, total, rare)
-            if st != DONE:
-                return st, j, i
+        st, i = pos_one(P, graph_of(GP, rows, slots[j]), batch_of(EP, lo[j], hi[j]), X,
+                        i0 if j == j0 else 0, untils[j], slide, total, rare)
+        if st != DONE:
+            return st, j, i
     return DONE, slots.shape[0], 0
 
 

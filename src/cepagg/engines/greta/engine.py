@@ -20,8 +20,9 @@ stay below about 1.8e308, beyond which they are ``inf`` (and an AVG of two of th
 Per batch (:meth:`Greta.process`): the batch is encoded column by column
 (:mod:`.encode`); each partition's negative sub-pattern graphs run first, deepest first, and
 report their finished matches; then the positive graph of each (sub-)partition runs
-(:func:`._kernels.pos_run`) -- for queries without negation, sub-partition or index, the graphs
-of many partitions stacked and run by one call (:mod:`.pool`, :meth:`Greta._run_pool`).
+(:func:`._kernels.pos_one`) -- for queries without negation, sub-partition or index, the graphs
+of a batch over many partitions stacked and run by one call (:mod:`.pool`,
+:meth:`Greta._run_pool`; how many: :func:`..kernels.stack_batch`).
 Windows close and rows are released when the caller declares time has passed
 (:meth:`Greta.advance`) or the input ends (:meth:`Greta.finish`).
 """
@@ -40,6 +41,7 @@ from ...events import EventBatch
 from ...lang.model import Query
 from .. import aggregates as agg
 from ..base import Engine
+from ..kernels import stack_batch
 from ..kernels import twin as _twin
 from . import _kernels as K
 from . import encode as enc
@@ -299,7 +301,7 @@ class Greta(Engine):
         ran: list[Sub] = []
         columns = (e_ts, e_state, e_rank, nix0, e_col, e_colv, e_aint, e_aflt, e_amm, e_aval)
         alone = None
-        if self._stacks(layout):
+        if self._stacks(layout) and stack_batch(len(pkeys), 0 if state.pool is None else len(state.pool)):
             alone = self._run_pool(state, layout, pkeys, ran, first_ts, until_ts, plo, phi, counts,
                                    columns, big_parts, pvalues)
         if alone is None or alone:
@@ -402,7 +404,9 @@ class Greta(Engine):
     def _stacks(self, layout: lay.Layout) -> bool:
         """Whether partitions' graphs are stacked (:meth:`_run_pool`): without negation (the
         caller, :meth:`_process_plain`, has no sub-partition or index either), and for the
-        results of SLIDE or WITHIN (EMIT keeps a log per graph)."""
+        results of SLIDE or WITHIN (EMIT keeps a log per graph). A batch stacks them when it
+        touches many partitions, or when some are stacked already (:func:`..kernels.stack_batch`);
+        the others run alone."""
         return self.pooled and not layout.negatives and self.query.mode != "emit"
 
     def _run_stack(self, state: GretaState, layout: lay.Layout, pool: GraphPool, slots: np.ndarray,
@@ -714,11 +718,9 @@ class Greta(Engine):
         nder = kp.DER.shape[0]
         code = K.variant(kp.pi)  # the features the kernel compiles (one variant per kind of query)
         i = i0
-        ends = (_ZERO, np.array([len(E.e_ts)], dtype=np.int64), np.array([until], dtype=np.int64))
         while True:
             kern, plan = self._pos_kernel(st, kp)  # (widening may leave int64 limbs)
-            status, _, i = kern.pos_run(plan, st.args(), st.rows(), _ZERO, E, *ends, st.scratch(nder), 0, i,
-                                        *code)
+            status, i = kern.pos_one(plan, st.args(), E, st.scratch(nder), i, until, *code)
             self._drain(state, layout, sub, totals)
             if status == K.DONE:
                 break
@@ -1048,10 +1050,6 @@ class Greta(Engine):
 #: holds a few events per window, and starts in a few of the panes of a window (SLIDE); one that
 #: needs more leaves the stack
 POOLED_CAPACITY = {"vcap": 4, "ring": 4, "slide_ring": 4}
-
-#: slot 0 of a stack, or event 0 of a batch (:func:`._kernels.pos_run` runs a graph alone as slot 0)
-_ZERO = np.zeros(1, dtype=np.int64)
-
 
 def _start_state(layout: lay.Layout) -> int:
     """The START state of the positive graph (the template has one)."""

@@ -131,9 +131,10 @@ def zero_block(D, d0, n):
 # key takes a free slot between its neighbours, and when there is none the smallest aligned
 # window of slots ``[a, a + 2**w)`` with room is re-spread evenly (Itai, Konheim and Rodeh's
 # sparse table, "packed memory array"), taking in every later key of the batch that falls in it
-# (a batch's keys cluster where a price walks) and moving each key's leaf once. Fenwick ranges are dyadic, so a node either covers the
-# whole window (its sum does not change when keys move inside it) or lies inside it (rebuilt
-# from the leaves, O(window)). Keys are int64 order codes (:meth:`.state.PosState.key_codes`);
+# (a batch's keys cluster where a price walks) and moving each key's leaf once. Fenwick ranges
+# are dyadic, so a node either covers the whole window (its sum does not change when keys move
+# inside it) or lies inside it (rebuilt from the leaves, O(window)). Keys are int64 order
+# codes (:meth:`.state.PosState.key_codes`);
 # ``KS`` holds every occupied slot's key and, in a free slot, the key of the nearest occupied
 # slot before it (``EMPTY_KEY`` before the first), so ``KS`` is sorted and a prefix query is a
 # binary search. ``KO`` marks occupied slots. A key whose leaf holds no live bucket and that no

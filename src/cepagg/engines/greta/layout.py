@@ -1,7 +1,7 @@
 """The plan as flat arrays for the kernels, and the record fields of the aggregates.
 
 :mod:`.plan` decides *what* each transition does; this module writes it down in the arrays
-:func:`._kernels.pos_run` and :func:`._kernels.neg_run` read: transitions grouped by target
+:func:`._kernels.pos_one` and :func:`._kernels.neg_run` read: transitions grouped by target
 state, negation bit masks, compiled edge programs, and the record layout of the aggregates.
 
 Record fields (one record per start bucket, :mod:`._records`):

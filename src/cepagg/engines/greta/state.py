@@ -3,7 +3,7 @@
 A :class:`PosState` is the positive GRETA graph of one partition (or sub-partition): stored
 vertices (each event once, with one record per start bucket), the ring of start buckets,
 running totals per state, the ordered indexes, window results, trailing-negation records and
-output buffers -- the tuple the kernel :func:`._kernels.pos_run` takes, in its order. A
+output buffers -- the record the kernel :func:`._kernels.pos_one` takes, in its order. A
 :class:`NegState` is a negative sub-pattern's graph. Both are plain numpy arrays, so the state
 pickles (Spark keeps it in its state store) and nothing per event is a Python object.
 
@@ -252,12 +252,6 @@ class PosState:
         if a.cached is None:
             a.cached = _argument_record([a[n] for n in G_NAMES])
         return a.cached[0]
-
-    def rows(self) -> np.ndarray:
-        """The length of each array of :meth:`args`: the graph as the only one of a stack
-        (:func:`._kernels.pos_run`)."""
-        self.args()
-        return self.a.cached[1]
 
     @property
     def idx_n(self) -> np.ndarray:
