@@ -173,6 +173,28 @@ def _stream(args) -> dict:
         raise RuntimeError(f"streaming run failed:\n{proc.stderr[-3000:]}")
 
 
+#: the phases of a micro-batch in Spark's progress report (``durationMs``), in the order they run
+PHASES = ("latestOffset", "queryPlanning", "walCommit", "addBatch", "commitOffsets")
+
+
+def phase_medians(progress: list[dict]) -> dict[str, float]:
+    """Median milliseconds per phase of the micro-batches after the first (which also starts the
+    Python workers), with the state store's commit (inside ``addBatch``, summed over the tasks) and
+    the rest of ``triggerExecution`` (progress reporting, the watermark, the trigger's own work)."""
+    def median(values):
+        values = sorted(values)
+        return values[len(values) // 2] if values else 0.0
+
+    later = [p for p in progress if p["batchId"] > 0 and p["numInputRows"] > 0]
+    out = {name: median([p["durationMs"].get(name, 0) for p in later]) for name in PHASES}
+    out["state commit (in addBatch, tasks summed)"] = median(
+        [sum(op.get("commitTimeMs", 0) for op in p.get("stateOperators", [])) for p in later])
+    out["other"] = median([p["durationMs"]["triggerExecution"] - sum(p["durationMs"].get(n, 0) for n in PHASES)
+                           for p in later])
+    out["triggerExecution"] = median([p["durationMs"]["triggerExecution"] for p in later])
+    return out
+
+
 def main(args: argparse.Namespace) -> int:
     names = [n for n in args.queries.split(",") if n]
     unknown = [n for n in names if n not in QUERIES]
@@ -218,6 +240,10 @@ def main(args: argparse.Namespace) -> int:
         if steady:
             print(f"micro-batches after the first: median {steady[len(steady) // 2] / 1000:.2f} s, "
                   f"max {steady[-1] / 1000:.2f} s")
+            phases = phase_medians(s["progress"])
+            s["phase_medians_ms"] = phases
+            print("where a micro-batch after the first goes (median ms): "
+                  + ", ".join(f"{name} {ms:.0f}" for name, ms in phases.items()))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
