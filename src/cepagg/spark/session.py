@@ -7,11 +7,10 @@ times are UTC.
 
 The RocksDB state store writes a changelog at each micro-batch's commit (only the state that
 changed) instead of zipping and uploading a snapshot of the whole store; snapshots are made in the
-background. On a stateful query of 100 events per micro-batch this cut the state store's commit
-from 280-630 ms to 120-230 ms per micro-batch (both tasks summed) and the micro-batch from a median
-1.45 s to 1.17 s on a loaded 2-core machine (docs/benchmarks.md, Spark pipeline). Recovery replays
-the changelog on top of the last snapshot: exactly once as before, and a checkpoint written
-without it is read with it.
+background. The commit of a 100-event micro-batch of a stateful query takes 145-209 ms with it
+against 546 ms without (docs/benchmarks.md, Spark pipeline). Recovery replays the changelog onto
+the last snapshot: exactly once as before, and a checkpoint written without it is resumed with
+it (Spark does not pin the setting in the checkpoint).
 
 The JVM keeps its optimising compiler: ``-XX:TieredStopAtLevel=1`` starts a session 2-5 s
 sooner but made the shuffle and sort of 10^7 events twice as slow (13.3 s against 6.9-8.2 s,
