@@ -201,3 +201,43 @@ def test_cli_streams_a_workload_file_to_one_folder_per_query(spark, tmp_path):
     for name, text in texts.items():
         expected = sorted(run_local(text, EventBatch.from_rows(rows), engine="reference").rows)
         assert _rows(spark.read.parquet(str(out / name))) == expected, name
+
+
+def test_a_checkpoint_begun_without_the_state_changelog_is_resumed_with_it(spark, tmp_path):
+    """The session writes the state store's changelog at each commit; a checkpoint written by a
+    run without it (Spark's default) resumes with it and gives the rows of one run."""
+    key = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+    text = "RETURN g, COUNT(*), SUM(A.x) PATTERN SEQ(A, B) WHERE [g] GROUP BY g WITHIN 6 SLIDE 3"
+    rng = seeded(text + " changelog")
+    rows = random_stream(rng, "ABC", n=60, max_gap=3, attrs={"x": (0, 9), "g": ["u", "v"]})
+    for i, r in enumerate(rows):
+        r["_id"] = i
+    _write_files(str(tmp_path / "staged"), rows, rng)
+    (tmp_path / "in").mkdir()
+
+    def arrive(*names):  # (a rename keeps the modification time the file source orders by)
+        for name in names:
+            os.rename(tmp_path / "staged" / name, tmp_path / "in" / name)
+
+    def run():
+        df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(tmp_path / "in"))
+        start(df, text, out=str(tmp_path / "out"), checkpoint=str(tmp_path / "chk"),
+              delay="20 milliseconds").awaitTermination()
+
+    before = spark.conf.get(key, None)
+    try:
+        spark.conf.set(key, "false")
+        arrive("part0.json", "part1.json")
+        run()
+        assert not list((tmp_path / "chk" / "state").rglob("*.changelog"))
+        spark.conf.set(key, "true")
+        arrive("part2.json")
+        run()
+        assert list((tmp_path / "chk" / "state").rglob("*.changelog"))
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+    expected = sorted(run_local(text, EventBatch.from_rows(rows), engine="reference").rows)
+    assert _rows(spark.read.parquet(str(tmp_path / "out"))) == expected

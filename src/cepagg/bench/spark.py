@@ -46,6 +46,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stream-batch", type=int, default=100_000, metavar="N",
                    help="events per streaming micro-batch (default 10^5; a small N shows the fixed cost of a "
                         "micro-batch)")
+    p.add_argument("--stream-buckets", type=int, default=16, metavar="N",
+                   help="hash buckets of the streaming query's state (default 16)")
+    p.add_argument("--stream-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark setting for the streaming run (repeatable), e.g. "
+                        "spark.driver.extraJavaOptions='-XX:+UseSerialGC -XX:TieredStopAtLevel=1'")
     p.add_argument("--json", help="also write the results here")
 
 
@@ -134,13 +139,13 @@ import json, sys, time
 from cepagg.spark.session import get_session
 from cepagg.spark.sources import register
 from cepagg.spark.streaming import start
-path, out, chk, text, per_batch = sys.argv[1:6]
-spark = get_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+path, out, chk, text, per_batch, buckets, conf = sys.argv[1:8]
+spark = get_session("local[2]", {"spark.sql.shuffle.partitions": "2", **json.loads(conf)})
 register(spark)
 df = (spark.readStream.format("cepagg").option("path", path).option("maxEventsPerBatch", per_batch)
       .option("finite", "false").load())
 q = start(df, text, out=out, checkpoint=chk, available_now=False, processing_time="0 seconds",
-          delay="1 second", buckets=16)
+          delay="1 second", buckets=int(buckets))
 while len(q.recentProgress) < 8 and q.isActive:
     time.sleep(0.5)
 if q.exception() is not None:
@@ -148,6 +153,17 @@ if q.exception() is not None:
 q.stop()
 print("RESULT " + json.dumps([json.loads(p.json) for p in q.recentProgress]))
 """
+
+
+def _settings(pairs: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` strings as a dict (a pair without "=" is refused naming it)."""
+    out = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise SystemExit(f"cepagg bench spark: --stream-conf {pair!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
 
 
 def _stream(args) -> dict:
@@ -162,7 +178,8 @@ def _stream(args) -> dict:
         text = ("RETURN company, COUNT(*) PATTERN SEQ(Stock a, Stock b) WHERE [company] "
                 "AND b.volume > 900 GROUP BY company WITHIN 5 s SLIDE 5 s")
         proc = subprocess.run(
-            [sys.executable, "-c", STREAM_WORKER, str(path), f"{tmp}/out", f"{tmp}/chk", text, str(args.stream_batch)],
+            [sys.executable, "-c", STREAM_WORKER, str(path), f"{tmp}/out", f"{tmp}/chk", text, str(args.stream_batch),
+             str(args.stream_buckets), json.dumps(_settings(args.stream_conf))],
             capture_output=True, text=True)
         for line in proc.stdout.splitlines():
             if line.startswith("RESULT "):
@@ -171,6 +188,28 @@ def _stream(args) -> dict:
                            for p in progress]
                 return {"batches": batches, "progress": progress}
         raise RuntimeError(f"streaming run failed:\n{proc.stderr[-3000:]}")
+
+
+#: the phases of a micro-batch in Spark's progress report (``durationMs``), in the order they run
+PHASES = ("latestOffset", "queryPlanning", "walCommit", "addBatch", "commitOffsets")
+
+
+def phase_medians(progress: list[dict]) -> dict[str, float]:
+    """Median milliseconds per phase of the micro-batches after the first (which also starts the
+    Python workers), with the state store's commit (inside ``addBatch``, summed over the tasks) and
+    the rest of ``triggerExecution`` (progress reporting, the watermark, the trigger's own work)."""
+    def median(values):
+        values = sorted(values)
+        return values[len(values) // 2] if values else 0.0
+
+    later = [p for p in progress if p["batchId"] > 0 and p["numInputRows"] > 0]
+    out = {name: median([p["durationMs"].get(name, 0) for p in later]) for name in PHASES}
+    out["state commit (in addBatch, tasks summed)"] = median(
+        [sum(op.get("commitTimeMs", 0) for op in p.get("stateOperators", [])) for p in later])
+    out["other"] = median([p["durationMs"]["triggerExecution"] - sum(p["durationMs"].get(n, 0) for n in PHASES)
+                           for p in later])
+    out["triggerExecution"] = median([p["durationMs"]["triggerExecution"] for p in later])
+    return out
 
 
 def main(args: argparse.Namespace) -> int:
@@ -218,6 +257,10 @@ def main(args: argparse.Namespace) -> int:
         if steady:
             print(f"micro-batches after the first: median {steady[len(steady) // 2] / 1000:.2f} s, "
                   f"max {steady[-1] / 1000:.2f} s")
+            phases = phase_medians(s["progress"])
+            s["phase_medians_ms"] = phases
+            print("where a micro-batch after the first goes (median ms): "
+                  + ", ".join(f"{name} {ms:.0f}" for name, ms in phases.items()))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
