@@ -83,7 +83,7 @@ class Point:
 # Runners
 
 
-def _timed(fn) -> float:
+def cpu_seconds(fn) -> float:
     c = time.process_time()
     fn()
     return time.process_time() - c
@@ -105,9 +105,9 @@ def run_aseq(texts: list[str], batch: EventBatch, warm: int, share: bool = True,
         done = warm
         while done < len(batch) and cpu < budget:
             part = batch.slice(done, chunk)
-            cpu += _timed(lambda: wl.process(st, part))
+            cpu += cpu_seconds(lambda: wl.process(st, part))
             done += len(part)
-        cpu += _timed(lambda: wl.finish(st))
+        cpu += cpu_seconds(lambda: wl.finish(st))
         n_timed = done - warm
         best = max(best, n_timed / max(cpu, 1e-9))
     return best, n_timed
@@ -136,7 +136,7 @@ def run_two_step(engine: str, text: str, batch: EventBatch, window: int, budget:
             count = Aseq(q).run(prefix).rows[0][0]
             if count > 300_000:
                 break
-        cpu = _timed(lambda: cls(q).run(prefix))
+        cpu = cpu_seconds(lambda: cls(q).run(prefix))
         last = Point(engine, 0, window, n, n / max(cpu, 1e-9), None, steady=n >= 2 * window)
         if cpu > budget / 3:
             break
@@ -211,7 +211,7 @@ def run_sem(batch: EventBatch, length: int, window: int, budget: float) -> Point
     sem(codes[:100], ts[:100], length, window)
     n = min(len(codes), max(10_000, 4 * window))
     while True:
-        cpu = _timed(lambda: sem(codes[:n], ts[:n], length, window))
+        cpu = cpu_seconds(lambda: sem(codes[:n], ts[:n], length, window))
         if cpu > budget / 4 or n >= len(codes):
             break
         n = min(len(codes), n * 4)
@@ -230,7 +230,7 @@ def numpy_floor(batch: EventBatch) -> float:
         int(np.diff(ts).min())
 
     go()
-    return len(batch) / min(_timed(go) for _ in range(3))
+    return len(batch) / min(cpu_seconds(go) for _ in range(3))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -376,7 +376,7 @@ def micro_batch_cpu(make, stream: EventBatch, m: int, repeat: int) -> float:
                 eng.advance(st, last)
                 st = eng.restore(eng.snapshot(st))
 
-            cpu = _timed(step)
+            cpu = cpu_seconds(step)
             best = cpu if best is None else min(best, cpu)
     return best
 

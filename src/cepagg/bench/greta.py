@@ -418,7 +418,7 @@ def _keys_of_query(args: argparse.Namespace, text: str, numbers: str) -> None:
     from ..engines.greta.engine import Greta
     from ..engines.kernels import STACK_MIN_PARTITIONS
     from ..lang import compile_query
-    from .aseq import _timed, cycling, micro_batch_cpu
+    from .aseq import cpu_seconds, cycling, micro_batch_cpu
 
     n = KEYS_EVENTS
     print(f"keys ({numbers}): {text}, {n:,} events (one per ms, A B C cycling, key uniform)")
@@ -437,8 +437,8 @@ def _keys_of_query(args: argparse.Namespace, text: str, numbers: str) -> None:
             cpu = 0.0
             for i in range(0, n, 1 << 16):
                 part = batch.slice(i, 1 << 16)
-                cpu += _timed(lambda: eng.process(st, part))
-            cpu += _timed(lambda: eng.finish(st))
+                cpu += cpu_seconds(lambda: eng.process(st, part))
+            cpu += cpu_seconds(lambda: eng.finish(st))
             best = max(best, n / max(cpu, 1e-9))
         base = base or best
         print(f"{k:>10,} {best:>12,.0f} {best / base:>9.2f}x", flush=True)
