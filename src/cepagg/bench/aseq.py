@@ -84,6 +84,7 @@ class Point:
 
 
 def cpu_seconds(fn) -> float:
+    """CPU seconds of this process that ``fn()`` takes."""
     c = time.process_time()
     fn()
     return time.process_time() - c
