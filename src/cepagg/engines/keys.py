@@ -9,6 +9,11 @@ key and hash it three times (look-up, insertion, deletion), which cost more per 
 the kernels' work on its events. Other keys go through a dictionary of key tuples
 (:class:`DictKeys`), which an index of integers turns into when a batch brings other keys.
 
+>>> index = IntIndex()
+>>> index.grow(4)
+>>> index.add(IntKeys(np.array([7, 2])), np.array([0, 1]))
+>>> index.get((7,)), index.get((7.0,)), index.get((7.5,)), index.get(("7",)), index.get((None,))
+(0, 0, -1, -1, -1)
 >>> keys = IntKeys(np.array([3, 5, 9]))
 >>> len(keys), keys[1], list(keys), keys[1:], list(take_keys(keys, np.array([2, 0])))
 (3, (5,), [(3,), (5,), (9,)], [(5,), (9,)], [(9,), (3,)])
@@ -120,11 +125,19 @@ class IntIndex:
         self.key_at = key_at
 
     def get(self, key: tuple) -> int:
-        """The slot of ``key``, -1 where it has none (a key that is not one integer has none)."""
-        if len(key) != 1 or type(key[0]) is not int:
+        """The slot of ``key``, -1 where it has none. A key equal to an integer (``(1.0,)``,
+        ``(True,)``) is that integer's, as in a dictionary of key tuples: the partitions of a
+        stream whose key column is typed differently from batch to batch stay one."""
+        if len(key) != 1:
             return -1
-        i = int(np.searchsorted(self.keys, key[0]))
-        return int(self.slots[i]) if i < len(self.keys) and self.keys[i] == key[0] else -1
+        try:
+            v = int(key[0])
+        except (TypeError, ValueError, OverflowError):
+            return -1
+        if v != key[0] or not -2**63 <= v < 2**63:
+            return -1
+        i = int(np.searchsorted(self.keys, v))
+        return int(self.slots[i]) if i < len(self.keys) and self.keys[i] == v else -1
 
     def keys_at(self, slots: np.ndarray) -> list[tuple]:
         """The keys of ``slots`` (each taken)."""

@@ -237,3 +237,19 @@ def test_batches_stacked_or_alone_by_the_threshold_give_the_same_rows(block, mon
         assert outs[0] == outs[1] == outs[2], (text, cuts, rows)
         assert not expected.diff(_result(expected, outs[0])), (text, rows)
     assert (True, True) in seen and (False, False) in seen  # both paths drawn
+
+
+def test_a_stacked_integer_key_met_again_as_a_float_is_the_same_partition():
+    """A partition of integer key 1, stacked, met again as key 1.0 in a batch with an aggregated
+    integer beyond 2**31: the stack did not find it by the float, so it was not taken out of the
+    stack and ran twice, alone and stacked, and rows were lost."""
+    q = compile_query("RETURN COUNT(*), SUM(S.v) PATTERN Stock S+ WHERE [k] WITHIN 1000 seconds")
+    first = [{"type": "Stock", "ts": 1000 * i, "k": i % 100, "v": 1} for i in range(200)]
+    second = [{"type": "Stock", "ts": 1000 * (200 + i), "k": float(i % 100), "v": 2**40 if i == 0 else 1}
+              for i in range(200)]
+    eng = Greta(q)
+    st = eng.new_state()
+    out = eng.process(st, EventBatch.from_rows(first)) + eng.process(st, EventBatch.from_rows(second))
+    out += eng.finish(st)
+    want = ENGINES["reference"](q).run(EventBatch.from_rows(first + second)).rows
+    assert sorted(out) == sorted(want)

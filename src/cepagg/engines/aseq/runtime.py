@@ -202,7 +202,7 @@ class UnitRun:
         if self.floats and not fam.python_values:
             self._check_extremes(enc, fam)
         rows: list[tuple[int, tuple]] = []
-        if self.pooled(fam) and stack_batch(len(enc.keys), 0 if state.pool is None else len(state.pool.slot_of)):
+        if self.pooled(fam) and stack_batch(len(enc.keys), 0 if state.pool is None else len(state.pool)):
             pool = self._pool(state)
             keys = enc.keys
             alone: list = []
