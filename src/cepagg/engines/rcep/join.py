@@ -44,119 +44,121 @@ class Join:
         """
         if trigger.ts < cand_lo:
             return  # its matches start before this slice
-        k, shape = self.k, self.shape
-        scope_lo, scope_hi = scope
-        within = self.within
-        negation_checks = self.negation_checks
-        starts: list = [None] * k
-        ends: list = [None] * k
-        env: Binding = {}
-        n_steps = len(steps)
+        _Search(self, buffers, negs, trigger, steps, scope, cand_lo, first_hi, emit).step(0)
 
-        def negation_holds(i: int) -> bool:
-            """NOT: no event of the negated variable in its gap (its conditions true); EXISTS:
-            some event."""
-            n = shape.negations[i]
-            lo = ends[n.gap - 1] + 1 if n.gap > 0 else scope_lo
-            if n.gap < k:
-                hi = starts[n.gap]
-            else:
-                hi = scope_hi if scope_hi is not None else starts[0] + within
-            buf = negs[i]
-            a, b = buf.span(lo, hi)
-            found = False
-            checks = negation_checks[i]
-            if a < b and not checks:
-                found = True
-            elif a < b:
-                try:
-                    for x in buf.events[a:b]:
-                        env[n.var] = [[x]]
-                        if all(c.holds(env) for c in checks):
-                            found = True
-                            break
-                finally:
-                    env.pop(n.var, None)
-            return found if n.exists else not found
 
-        def complete(st: Step) -> bool:
-            for c in st.on_complete:
-                if not c.holds(env):
+class _Search:
+    """One trigger's depth-first search: the steps bind variables in order, each binding kept in
+    ``env`` (the reference's form) and its first and last times in ``starts``/``ends``."""
+
+    def __init__(self, join: Join, buffers: list[Buffer], negs: list[Buffer], trigger: Event,
+                 steps: tuple[Step, ...], scope: tuple[int, int | None], cand_lo: int,
+                 first_hi: int, emit: Callable[[Binding], None]):
+        self.shape, self.within, self.negation_checks = join.shape, join.within, join.negation_checks
+        self.buffers, self.negs, self.trigger, self.steps = buffers, negs, trigger, steps
+        self.scope_lo, self.scope_hi = scope
+        self.cand_lo, self.first_hi, self.emit = cand_lo, first_hi, emit
+        self.starts: list = [None] * join.k
+        self.ends: list = [None] * join.k
+        self.env: Binding = {}
+
+    def negation_holds(self, i: int) -> bool:
+        """NOT: no event of the negated variable in its gap (its conditions true); EXISTS: some
+        event."""
+        n = self.shape.negations[i]
+        env = self.env
+        lo = self.ends[n.gap - 1] + 1 if n.gap > 0 else self.scope_lo
+        if n.gap < len(self.starts):
+            hi = self.starts[n.gap]
+        else:
+            hi = self.scope_hi if self.scope_hi is not None else self.starts[0] + self.within
+        buf = self.negs[i]
+        a, b = buf.span(lo, hi)
+        found = False
+        checks = self.negation_checks[i]
+        if a < b and not checks:
+            found = True
+        elif a < b:
+            try:
+                for x in buf.events[a:b]:
+                    env[n.var] = [[x]]
+                    if all(c.holds(env) for c in checks):
+                        found = True
+                        break
+            finally:
+                env.pop(n.var, None)
+        return found if n.exists else not found
+
+    def complete(self, st: Step) -> bool:
+        """The conditions and negations that the binding of step ``st`` completes all hold."""
+        for c in st.on_complete:
+            if not c.holds(self.env):
+                return False
+        for i in st.negations:
+            if not self.negation_holds(i):
+                return False
+        return True
+
+    def fits(self, st: Step, y: Event, f: Event | None) -> bool:
+        """Kleene: may ``y`` be added before ``f`` (the run's current first event)?"""
+        var, env = st.var, self.env
+        if f is not None:
+            for a in st.same:
+                if y.get(a) != f.get(a):
                     return False
-            for i in st.negations:
-                if not negation_holds(i):
-                    return False
-            return True
-
-        def fits(st: Step, y: Event, f: Event | None) -> bool:
-            """Kleene: may ``y`` be added before ``f`` (the run's current first event)?"""
-            var = st.var
-            if f is not None:
-                for a in st.same:
-                    if y.get(a) != f.get(a):
-                        return False
-            for c in st.per_event:
-                if c.next_var == var:
-                    if f is None:
-                        continue  # no pair yet
-                    env[var] = [[y, f]]
-                else:
-                    env[var] = [[y]]
-                if not c.holds(env):
-                    return False
-            return True
-
-        def step(j: int) -> None:
-            if j == n_steps:
-                if starts[0] < first_hi:
-                    emit(env)
-                return
-            st = steps[j]
-            p, var = st.pos, st.var
-            lower = ends[st.left] + 1 if st.left is not None else cand_lo
-            if st.right is None:
-                cands: list = [trigger]
-                upper = trigger.ts
+        for c in st.per_event:
+            if c.next_var == var:
+                if f is None:
+                    continue  # no pair yet
+                env[var] = [[y, f]]
             else:
-                upper = starts[st.right]
-                buf = buffers[p]
-                a, b = buf.span(lower, upper)
-                cands = buf.events[a:b]
-            if not st.kleene:
-                for x in cands:
-                    env[var] = [[x]]
-                    starts[p] = ends[p] = x.ts
-                    if complete(st):
-                        step(j + 1)
-            else:
-                buf = buffers[p]
-                for x in cands:
-                    if (st.per_event or st.same) and not fits(st, x, None):
-                        continue
-                    ends[p] = x.ts
-                    grow(j, st, buf, lower, [x])
-            env.pop(var, None)
-            starts[p] = ends[p] = None
+                env[var] = [[y]]
+            if not c.holds(env):
+                return False
+        return True
 
-        def grow(j: int, st: Step, buf: Buffer, lower: int, rev: list) -> None:
-            """Kleene run ``rev`` (latest event first): report it, then extend it backwards."""
-            p, var = st.pos, st.var
-            f = rev[-1]
-            env[var] = [rev[::-1]]
-            starts[p] = f.ts
-            if complete(st):
-                step(j + 1)
-            a, b = buf.span(lower, f.ts)
-            for y in buf.events[a:b]:
-                if (st.per_event or st.same) and not fits(st, y, f):
+    def step(self, j: int) -> None:
+        """Bind step ``j``'s variable to each candidate in turn and go on to step ``j + 1``."""
+        starts, ends = self.starts, self.ends
+        if j == len(self.steps):
+            if starts[0] < self.first_hi:
+                self.emit(self.env)
+            return
+        st = self.steps[j]
+        p, var = st.pos, st.var
+        lower = ends[st.left] + 1 if st.left is not None else self.cand_lo
+        buf = self.buffers[p]
+        if st.right is None:
+            cands: list = [self.trigger]
+        else:
+            a, b = buf.span(lower, starts[st.right])
+            cands = buf.events[a:b]
+        if not st.kleene:
+            for x in cands:
+                self.env[var] = [[x]]
+                starts[p] = ends[p] = x.ts
+                if self.complete(st):
+                    self.step(j + 1)
+        else:
+            for x in cands:
+                if (st.per_event or st.same) and not self.fits(st, x, None):
                     continue
-                rev.append(y)
-                grow(j, st, buf, lower, rev)
-                rev.pop()
+                ends[p] = x.ts
+                self.grow(j, st, buf, lower, [x])
+        self.env.pop(var, None)
+        starts[p] = ends[p] = None
 
-        try:
-            step(0)
-        finally:
-            # step and grow call each other: unbound, they are freed at once instead of waiting
-            # for the cycle collector (which let a long run of matches grow by ~200 MiB)
-            step = grow = None
+    def grow(self, j: int, st: Step, buf: Buffer, lower: int, rev: list) -> None:
+        """Kleene run ``rev`` (latest event first): report it, then extend it backwards."""
+        f = rev[-1]
+        self.env[st.var] = [rev[::-1]]
+        self.starts[st.pos] = f.ts
+        if self.complete(st):
+            self.step(j + 1)
+        a, b = buf.span(lower, f.ts)
+        for y in buf.events[a:b]:
+            if (st.per_event or st.same) and not self.fits(st, y, f):
+                continue
+            rev.append(y)
+            self.grow(j, st, buf, lower, rev)
+            rev.pop()
