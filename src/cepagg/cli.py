@@ -95,6 +95,17 @@ def _read_options(args: argparse.Namespace) -> dict:
                 on_bad_row="reject" if args.reject else "error", reject_path=args.reject)
 
 
+#: the event options (:func:`_add_event_args`) the ``cepagg`` stream source takes, by the same names
+_SOURCE_OPTIONS = ("format", "type_column", "time_column", "time_unit", "input_time_unit", "timezone", "schema",
+                   "constant_type", "reject")
+
+
+def _source_options(args: argparse.Namespace) -> dict[str, str]:
+    """The options of the ``cepagg`` stream source (:mod:`cepagg.spark.sources`) the event
+    arguments give: the same reading as :func:`_read_options` gives ``run``."""
+    return {key: str(getattr(args, key)) for key in _SOURCE_OPTIONS if getattr(args, key, None)}
+
+
 def check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, str | None],
                         directories: dict[str, str | None] | None = None) -> None:
     """Refuse a bad command line before reading anything (UsageError, exit status 2): bad read
@@ -518,8 +529,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from .lang.workload import is_workload
     from .spark.console import quiet_worker_lines
     from .spark.progress import BatchLines
-    from .spark.sources import register
-    from .spark.streaming import check_workload, late_events, run_to_end, start, workload_jobs
+    from .spark.streaming import check_workload, run_to_end, start, workload_jobs
 
     text = query_text(args)
     if is_workload(text) and args.order:
@@ -537,19 +547,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
                          "stream's progress)")
     with quiet_worker_lines(active=not args.verbose):
         spark = spark_session(args)
-    register(spark)
-    reader = spark.readStream.format("cepagg").option("path", args.events)
-    for key in ("format", "type_column", "time_column", "time_unit", "input_time_unit", "timezone", "schema",
-                "constant_type", "reject"):
-        value = getattr(args, key, None)
-        if value:
-            reader = reader.option(key, value)
-    if args.rate:
-        reader = reader.option("rate", str(args.rate))
-    if args.events_per_batch:
-        reader = reader.option("maxEventsPerBatch", str(args.events_per_batch))
-    reader = reader.option("finite", "false" if args.follow else "true")
-    df = reader.load()
+    df = _event_stream(args, spark)
     if args.order:
         return _stream_ordered(args, spark, df, text)
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=args.delay,
@@ -571,16 +569,48 @@ def cmd_stream(args: argparse.Namespace) -> int:
         else:
             run_to_end(df, body, progress=progress, **options)
     interrupted = _follow_until_interrupted(running, args.checkpoint)
-    for (name, body, out, checkpoint), progress in zip(jobs, lines):
-        count, samples = late_events(spark, checkpoint) if _committed(checkpoint) else (0, [])
-        in_query = f" in query {name}" if name else ""
-        if count:
-            print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}{in_query}"
-                  f"; e.g. {samples[:3]}", file=sys.stderr)
-        if progress.dropped:  # (older than Spark's watermark: they never reached cepagg)
-            print(f"cepagg: Spark dropped {progress.dropped} event(s) older than its watermark{in_query} "
-                  f"(later than the delay of {args.delay}); raise --delay to keep them", file=sys.stderr)
-    if args.reject and args.follow:  # one reject file per input file with bad rows
+    for (name, _, _, checkpoint), progress in zip(jobs, lines):
+        _tell_late(args, spark, name, checkpoint, progress)
+    _tell_rejected(args)
+    _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
+                  + (_REVISED if any(_revised(body, args.time_unit) for _, body, _, _ in jobs) else ""))
+    return 130 if interrupted else 0
+
+
+def _event_stream(args: argparse.Namespace, spark):
+    """The events file as a stream (the ``cepagg`` source, :mod:`cepagg.spark.sources`), read
+    with the event options of ``run`` (:func:`_source_options`), finite unless ``--follow``."""
+    from .spark.sources import register
+
+    register(spark)
+    reader = spark.readStream.format("cepagg").option("path", args.events).options(**_source_options(args))
+    if args.rate:
+        reader = reader.option("rate", str(args.rate))
+    if args.events_per_batch:
+        reader = reader.option("maxEventsPerBatch", str(args.events_per_batch))
+    return reader.option("finite", "false" if args.follow else "true").load()
+
+
+def _tell_late(args: argparse.Namespace, spark, name: str | None, checkpoint: str | None, progress) -> None:
+    """The late events of a streaming query, on stderr: those cepagg's operator counted (read
+    from the checkpoint's state) and those Spark dropped as older than its watermark (from the
+    progress reports, ``progress`` a :class:`cepagg.spark.progress.BatchLines`)."""
+    from .spark.streaming import late_events
+
+    count, samples = late_events(spark, checkpoint) if _committed(checkpoint) else (0, [])
+    in_query = f" in query {name}" if name else ""
+    if count:
+        print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}{in_query}"
+              f"; e.g. {samples[:3]}", file=sys.stderr)
+    if progress.dropped:  # (older than Spark's watermark: they never reached cepagg)
+        print(f"cepagg: Spark dropped {progress.dropped} event(s) older than its watermark{in_query} "
+              f"(later than the delay of {args.delay}); raise --delay to keep them", file=sys.stderr)
+
+
+def _tell_rejected(args: argparse.Namespace) -> None:
+    """Where a stream's bad rows went (``--reject``; under ``--follow`` one file per input file
+    with bad rows)."""
+    if args.reject and args.follow:
         from .spark.sources import reject_files
 
         written = reject_files(args.events, args.format or "", args.reject)
@@ -588,9 +618,6 @@ def cmd_stream(args: argparse.Namespace) -> int:
               if written else "cepagg: no bad row in the input (no reject file written)", file=sys.stderr)
     elif args.reject and os.path.exists(args.reject):
         print(f"cepagg: {_rows_in(args.reject)} bad row(s) of the input written to {args.reject}", file=sys.stderr)
-    _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
-                  + (_REVISED if any(_revised(body, args.time_unit) for _, body, _, _ in jobs) else ""))
-    return 130 if interrupted else 0
 
 
 #: a Spark interval: "10 seconds", "1 minute 30 seconds", "interval 2 hours", "500 milliseconds"
@@ -793,6 +820,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="cepagg", description=(
         "Complex event analytics: aggregate pattern matches without constructing them."))
     sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_run_command, _add_stream_command, _add_check_command, _add_explain_command,
+                _add_cube_command):
+        add(sub)
+    from .bench import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
+    _add_demo_command(sub)
+    _add_warmup_command(sub)
+    return parser
+
+
+def _add_run_command(sub) -> None:
+    from .order.cli import add_order_args
 
     p = sub.add_parser("run", help="evaluate a query over an events file (on Spark, local mode by default)")
     _add_query_args(p)
@@ -806,10 +846,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_spark_args(p)
     p.add_argument("--no-spark", action="store_true", help="run the engine in this process, without Spark")
     _add_numbers_arg(p)
-    from .order.cli import add_order_args
-
     add_order_args(p, spark=False)
     p.set_defaults(func=cmd_run)
+
+
+def _add_stream_command(sub) -> None:
+    from .order.cli import add_order_args
 
     p = sub.add_parser("stream", help="run a query as a Structured Streaming job over an events file")
     _add_query_args(p)
@@ -835,15 +877,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also show the lines pyspark's streaming Python workers print for themselves")
     _add_numbers_arg(p)
     _add_spark_args(p)
-    from .order.cli import add_order_args
-
     add_order_args(p, spark=True)
     p.set_defaults(func=cmd_stream)
 
+
+def _add_check_command(sub) -> None:
     p = sub.add_parser("check", help="parse and check a query, print its normalised form")
     _add_query_args(p)
     p.add_argument("--schema", help="attribute types of the events, to check attribute names")
     p.set_defaults(func=cmd_check)
+
+
+def _add_explain_command(sub) -> None:
+    from .cube.chase import STRATEGIES
 
     p = sub.add_parser("explain", help="show what will run for a query and why")
     _add_query_args(p)
@@ -851,34 +897,33 @@ def build_parser() -> argparse.ArgumentParser:
     _add_numbers_arg(p)
     p.add_argument("--cube", action="store_true", help="the workload as an E-Cube: its refinement hierarchy and "
                    "the reuse plan with estimated costs (see cepagg cube)")
-    from .cube.chase import STRATEGIES
-
     p.add_argument("--strategy", choices=STRATEGIES, help="with --cube: the strategy to show (default chase)")
     p.set_defaults(func=cmd_explain)
+
+
+def _add_cube_command(sub) -> None:
+    from .cube.cli import add_arguments as add_cube_arguments
+    from .cube.cli import cmd_cube
 
     p = sub.add_parser("cube", help="a workload as an E-Cube: every query's result, computed with reuse "
                                     "across concept and pattern levels")
     _add_query_args(p)
     _add_event_args(p)
-    from .cube.cli import add_arguments as add_cube_arguments
-    from .cube.cli import cmd_cube
-
     add_cube_arguments(p)
     p.set_defaults(func=cmd_cube)
 
-    from .bench import add_parser as add_bench_parser
 
-    add_bench_parser(sub)
-
+def _add_demo_command(sub) -> None:
     from .demo import add_arguments as add_demo_arguments
 
     p = sub.add_parser("demo", help="run three example questions over the 2013 New York flights on Spark")
     add_demo_arguments(p)
     p.set_defaults(func=cmd_demo)
 
+
+def _add_warmup_command(sub) -> None:
     p = sub.add_parser("warmup", help="compile the engines' kernels now (once per install; ./dev does it)")
     p.set_defaults(func=cmd_warmup)
-    return parser
 
 
 class _Terminated(KeyboardInterrupt):
