@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .errors import CepaggError, InputError, OverflowResult, QueryError, UsageError
@@ -527,9 +527,8 @@ def _plain(v):
 
 def cmd_stream(args: argparse.Namespace) -> int:
     from .lang.workload import is_workload
-    from .spark.console import quiet_worker_lines
     from .spark.progress import BatchLines
-    from .spark.streaming import check_workload, run_to_end, start, workload_jobs
+    from .spark.streaming import check_workload, workload_jobs
 
     text = query_text(args)
     if is_workload(text) and args.order:
@@ -545,36 +544,129 @@ def cmd_stream(args: argparse.Namespace) -> int:
             "spark.sql.streaming.checkpointLocation" not in _spark_config(args):
         raise UsageError(f"stream: --out-format {args.out_format} needs --checkpoint DIR (where Spark keeps the "
                          "stream's progress)")
-    with quiet_worker_lines(active=not args.verbose):
-        spark = spark_session(args)
-    df = _event_stream(args, spark)
-    if args.order:
-        return _stream_ordered(args, spark, df, text)
-    options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=args.delay,
-                   time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
-                   on_late="fail" if args.on_late == "fail" else "count")
-    if is_workload(text):  # one streaming query per query, results in OUT/<name>
-        check_workload(df, text, time_unit=args.time_unit, engine=args.engine, numbers=args.numbers)
-        jobs = workload_jobs(text, args.out, args.checkpoint)
-    else:
-        jobs = [(None, text, args.out, args.checkpoint)]
-    running, lines = [], []
-    for name, body, out, checkpoint in jobs:
-        options.update(out=out, checkpoint=checkpoint)
-        progress = BatchLines(args.time_unit, name, finite=not args.follow)
-        lines.append(progress)
-        if args.follow:
-            q = start(df, body, available_now=False, processing_time=args.trigger, count_out=True, **options)
-            running.append((q, progress))
+    spark = _stream_session(args)
+    with _CtrlC().answering(_STARTING) as ctrl_c:
+        df = _event_stream(args, spark)
+        if args.order:
+            return _stream_ordered(args, spark, df, text, ctrl_c)
+        if is_workload(text):  # one streaming query per query, results in OUT/<name>
+            check_workload(df, text, time_unit=args.time_unit, engine=args.engine, numbers=args.numbers)
+            jobs = workload_jobs(text, args.out, args.checkpoint)
         else:
-            run_to_end(df, body, progress=progress, **options)
-    interrupted = _follow_until_interrupted(running, args.checkpoint)
+            jobs = [(None, text, args.out, args.checkpoint)]
+        lines = [BatchLines(args.time_unit, name, finite=not args.follow) for name, _, _, _ in jobs]
+        try:
+            interrupted = _run_stream_jobs(args, df, jobs, lines, ctrl_c)
+        except Exception:  # a query failed: what Spark dropped before is still said, then the failure
+            for (name, _, _, _), progress in zip(jobs, lines):
+                _tell_dropped(name, progress, args.delay)
+            raise
     for (name, _, _, checkpoint), progress in zip(jobs, lines):
-        _tell_late(args, spark, name, checkpoint, progress)
+        _tell_late(spark, name, checkpoint, progress, args.delay)
     _tell_rejected(args)
     _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
                   + (_REVISED if any(_revised(body, args.time_unit) for _, body, _, _ in jobs) else ""))
     return 130 if interrupted else 0
+
+
+#: said at a Ctrl-C while the stream starts (Spark is answering a call: the run stops after it)
+_STARTING = "cepagg: stopping once Spark has started the stream (Ctrl-C again to stop at once) ...\n"
+
+
+class _CtrlC:
+    """Ctrl-C during ``cepagg stream``, answered where cepagg next looks instead of inside a
+    call to Spark's JVM. A KeyboardInterrupt raised inside a py4j call leaves py4j's tracebacks
+    on the terminal and its connection broken, and pyspark's own handler calls the JVM from
+    inside the call in progress; a first Ctrl-C then went unanswered or ended in tracebacks.
+    The first press is noted (``message``, when set, is said at once: the next look may be
+    seconds away while a query starts) and acted on at the next look (:meth:`check`, or the
+    ``interrupted`` of :func:`cepagg.spark.streaming.follow`); a second press stops the run
+    at once."""
+
+    def __init__(self) -> None:
+        self.pressed = 0
+        self.message: str | None = None
+
+    def __call__(self, signum, frame) -> None:
+        self.pressed += 1
+        if self.pressed > 1:
+            raise KeyboardInterrupt
+        if self.message:
+            os.write(2, self.message.encode())
+
+    def __bool__(self) -> bool:
+        return self.pressed > 0
+
+    def check(self) -> None:
+        """KeyboardInterrupt, if Ctrl-C was pressed."""
+        if self.pressed:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def answering(self, message: str | None = None):
+        """This object answers Ctrl-C while the block runs (in the main thread; elsewhere Python
+        delivers no signal), saying ``message`` at the first press."""
+        saved, self.message = self.message, message
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            self.message = saved
+            return
+        handler = signal.signal(signal.SIGINT, self)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, handler)
+            self.message = saved
+
+
+def _stream_session(args: argparse.Namespace):
+    """The Spark session of ``cepagg stream``, started in a thread of its own while this one
+    waits, pyspark's worker lines filtered out (:func:`cepagg.spark.console.quiet_worker_lines`).
+    pyspark installs its Ctrl-C handler (which calls the JVM from inside whatever call is in
+    progress) only when a session starts in the main thread; here a Ctrl-C while Spark starts
+    ends the wait at once, and the run's later calls to Spark are answered by :class:`_CtrlC`."""
+    from .spark.console import quiet_worker_lines
+
+    started: dict = {}
+
+    def start() -> None:
+        try:
+            started["spark"] = spark_session(args)
+        except BaseException as e:  # (raised again in the main thread)
+            started["error"] = e
+
+    with quiet_worker_lines(active=not args.verbose):
+        thread = threading.Thread(target=start, name="cepagg-spark-start", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.1)
+    if "error" in started:
+        raise started["error"]
+    return started["spark"]
+
+
+def _run_stream_jobs(args: argparse.Namespace, df, jobs, lines, ctrl_c: _CtrlC) -> bool:
+    """The streaming queries of ``cepagg stream`` (``jobs``: name, query, output, checkpoint;
+    ``lines``: their :class:`cepagg.spark.progress.BatchLines`): each run to the end of the
+    input in turn, or with ``--follow`` all started, then followed until Ctrl-C. True: stopped by
+    Ctrl-C (a Ctrl-C before the first query started, or without --follow: KeyboardInterrupt)."""
+    from .spark.streaming import run_to_end, start
+
+    options = dict(format=args.out_format, delay=args.delay, time_unit=args.time_unit, engine=args.engine,
+                   numbers=args.numbers, on_late="fail" if args.on_late == "fail" else "count")
+    running = []
+    for (name, body, out, checkpoint), progress in zip(jobs, lines):
+        if not args.follow:
+            ctrl_c.check()
+            run_to_end(df, body, progress=progress, interrupted=ctrl_c.__bool__, out=out, checkpoint=checkpoint,
+                       **options)
+            continue
+        if ctrl_c and running:
+            break  # (the queries started are stopped as at a Ctrl-C while they run)
+        ctrl_c.check()
+        running.append((start(df, body, available_now=False, processing_time=args.trigger, count_out=True,
+                              out=out, checkpoint=checkpoint, **options), progress))
+    return _follow_until_interrupted(running, args.checkpoint, ctrl_c) if args.follow else False
 
 
 def _event_stream(args: argparse.Namespace, spark):
@@ -591,20 +683,30 @@ def _event_stream(args: argparse.Namespace, spark):
     return reader.option("finite", "false" if args.follow else "true").load()
 
 
-def _tell_late(args: argparse.Namespace, spark, name: str | None, checkpoint: str | None, progress) -> None:
+def _tell_late(spark, name: str | None, checkpoint: str | None, progress, delay: str,
+               option: str = "--delay") -> None:
     """The late events of a streaming query, on stderr: those cepagg's operator counted (read
-    from the checkpoint's state) and those Spark dropped as older than its watermark (from the
-    progress reports, ``progress`` a :class:`cepagg.spark.progress.BatchLines`)."""
+    from the checkpoint's state) and those Spark dropped (:func:`_tell_dropped`)."""
     from .spark.streaming import late_events
 
     count, samples = late_events(spark, checkpoint) if _committed(checkpoint) else (0, [])
-    in_query = f" in query {name}" if name else ""
     if count:
-        print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}{in_query}"
+        print(f"cepagg: {count} event(s) arrived later than the delay of {delay}{_in_query(name)}"
               f"; e.g. {samples[:3]}", file=sys.stderr)
-    if progress.dropped:  # (older than Spark's watermark: they never reached cepagg)
-        print(f"cepagg: Spark dropped {progress.dropped} event(s) older than its watermark{in_query} "
-              f"(later than the delay of {args.delay}); raise --delay to keep them", file=sys.stderr)
+    _tell_dropped(name, progress, delay, option)
+
+
+def _tell_dropped(name: str | None, progress, delay: str, option: str = "--delay") -> None:
+    """The events Spark dropped as older than its watermark (they never reached cepagg), from
+    the progress reports of the micro-batches (``progress``: the query's
+    :class:`cepagg.spark.progress.BatchLines`)."""
+    if progress.dropped:
+        print(f"cepagg: Spark dropped {progress.dropped} event(s) older than its watermark{_in_query(name)} "
+              f"(later than the delay of {delay}); raise {option} to keep them", file=sys.stderr)
+
+
+def _in_query(name: str | None) -> str:
+    return f" in query {name}" if name else ""
 
 
 def _tell_rejected(args: argparse.Namespace) -> None:
@@ -657,19 +759,25 @@ def _check_stream_options(args: argparse.Namespace) -> None:
         raise UsageError(f"stream: --events-per-batch {args.events_per_batch}: give a positive number")
 
 
-def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
+def _follow_until_interrupted(running, checkpoint: str | None, ctrl_c: _CtrlC | None = None) -> bool:
     """Follow the running streaming queries (:func:`cepagg.spark.streaming.follow`) until they
-    end or the user presses Ctrl-C; on Ctrl-C stop them, say what the output holds, and return
-    True, so that the run still reports its late events and where its results are. SIGTERM
-    (:class:`_Terminated`) stops them at once, without waiting for the micro-batch in progress,
-    and is raised again: the run ends as ``cepagg run`` does ("terminated", exit 143)."""
+    end or the user presses Ctrl-C (``ctrl_c``: pressed already while they started); on Ctrl-C
+    stop them after the micro-batch in progress (pyspark's own handler would cancel it: Spark's
+    error traces), say what the output holds, and return True, so that the run still reports
+    its late events and where its results are. SIGTERM (:class:`_Terminated`) stops them at
+    once and is raised again: the run ends as ``cepagg run`` does ("terminated", exit 143). A
+    query that fails stops the others, and is raised once every query's last micro-batches
+    are reported."""
     from .spark.streaming import follow
 
-    # pyspark's own Ctrl-C handler cancels every Spark job at once: the micro-batch in progress
-    # would fail with Spark's error traces; the default handler lets it finish first
-    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    ctrl_c = ctrl_c or _CtrlC()
+    with ctrl_c.answering():
+        return _follow(running, checkpoint, ctrl_c, follow)
+
+
+def _follow(running, checkpoint: str | None, ctrl_c: _CtrlC, follow) -> bool:
     try:
-        follow(running)
+        follow(running, interrupted=ctrl_c.__bool__)
         return False
     except _Terminated:  # (a subclass of KeyboardInterrupt: caught first)
         for query, _ in running:
@@ -690,8 +798,13 @@ def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
               + ("; run the same command again to go on from the checkpoint" if checkpoint else ""),
               file=sys.stderr)
         return True
-    finally:
-        signal.signal(signal.SIGINT, handler)
+    except Exception:  # a query failed
+        for query, progress in running:
+            with suppress(Exception):  # (stopping the failed one again raises nothing new)
+                query.stop()
+            if progress is not None:
+                progress(query)
+        raise
 
 
 def _committed(checkpoint: str | None) -> bool:
@@ -743,8 +856,9 @@ def _rows_in(reject_path: str) -> int:
         return sum(1 for line in f if line.strip())
 
 
-def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
-    """``cepagg stream --order``: the ordering layer on Spark (:mod:`cepagg.spark.order`)."""
+def _stream_ordered(args: argparse.Namespace, spark, df, text: str, ctrl_c: _CtrlC) -> int:
+    """``cepagg stream --order``: the ordering layer on Spark (:mod:`cepagg.spark.order`);
+    ``ctrl_c`` answers Ctrl-C (:class:`_CtrlC`)."""
     from .order import OrderConfig
     from .order.cli import parse_span
     from .spark.order import late_count, run_ordered_to_end, start_ordered
@@ -765,12 +879,19 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
                        time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
                        on_late="fail" if args.on_late == "fail" else "count")
         interrupted = False
-        if args.follow:
-            interrupted = _follow_until_interrupted(
-                [(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
-                  BatchLines(args.time_unit))], args.checkpoint)
-        else:
-            run_to_end(df, text, progress=BatchLines(args.time_unit, finite=True), **options)
+        lines = BatchLines(args.time_unit, finite=not args.follow)
+        ctrl_c.check()
+        try:
+            if args.follow:
+                interrupted = _follow_until_interrupted(
+                    [(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
+                      lines)], args.checkpoint, ctrl_c)
+            else:
+                run_to_end(df, text, progress=lines, interrupted=ctrl_c.__bool__, **options)
+        except Exception:  # (a failed query: what Spark dropped before is still said)
+            _tell_dropped(None, lines, delay, "--slack")
+            raise
+        _tell_late(spark, None, args.checkpoint, lines, delay, "--slack")
         _results_line(args, f" (K-slack on Spark's watermark, delay {delay})"
                       + (_REVISED if _revised(text, args.time_unit) else ""))
         return 130 if interrupted else 0
@@ -782,13 +903,14 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, late_out=args.late_out,
                    time_unit=args.time_unit, engine=args.engine)
     interrupted = False
+    ctrl_c.check()
     if args.follow:
         interrupted = _follow_until_interrupted(
             [(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
-                            **options), BatchLines(args.time_unit, own_clocks=True))], args.checkpoint)
+                            **options), BatchLines(args.time_unit, own_clocks=True))], args.checkpoint, ctrl_c)
     else:
         run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit, finite=True, own_clocks=True),
-                           **options)
+                           interrupted=ctrl_c.__bool__, **options)
     if _committed(args.checkpoint):
         count, samples = late_count(spark, args.checkpoint)
         if count:

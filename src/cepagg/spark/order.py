@@ -232,13 +232,13 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str | Non
 
 
 def run_ordered_to_end(df, query: str | Query, config: OrderConfig, *, timeout: float = 3600.0,
-                       progress=None, **options):
+                       progress=None, interrupted=None, **options):
     """Run over a finite ``cepagg`` source (``finite=true``) until the batch holding its last
-    offset (the end-of-stream event) has been processed, then stop. ``progress``: see
-    :func:`cepagg.spark.streaming.run_until`."""
+    offset (the end-of-stream event) has been processed, then stop. ``progress``,
+    ``interrupted``: see :func:`cepagg.spark.streaming.run_until`."""
     q = start_ordered(df, query, config, available_now=False, processing_time="0 seconds",
                       count_out=progress is not None, **options)
-    return run_until(q, _consumed, timeout, progress)
+    return run_until(q, _consumed, timeout, progress, interrupted)
 
 
 def _consumed(q) -> bool:

@@ -207,16 +207,20 @@ def progress_reports(q) -> list[dict]:
     return [p if isinstance(p, dict) else json.loads(p.json) for p in q.recentProgress or []]
 
 
-def run_until(q, done, timeout: float, progress=None):
+def run_until(q, done, timeout: float, progress=None, interrupted=None):
     """Wait until ``done(q)`` (re-raising the query's failure), then stop ``q``.
 
     ``progress(q)``, when given, is called while waiting and once more at the end (e.g.
-    :class:`cepagg.spark.progress.BatchLines`)."""
+    :class:`cepagg.spark.progress.BatchLines`). ``interrupted()``, when given, is asked between
+    looks at the query: when it says True the wait ends with KeyboardInterrupt (the query
+    stopped), raised here rather than inside a call to Spark."""
     import time as _time
 
     deadline = _time.monotonic() + timeout
     try:
         while _time.monotonic() < deadline:
+            if interrupted is not None and interrupted():
+                raise KeyboardInterrupt
             if q.exception() is not None:
                 raise q.exception()
             if progress is not None:
@@ -233,18 +237,23 @@ def run_until(q, done, timeout: float, progress=None):
     return q
 
 
-def follow(running) -> None:
+def follow(running, interrupted=None) -> None:
     """Wait until every query of ``running``, pairs ``(query, progress)``, has ended (they run
     until stopped, or fail: the first failure is raised); ``progress(query)`` is called for
-    each while they run, as :func:`run_until` does (None: no progress)."""
+    each while they run and once after it ended, so that it reports every micro-batch the
+    query finished, also those just before a failure (None: no progress). ``interrupted``: as
+    for :func:`run_until` (the queries are left running; the caller stops them)."""
     import time as _time
 
     active = list(running)
     while active:
+        if interrupted is not None and interrupted():
+            raise KeyboardInterrupt
         for q, progress in list(active):
+            ended = not q.isActive  # (asked first: the progress below covers every batch before the end)
             if progress is not None:
                 progress(q)
-            if not q.isActive:
+            if ended:
                 active.remove((q, progress))
                 if q.exception() is not None:
                     raise q.exception()
@@ -341,17 +350,19 @@ def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None
             for name, text, path, chk in workload_jobs(workload, out, checkpoint)}
 
 
-def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, progress=None, **options):
+def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, progress=None, interrupted=None,
+               **options):
     """Run a stream whose source ends with the end-of-stream event (``format("cepagg")`` with
     ``finite=true``) until that event has closed every window, then stop it.
 
     Micro-batches follow one another without pause (the source's ``maxEventsPerBatch`` or
     ``rate`` cuts them); the run stops after the batch in which the watermark passed the end,
-    which is the batch that flushed the last windows. ``progress``: see :func:`run_until`.
+    which is the batch that flushed the last windows. ``progress``, ``interrupted``: see
+    :func:`run_until`.
     """
     q = _start(df, query, available_now=False, processing_time="0 seconds",
                count_out=progress is not None, **options)
-    return run_until(q, flushed, timeout, progress)
+    return run_until(q, flushed, timeout, progress, interrupted)
 
 
 def flushed(q) -> bool:
