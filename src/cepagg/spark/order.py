@@ -51,11 +51,11 @@ from .sources import END_TYPE
 from .streaming import (
     event_columns,
     event_names,
-    file_options,
     operator_input,
     progress_reports,
     run_until,
     with_trigger,
+    write_batch,
 )
 from .tasks import compiled
 
@@ -220,8 +220,7 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str | Non
         if format == "console":  # the rows are printed; late events still go to their directory
             rows.show(truncate=False)
         else:
-            rows.write.mode("overwrite").format(format).options(**file_options(format)).save(
-                f"{out}/batch={batch_id}")
+            write_batch(rows, batch_id, out, format)
         late = batch_df.filter(F.col("kind") == "late").select("at", "late")
         if not late.isEmpty():
             late.write.mode("overwrite").format("json").save(f"{late_path}/batch={batch_id}")

@@ -384,15 +384,30 @@ def file_options(format: str) -> dict[str, str]:
     return {"header": "true"} if format == "csv" else {}
 
 
+def write_batch(rows, batch_id: int, out: str, format: str) -> None:
+    """One micro-batch's ``rows`` into ``out/batch=<id>``, replacing what an earlier attempt of
+    the same batch wrote (with the checkpoint: exactly once; a batch run again has the same
+    input and state, so the same rows).
+
+    A batch without rows writes nothing, except batch 0: Spark writes a file without rows for
+    an empty DataFrame (a CSV header alone, a Parquet schema), and most micro-batches of a
+    stream have no rows; batch 0's file keeps the output readable (``spark.read``,
+    :func:`read_latest`) before any row is written. ``rows`` is computed twice (is it empty,
+    then the write): the caller persists the micro-batch (a stateful operator must not run
+    twice)."""
+    if batch_id == 0 or not rows.isEmpty():
+        rows.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
+
+
 def _start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
            checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
            count_out: bool = False, **options):
     """Run :func:`stream` into a sink and return the StreamingQuery.
 
     Append-mode results go to Spark's file sink (exactly once through its commit log) or the
-    console. Update-mode results (WITHIN-alone totals) are written per micro-batch into
-    ``out/batch=<id>`` with overwrite, so a re-run batch replaces its own output: together with
-    the checkpoint this is exactly once. :func:`read_latest` gives the current value per group.
+    console. Update-mode results (WITHIN-alone totals) are written per micro-batch with rows
+    into ``out/batch=<id>`` (:func:`write_batch`). :func:`read_latest` gives the current value
+    per group.
     ``count_out``: count the output rows of every micro-batch for its progress line
     (:class:`cepagg.spark.progress.BatchLines`).
     """
@@ -410,7 +425,9 @@ def _start(df, query: str | Query, *, out: str | None = None, format: str = "par
         return writer.outputMode("append").format(format).options(**file_options(format)).option("path", out).start()
 
     def upsert(batch_df, batch_id: int) -> None:
-        batch_df.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
+        batch_df = batch_df.persist()
+        write_batch(batch_df, batch_id, out, format)
+        batch_df.unpersist()
 
     return writer.outputMode("update").foreachBatch(upsert).start()
 
