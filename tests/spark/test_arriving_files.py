@@ -216,3 +216,19 @@ def test_a_file_back_under_the_name_of_a_forgotten_one_is_refused_naming_it(tmp_
     with pytest.raises(InputError, match="read twice") as e:
         reader.latestOffset(second, ReadAllAvailable())
     assert str(a) in str(e.value)
+
+
+def test_a_file_gone_at_a_restart_and_back_must_hold_the_events_the_checkpoint_counted(tmp_path):
+    """A file the checkpoint lists, gone when the query restarted, was never checked once back."""
+    _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    b = _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    b.rename(tmp_path / "b.away")
+    restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    assert restarted.latestOffset(second, ReadAllAvailable()) == second
+    _put(tmp_path, "b.csv", [("A", 30, 3), ("B", 31, 4)], at=2_000_000_000)
+    with pytest.raises(InputError, match="changed after the stream read it") as e:
+        restarted.latestOffset(second, ReadAllAvailable())
+    assert str(b) in str(e.value)
