@@ -569,8 +569,8 @@ def cmd_stream(args: argparse.Namespace) -> int:
     return 130 if interrupted else 0
 
 
-#: said at a Ctrl-C while the stream starts (Spark is answering a call: the run stops after it)
-_STARTING = "cepagg: stopping once Spark has started the stream (Ctrl-C again to stop at once) ...\n"
+#: said at a Ctrl-C while the stream starts or runs to its end (Spark may be in a call: the run stops after it)
+_STARTING = "cepagg: stopping as soon as Spark answers (Ctrl-C again to stop at once) ...\n"
 
 
 class _CtrlC:
