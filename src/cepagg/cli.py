@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .errors import CepaggError, InputError, OverflowResult, QueryError, UsageError
@@ -93,6 +93,17 @@ def _read_options(args: argparse.Namespace) -> dict:
                 time_unit=args.time_unit, input_time_unit=args.input_time_unit, timezone=args.timezone,
                 schema=parse_schema(args.schema) if args.schema else None, constant_type=args.constant_type,
                 on_bad_row="reject" if args.reject else "error", reject_path=args.reject)
+
+
+#: the event options (:func:`_add_event_args`) the ``cepagg`` stream source takes, by the same names
+_SOURCE_OPTIONS = ("format", "type_column", "time_column", "time_unit", "input_time_unit", "timezone", "schema",
+                   "constant_type", "reject")
+
+
+def _source_options(args: argparse.Namespace) -> dict[str, str]:
+    """The options of the ``cepagg`` stream source (:mod:`cepagg.spark.sources`) the event
+    arguments give: the same reading as :func:`_read_options` gives ``run``."""
+    return {key: str(getattr(args, key)) for key in _SOURCE_OPTIONS if getattr(args, key, None)}
 
 
 def check_command_line(args: argparse.Namespace, text: str, outputs: dict[str, str | None],
@@ -516,10 +527,8 @@ def _plain(v):
 
 def cmd_stream(args: argparse.Namespace) -> int:
     from .lang.workload import is_workload
-    from .spark.console import quiet_worker_lines
     from .spark.progress import BatchLines
-    from .spark.sources import register
-    from .spark.streaming import check_workload, late_events, run_to_end, start, workload_jobs
+    from .spark.streaming import check_workload, workload_jobs
 
     text = query_text(args)
     if is_workload(text) and args.order:
@@ -535,52 +544,175 @@ def cmd_stream(args: argparse.Namespace) -> int:
             "spark.sql.streaming.checkpointLocation" not in _spark_config(args):
         raise UsageError(f"stream: --out-format {args.out_format} needs --checkpoint DIR (where Spark keeps the "
                          "stream's progress)")
+    spark = _stream_session(args)
+    with _CtrlC().answering(_STARTING) as ctrl_c:
+        df = _event_stream(args, spark)
+        if args.order:
+            return _stream_ordered(args, spark, df, text, ctrl_c)
+        if is_workload(text):  # one streaming query per query, results in OUT/<name>
+            check_workload(df, text, time_unit=args.time_unit, engine=args.engine, numbers=args.numbers)
+            jobs = workload_jobs(text, args.out, args.checkpoint)
+        else:
+            jobs = [(None, text, args.out, args.checkpoint)]
+        lines = [BatchLines(args.time_unit, name, finite=not args.follow) for name, _, _, _ in jobs]
+        try:
+            interrupted = _run_stream_jobs(args, df, jobs, lines, ctrl_c)
+        except Exception:  # a query failed: what Spark dropped before is still said, then the failure
+            for (name, _, _, _), progress in zip(jobs, lines):
+                _tell_dropped(name, progress, args.delay)
+            raise
+    for (name, _, _, checkpoint), progress in zip(jobs, lines):
+        _tell_late(spark, name, checkpoint, progress, args.delay)
+    _tell_rejected(args)
+    _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
+                  + (_REVISED if any(_revised(body, args.time_unit) for _, body, _, _ in jobs) else ""))
+    return 130 if interrupted else 0
+
+
+#: said at a Ctrl-C while the stream starts or runs to its end (Spark may be in a call: the run stops after it)
+_STARTING = "cepagg: stopping as soon as Spark answers (Ctrl-C again to stop at once) ...\n"
+
+
+class _CtrlC:
+    """Ctrl-C during ``cepagg stream``, answered where cepagg next looks instead of inside a
+    call to Spark's JVM. A KeyboardInterrupt raised inside a py4j call leaves py4j's tracebacks
+    on the terminal and its connection broken, and pyspark's own handler calls the JVM from
+    inside the call in progress; a first Ctrl-C then went unanswered or ended in tracebacks.
+    The first press is noted (``message``, when set, is said at once: the next look may be
+    seconds away while a query starts) and acted on at the next look (:meth:`check`, or the
+    ``interrupted`` of :func:`cepagg.spark.streaming.follow`); a second press stops the run
+    at once."""
+
+    def __init__(self) -> None:
+        self.pressed = 0
+        self.message: str | None = None
+
+    def __call__(self, signum, frame) -> None:
+        self.pressed += 1
+        if self.pressed > 1:
+            raise KeyboardInterrupt
+        if self.message:
+            os.write(2, self.message.encode())
+
+    def __bool__(self) -> bool:
+        return self.pressed > 0
+
+    def check(self) -> None:
+        """KeyboardInterrupt, if Ctrl-C was pressed."""
+        if self.pressed:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def answering(self, message: str | None = None):
+        """This object answers Ctrl-C while the block runs (in the main thread; elsewhere Python
+        delivers no signal), saying ``message`` at the first press."""
+        saved, self.message = self.message, message
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            self.message = saved
+            return
+        handler = signal.signal(signal.SIGINT, self)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, handler)
+            self.message = saved
+
+
+def _stream_session(args: argparse.Namespace):
+    """The Spark session of ``cepagg stream``, started in a thread of its own while this one
+    waits, pyspark's worker lines filtered out (:func:`cepagg.spark.console.quiet_worker_lines`).
+    pyspark installs its Ctrl-C handler (which calls the JVM from inside whatever call is in
+    progress) only when a session starts in the main thread; here a Ctrl-C while Spark starts
+    ends the wait at once, and the run's later calls to Spark are answered by :class:`_CtrlC`."""
+    from .spark.console import quiet_worker_lines
+
+    started: dict = {}
+
+    def start() -> None:
+        try:
+            started["spark"] = spark_session(args)
+        except BaseException as e:  # (raised again in the main thread)
+            started["error"] = e
+
     with quiet_worker_lines(active=not args.verbose):
-        spark = spark_session(args)
+        thread = threading.Thread(target=start, name="cepagg-spark-start", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.1)
+    if "error" in started:
+        raise started["error"]
+    return started["spark"]
+
+
+def _run_stream_jobs(args: argparse.Namespace, df, jobs, lines, ctrl_c: _CtrlC) -> bool:
+    """The streaming queries of ``cepagg stream`` (``jobs``: name, query, output, checkpoint;
+    ``lines``: their :class:`cepagg.spark.progress.BatchLines`): each run to the end of the
+    input in turn, or with ``--follow`` all started, then followed until Ctrl-C. True: stopped by
+    Ctrl-C (a Ctrl-C before the first query started, or without --follow: KeyboardInterrupt)."""
+    from .spark.streaming import run_to_end, start
+
+    options = dict(format=args.out_format, delay=args.delay, time_unit=args.time_unit, engine=args.engine,
+                   numbers=args.numbers, on_late="fail" if args.on_late == "fail" else "count")
+    running = []
+    for (name, body, out, checkpoint), progress in zip(jobs, lines):
+        if not args.follow:
+            ctrl_c.check()
+            run_to_end(df, body, progress=progress, interrupted=ctrl_c.__bool__, out=out, checkpoint=checkpoint,
+                       **options)
+            continue
+        if ctrl_c and running:
+            break  # (the queries started are stopped as at a Ctrl-C while they run)
+        ctrl_c.check()
+        running.append((start(df, body, available_now=False, processing_time=args.trigger, count_out=True,
+                              out=out, checkpoint=checkpoint, **options), progress))
+    return _follow_until_interrupted(running, args.checkpoint, ctrl_c) if args.follow else False
+
+
+def _event_stream(args: argparse.Namespace, spark):
+    """The events file as a stream (the ``cepagg`` source, :mod:`cepagg.spark.sources`), read
+    with the event options of ``run`` (:func:`_source_options`), finite unless ``--follow``."""
+    from .spark.sources import register
+
     register(spark)
-    reader = spark.readStream.format("cepagg").option("path", args.events)
-    for key in ("format", "type_column", "time_column", "time_unit", "input_time_unit", "timezone", "schema",
-                "constant_type", "reject"):
-        value = getattr(args, key, None)
-        if value:
-            reader = reader.option(key, value)
+    reader = spark.readStream.format("cepagg").option("path", args.events).options(**_source_options(args))
     if args.rate:
         reader = reader.option("rate", str(args.rate))
     if args.events_per_batch:
         reader = reader.option("maxEventsPerBatch", str(args.events_per_batch))
-    reader = reader.option("finite", "false" if args.follow else "true")
-    df = reader.load()
-    if args.order:
-        return _stream_ordered(args, spark, df, text)
-    options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, delay=args.delay,
-                   time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
-                   on_late="fail" if args.on_late == "fail" else "count")
-    if is_workload(text):  # one streaming query per query, results in OUT/<name>
-        check_workload(df, text, time_unit=args.time_unit, engine=args.engine, numbers=args.numbers)
-        jobs = workload_jobs(text, args.out, args.checkpoint)
-    else:
-        jobs = [(None, text, args.out, args.checkpoint)]
-    running, lines = [], []
-    for name, body, out, checkpoint in jobs:
-        options.update(out=out, checkpoint=checkpoint)
-        progress = BatchLines(args.time_unit, name, finite=not args.follow)
-        lines.append(progress)
-        if args.follow:
-            q = start(df, body, available_now=False, processing_time=args.trigger, count_out=True, **options)
-            running.append((q, progress))
-        else:
-            run_to_end(df, body, progress=progress, **options)
-    interrupted = _follow_until_interrupted(running, args.checkpoint)
-    for (name, body, out, checkpoint), progress in zip(jobs, lines):
-        count, samples = late_events(spark, checkpoint) if _committed(checkpoint) else (0, [])
-        in_query = f" in query {name}" if name else ""
-        if count:
-            print(f"cepagg: {count} event(s) arrived later than the delay of {args.delay}{in_query}"
-                  f"; e.g. {samples[:3]}", file=sys.stderr)
-        if progress.dropped:  # (older than Spark's watermark: they never reached cepagg)
-            print(f"cepagg: Spark dropped {progress.dropped} event(s) older than its watermark{in_query} "
-                  f"(later than the delay of {args.delay}); raise --delay to keep them", file=sys.stderr)
-    if args.reject and args.follow:  # one reject file per input file with bad rows
+    return reader.option("finite", "false" if args.follow else "true").load()
+
+
+def _tell_late(spark, name: str | None, checkpoint: str | None, progress, delay: str,
+               option: str = "--delay") -> None:
+    """The late events of a streaming query, on stderr: those cepagg's operator counted (read
+    from the checkpoint's state) and those Spark dropped (:func:`_tell_dropped`)."""
+    from .spark.streaming import late_events
+
+    count, samples = late_events(spark, checkpoint) if _committed(checkpoint) else (0, [])
+    if count:
+        print(f"cepagg: {count} event(s) arrived later than the delay of {delay}{_in_query(name)}"
+              f"; e.g. {samples[:3]}", file=sys.stderr)
+    _tell_dropped(name, progress, delay, option)
+
+
+def _tell_dropped(name: str | None, progress, delay: str, option: str = "--delay") -> None:
+    """The events Spark dropped as older than its watermark (they never reached cepagg), from
+    the progress reports of the micro-batches (``progress``: the query's
+    :class:`cepagg.spark.progress.BatchLines`)."""
+    if progress.dropped:
+        print(f"cepagg: Spark dropped {progress.dropped} event(s) older than its watermark{_in_query(name)} "
+              f"(later than the delay of {delay}); raise {option} to keep them", file=sys.stderr)
+
+
+def _in_query(name: str | None) -> str:
+    return f" in query {name}" if name else ""
+
+
+def _tell_rejected(args: argparse.Namespace) -> None:
+    """Where a stream's bad rows went (``--reject``; under ``--follow`` one file per input file
+    with bad rows)."""
+    if args.reject and args.follow:
         from .spark.sources import reject_files
 
         written = reject_files(args.events, args.format or "", args.reject)
@@ -588,9 +720,6 @@ def cmd_stream(args: argparse.Namespace) -> int:
               if written else "cepagg: no bad row in the input (no reject file written)", file=sys.stderr)
     elif args.reject and os.path.exists(args.reject):
         print(f"cepagg: {_rows_in(args.reject)} bad row(s) of the input written to {args.reject}", file=sys.stderr)
-    _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
-                  + (_REVISED if any(_revised(body, args.time_unit) for _, body, _, _ in jobs) else ""))
-    return 130 if interrupted else 0
 
 
 #: a Spark interval: "10 seconds", "1 minute 30 seconds", "interval 2 hours", "500 milliseconds"
@@ -630,19 +759,25 @@ def _check_stream_options(args: argparse.Namespace) -> None:
         raise UsageError(f"stream: --events-per-batch {args.events_per_batch}: give a positive number")
 
 
-def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
+def _follow_until_interrupted(running, checkpoint: str | None, ctrl_c: _CtrlC | None = None) -> bool:
     """Follow the running streaming queries (:func:`cepagg.spark.streaming.follow`) until they
-    end or the user presses Ctrl-C; on Ctrl-C stop them, say what the output holds, and return
-    True, so that the run still reports its late events and where its results are. SIGTERM
-    (:class:`_Terminated`) stops them at once, without waiting for the micro-batch in progress,
-    and is raised again: the run ends as ``cepagg run`` does ("terminated", exit 143)."""
+    end or the user presses Ctrl-C (``ctrl_c``: pressed already while they started); on Ctrl-C
+    stop them after the micro-batch in progress (pyspark's own handler would cancel it: Spark's
+    error traces), say what the output holds, and return True, so that the run still reports
+    its late events and where its results are. SIGTERM (:class:`_Terminated`) stops them at
+    once and is raised again: the run ends as ``cepagg run`` does ("terminated", exit 143). A
+    query that fails stops the others, and is raised once every query's last micro-batches
+    are reported."""
     from .spark.streaming import follow
 
-    # pyspark's own Ctrl-C handler cancels every Spark job at once: the micro-batch in progress
-    # would fail with Spark's error traces; the default handler lets it finish first
-    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    ctrl_c = ctrl_c or _CtrlC()
+    with ctrl_c.answering():
+        return _follow(running, checkpoint, ctrl_c, follow)
+
+
+def _follow(running, checkpoint: str | None, ctrl_c: _CtrlC, follow) -> bool:
     try:
-        follow(running)
+        follow(running, interrupted=ctrl_c.__bool__)
         return False
     except _Terminated:  # (a subclass of KeyboardInterrupt: caught first)
         for query, _ in running:
@@ -663,8 +798,13 @@ def _follow_until_interrupted(running, checkpoint: str | None) -> bool:
               + ("; run the same command again to go on from the checkpoint" if checkpoint else ""),
               file=sys.stderr)
         return True
-    finally:
-        signal.signal(signal.SIGINT, handler)
+    except Exception:  # a query failed
+        for query, progress in running:
+            with suppress(Exception):  # (stopping the failed one again raises nothing new)
+                query.stop()
+            if progress is not None:
+                progress(query)
+        raise
 
 
 def _committed(checkpoint: str | None) -> bool:
@@ -716,8 +856,9 @@ def _rows_in(reject_path: str) -> int:
         return sum(1 for line in f if line.strip())
 
 
-def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
-    """``cepagg stream --order``: the ordering layer on Spark (:mod:`cepagg.spark.order`)."""
+def _stream_ordered(args: argparse.Namespace, spark, df, text: str, ctrl_c: _CtrlC) -> int:
+    """``cepagg stream --order``: the ordering layer on Spark (:mod:`cepagg.spark.order`);
+    ``ctrl_c`` answers Ctrl-C (:class:`_CtrlC`)."""
     from .order import OrderConfig
     from .order.cli import parse_span
     from .spark.order import late_count, run_ordered_to_end, start_ordered
@@ -738,12 +879,19 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
                        time_unit=args.time_unit, engine=args.engine, numbers=args.numbers,
                        on_late="fail" if args.on_late == "fail" else "count")
         interrupted = False
-        if args.follow:
-            interrupted = _follow_until_interrupted(
-                [(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
-                  BatchLines(args.time_unit))], args.checkpoint)
-        else:
-            run_to_end(df, text, progress=BatchLines(args.time_unit, finite=True), **options)
+        lines = BatchLines(args.time_unit, finite=not args.follow)
+        ctrl_c.check()
+        try:
+            if args.follow:
+                interrupted = _follow_until_interrupted(
+                    [(start(df, text, available_now=False, processing_time=args.trigger, count_out=True, **options),
+                      lines)], args.checkpoint, ctrl_c)
+            else:
+                run_to_end(df, text, progress=lines, interrupted=ctrl_c.__bool__, **options)
+        except Exception:  # (a failed query: what Spark dropped before is still said)
+            _tell_dropped(None, lines, delay, "--slack")
+            raise
+        _tell_late(spark, None, args.checkpoint, lines, delay, "--slack")
         _results_line(args, f" (K-slack on Spark's watermark, delay {delay})"
                       + (_REVISED if _revised(text, args.time_unit) else ""))
         return 130 if interrupted else 0
@@ -755,13 +903,14 @@ def _stream_ordered(args: argparse.Namespace, spark, df, text: str) -> int:
     options = dict(out=args.out, format=args.out_format, checkpoint=args.checkpoint, late_out=args.late_out,
                    time_unit=args.time_unit, engine=args.engine)
     interrupted = False
+    ctrl_c.check()
     if args.follow:
         interrupted = _follow_until_interrupted(
             [(start_ordered(df, text, config, available_now=False, processing_time=args.trigger, count_out=True,
-                            **options), BatchLines(args.time_unit, own_clocks=True))], args.checkpoint)
+                            **options), BatchLines(args.time_unit, own_clocks=True))], args.checkpoint, ctrl_c)
     else:
         run_ordered_to_end(df, text, config, progress=BatchLines(args.time_unit, finite=True, own_clocks=True),
-                           **options)
+                           interrupted=ctrl_c.__bool__, **options)
     if _committed(args.checkpoint):
         count, samples = late_count(spark, args.checkpoint)
         if count:
@@ -793,6 +942,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="cepagg", description=(
         "Complex event analytics: aggregate pattern matches without constructing them."))
     sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_run_command, _add_stream_command, _add_check_command, _add_explain_command,
+                _add_cube_command):
+        add(sub)
+    from .bench import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
+    _add_demo_command(sub)
+    _add_warmup_command(sub)
+    return parser
+
+
+def _add_run_command(sub) -> None:
+    from .order.cli import add_order_args
 
     p = sub.add_parser("run", help="evaluate a query over an events file (on Spark, local mode by default)")
     _add_query_args(p)
@@ -806,10 +968,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_spark_args(p)
     p.add_argument("--no-spark", action="store_true", help="run the engine in this process, without Spark")
     _add_numbers_arg(p)
-    from .order.cli import add_order_args
-
     add_order_args(p, spark=False)
     p.set_defaults(func=cmd_run)
+
+
+def _add_stream_command(sub) -> None:
+    from .order.cli import add_order_args
 
     p = sub.add_parser("stream", help="run a query as a Structured Streaming job over an events file")
     _add_query_args(p)
@@ -835,15 +999,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also show the lines pyspark's streaming Python workers print for themselves")
     _add_numbers_arg(p)
     _add_spark_args(p)
-    from .order.cli import add_order_args
-
     add_order_args(p, spark=True)
     p.set_defaults(func=cmd_stream)
 
+
+def _add_check_command(sub) -> None:
     p = sub.add_parser("check", help="parse and check a query, print its normalised form")
     _add_query_args(p)
     p.add_argument("--schema", help="attribute types of the events, to check attribute names")
     p.set_defaults(func=cmd_check)
+
+
+def _add_explain_command(sub) -> None:
+    from .cube.chase import STRATEGIES
 
     p = sub.add_parser("explain", help="show what will run for a query and why")
     _add_query_args(p)
@@ -851,34 +1019,33 @@ def build_parser() -> argparse.ArgumentParser:
     _add_numbers_arg(p)
     p.add_argument("--cube", action="store_true", help="the workload as an E-Cube: its refinement hierarchy and "
                    "the reuse plan with estimated costs (see cepagg cube)")
-    from .cube.chase import STRATEGIES
-
     p.add_argument("--strategy", choices=STRATEGIES, help="with --cube: the strategy to show (default chase)")
     p.set_defaults(func=cmd_explain)
+
+
+def _add_cube_command(sub) -> None:
+    from .cube.cli import add_arguments as add_cube_arguments
+    from .cube.cli import cmd_cube
 
     p = sub.add_parser("cube", help="a workload as an E-Cube: every query's result, computed with reuse "
                                     "across concept and pattern levels")
     _add_query_args(p)
     _add_event_args(p)
-    from .cube.cli import add_arguments as add_cube_arguments
-    from .cube.cli import cmd_cube
-
     add_cube_arguments(p)
     p.set_defaults(func=cmd_cube)
 
-    from .bench import add_parser as add_bench_parser
 
-    add_bench_parser(sub)
-
+def _add_demo_command(sub) -> None:
     from .demo import add_arguments as add_demo_arguments
 
     p = sub.add_parser("demo", help="run three example questions over the 2013 New York flights on Spark")
     add_demo_arguments(p)
     p.set_defaults(func=cmd_demo)
 
+
+def _add_warmup_command(sub) -> None:
     p = sub.add_parser("warmup", help="compile the engines' kernels now (once per install; ./dev does it)")
     p.set_defaults(func=cmd_warmup)
-    return parser
 
 
 class _Terminated(KeyboardInterrupt):

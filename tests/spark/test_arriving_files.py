@@ -173,3 +173,62 @@ def test_an_offset_listing_a_file_this_reader_forgot_does_not_bring_it_back(tmp_
     assert second["base"] == 2
     assert reader.latestOffset(first, ReadAllAvailable()) == second  # (asked again from the older offset)
     assert _read_offsets(reader, first, second) == [(30, 3)]
+
+
+def test_a_file_replaced_under_its_name_is_refused_even_with_the_same_time_and_count(tmp_path):
+    """The source compared modification times alone: a file replaced by another moved in with
+    the same time (``cp -p`` and ``mv`` keep a file's time) and as many events went unseen, and
+    a worker read the new file's events in place of those counted."""
+    from cepagg.spark.sources import _load
+
+    events = tmp_path / "in"
+    events.mkdir()
+    a = _put(events, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(events), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    a.rename(tmp_path / "a.csv")
+    (tmp_path / "a.csv").rename(a)  # moved out and back: the same file
+    assert reader.latestOffset(first, ReadAllAvailable()) == first
+    parts = reader.partitions(reader.initialOffset(), first)
+    _put(tmp_path, "a.csv", [("A", 10, 7), ("B", 20, 8)], at=1_000_000_000).rename(a)  # (replaced)
+    _load.cache_clear()  # (a worker reads the file in a process of its own)
+    with pytest.raises(InputError, match="changed after the stream read it") as e:
+        [b for p in parts for b in reader.read(p)]
+    assert str(a) in str(e.value)
+    with pytest.raises(InputError, match="changed after the stream read it") as e:
+        reader.latestOffset(first, ReadAllAvailable())
+    assert str(a) in str(e.value)
+
+
+def test_a_file_back_under_the_name_of_a_forgotten_one_is_refused_naming_it(tmp_path):
+    """A file read to the end, moved out (and so forgotten) and moved back in was taken for a new
+    file: its events were read twice."""
+    events = tmp_path / "in"
+    events.mkdir()
+    a = _put(events, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(events), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    a.rename(tmp_path / "a.csv")  # (read to the end: archived)
+    _put(events, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    assert second["base"] == 2  # (a.csv forgotten)
+    (tmp_path / "a.csv").rename(a)
+    with pytest.raises(InputError, match="read twice") as e:
+        reader.latestOffset(second, ReadAllAvailable())
+    assert str(a) in str(e.value)
+
+
+def test_a_file_gone_at_a_restart_and_back_must_hold_the_events_the_checkpoint_counted(tmp_path):
+    """A file the checkpoint lists, gone when the query restarted, was never checked once back."""
+    _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    b = _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    b.rename(tmp_path / "b.away")
+    restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    assert restarted.latestOffset(second, ReadAllAvailable()) == second
+    _put(tmp_path, "b.csv", [("A", 30, 3), ("B", 31, 4)], at=2_000_000_000)
+    with pytest.raises(InputError, match="changed after the stream read it") as e:
+        restarted.latestOffset(second, ReadAllAvailable())
+    assert str(b) in str(e.value)

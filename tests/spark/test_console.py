@@ -216,3 +216,111 @@ def test_rows_spark_dropped_as_late_are_counted_and_said():
     assert lines.dropped == 2
     assert lines.stream.getvalue().splitlines()[1].endswith(", 2 rows dropped by Spark as late")
     assert "dropped" not in lines.stream.getvalue().splitlines()[0]
+
+
+class _Failing:
+    """A query that finishes one more micro-batch (3 rows dropped by Spark as late) and fails
+    between two looks: in the moment after its progress was read and before it was asked
+    whether it runs."""
+
+    def __init__(self):
+        self.recentProgress = [{"batchId": 0, "numInputRows": 5}]
+        self.stopped = False
+
+    @property
+    def isActive(self):
+        self.recentProgress = self.recentProgress + [
+            {"batchId": 1, "numInputRows": 4, "stateOperators": [{"numRowsDroppedByWatermark": 3}]}]
+        return False
+
+    def exception(self):
+        return RuntimeError("boom")
+
+    def stop(self):
+        self.stopped = True
+
+
+def test_a_failed_query_has_every_micro_batch_it_finished_reported(capsys):
+    """The progress was read before the query was asked whether it runs: the batch it finished
+    just before it failed was never reported, nor the rows Spark dropped in it."""
+    import pytest
+
+    from cepagg.spark.streaming import follow
+
+    lines = BatchLines("ms")
+    with pytest.raises(RuntimeError, match="boom"):
+        follow([(_Failing(), lines)])
+    assert lines.dropped == 3
+    assert "batch 1: 4 events in" in capsys.readouterr().err
+
+
+def test_a_failed_query_stops_the_others_and_each_reports_its_last_batches():
+    """The first failure was raised with the workload's other queries left running."""
+    import pytest
+
+    from cepagg.cli import _follow_until_interrupted
+
+    failing, other, seen = _Failing(), _Running(100), []
+    other.stop = lambda: seen.append("stopped")
+    with pytest.raises(RuntimeError, match="boom"):
+        _follow_until_interrupted([(other, lambda q: seen.append("report")), (failing, None)], "chk")
+    assert seen[-2:] == ["stopped", "report"]
+
+
+def test_ctrl_c_is_noted_where_spark_may_be_in_a_call_and_acted_on_at_the_next_look(capfd):
+    """pyspark's handler (or a KeyboardInterrupt) inside a call to the JVM: py4j's tracebacks, and a
+    first Ctrl-C while the stream started could go unanswered."""
+    import os
+    import signal
+
+    import pytest
+
+    from cepagg.cli import _CtrlC, _follow_until_interrupted
+
+    ctrl_c = _CtrlC()
+    with ctrl_c.answering("noted\n"):
+        os.kill(os.getpid(), signal.SIGINT)  # (as if inside a call: nothing is raised there)
+        for _ in range(100):  # (delivered at the next bytecodes)
+            if ctrl_c:
+                break
+        assert ctrl_c.pressed == 1
+        with pytest.raises(KeyboardInterrupt):
+            ctrl_c.check()
+        with pytest.raises(KeyboardInterrupt):  # a second press stops at once
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(100):
+                pass
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert capfd.readouterr().err == "noted\n"
+
+    class Query:
+        stopped = False
+        isActive = True
+        status = {"isTriggerActive": False}
+
+        def stop(self):
+            self.stopped = True
+
+    q = Query()
+    assert _follow_until_interrupted([(q, None)], None, ctrl_c) is True  # (pressed while it started)
+    assert q.stopped
+
+
+def test_the_stream_session_starts_outside_the_main_thread(monkeypatch):
+    """pyspark installs its Ctrl-C handler when a session starts in the main thread; that handler
+    calls the JVM from inside the call in progress."""
+    import argparse
+    import signal
+    import threading
+
+    import cepagg.cli as cli
+
+    def session(args):
+        if threading.current_thread() is threading.main_thread():  # (as pyspark's SparkContext does)
+            signal.signal(signal.SIGINT, lambda *_: None)
+        return "spark"
+
+    monkeypatch.setattr(cli, "spark_session", session)
+    before = signal.getsignal(signal.SIGINT)
+    assert cli._stream_session(argparse.Namespace(verbose=True)) == "spark"
+    assert signal.getsignal(signal.SIGINT) is before

@@ -119,3 +119,27 @@ def test_cli_stream_says_a_within_alone_total_is_written_as_revisions(spark, tmp
 
     assert [tuple(r) for r in read_latest(spark, str(out), "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5",
                                           format="csv").collect()] == [(3,)]
+
+
+def test_an_update_mode_micro_batch_without_rows_writes_no_file(spark, tmp_path, capsys):
+    """Each micro-batch without rows wrote a batch=N folder holding a CSV header alone; the first
+    batch's file stays (it keeps an output without rows readable)."""
+    from cepagg.cli import main
+    from cepagg.spark.streaming import read_latest
+
+    events = tmp_path / "events.csv"
+    events.write_text("type,ts\nA,1\nB,2\nA,3\nB,4\nC,5\nC,6\nB,9\n")
+    out, chk = tmp_path / "out", tmp_path / "chk"
+    query = "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5"
+    assert main(["stream", "-q", query, "--events", str(events), "--out", str(out), "--out-format", "csv",
+                 "--checkpoint", str(chk), "--events-per-batch", "2"]) == 0
+    rows_out = sum(int(n) for n in re.findall(r"^cepagg: batch \d+: .* (\d+) rows? out", capsys.readouterr().err, re.M))
+    written = {int(d.name.split("=")[1]): [row for p in d.glob("part-*.csv") for row in p.read_text().splitlines()[1:]]
+               for d in out.glob("batch=*")}
+    committed = [int(n) for n in os.listdir(chk / "commits") if n.isdigit()]
+    assert 0 in written and len(written) < len(committed)  # (batches without rows ran)
+    assert all(rows for batch, rows in written.items() if batch > 0), written
+    assert sum(map(len, written.values())) == rows_out
+    assert [tuple(r) for r in read_latest(spark, str(out), query, format="csv").collect()] == [(3,)]
+    plain = spark.read.csv(str(out), header=True)
+    assert plain.columns == ["COUNT(*)", "revision", "batch"] and plain.count() == rows_out

@@ -248,29 +248,20 @@ def evaluate_adaptive(cube, events: EventBatch, strategy: str, reuses: tuple[str
         start = int(ts[a])
         c0 = int(np.searchsorted(ts, start - w, side="right"))
         context = events.slice(c0, b - c0)
-        span = max(float(ts[b - 1] - ts[a]), 1.0) * unit
-        uniq, cnt = np.unique(types[a:b], return_counts=True)
-        stats = Statistics(span, dict(zip(uniq.tolist(), cnt.tolist())))
+        stats = _batch_statistics(ts, types, a, b, unit)
+        recount = (lambda a=a, b=b: _counted(cube, events.slice(a, b - a), found)) if found else None
         if found:
-            stats.matches = measured if measured is not None else _counted(cube, events.slice(a, b - a), found)
+            stats.matches = measured if measured is not None else recount()
         if current is None:
             current, basis = choose(cube, strategy, stats.costs(), reuses), stats
             current.statistics = stats
             plans.append((k, current))
         else:
-            d, reason = drift(basis, stats, adapt.min_count)
-            if d > adapt.drift:
-                if found:  # (the matches measured on the last batch predate the drift: count this one's)
-                    stats.matches = _counted(cube, events.slice(a, b - a), found)
-                new = choose(cube, strategy, stats.costs(), reuses)
-                old_cost = _recost(current, new)
-                gain = (old_cost - new.cost) / old_cost if old_cost > 0 else 0.0
-                installed = gain > adapt.gain
-                new.statistics = stats
-                replans.append(Replan(k, start, f"{reason} (threshold {adapt.drift:.0%})", old_cost, new.cost,
-                                      installed, _one_line(new)))
-                if installed:
-                    current = new
+            chosen, replan = _replan(cube, strategy, reuses, adapt, current, basis, stats, k, start, recount)
+            if replan is not None:
+                replans.append(replan)
+                if replan.installed:
+                    current = chosen
                     plans.append((k, current))
                 basis = stats
         batch_matches: dict[str, list] = {}
@@ -299,6 +290,35 @@ def evaluate_adaptive(cube, events: EventBatch, strategy: str, reuses: tuple[str
         else:
             out[n] = result_of(q, cube.shapes[n], found[n], kinds.get("matches", ()))
     return out, plans, replans
+
+
+def _batch_statistics(ts, types, a: int, b: int, unit: float) -> Statistics:
+    """The statistics of the events ``a`` to ``b`` (times ``ts``, types ``types``): their span
+    in seconds and the count of each type."""
+    span = max(float(ts[b - 1] - ts[a]), 1.0) * unit
+    uniq, cnt = np.unique(types[a:b], return_counts=True)
+    return Statistics(span, dict(zip(uniq.tolist(), cnt.tolist())))
+
+
+def _replan(cube, strategy: str, reuses: tuple[str, ...], adapt: Adaptation, current: CubePlan,
+            basis: Statistics, stats: Statistics, k: int, start: int, recount) -> tuple[CubePlan, Replan | None]:
+    """(plan, re-planning) after batch ``k`` (first event time ``start``), whose statistics
+    ``stats`` are compared with those the current plan was chosen on (``basis``): no
+    re-planning below the drift threshold; above it a plan chosen on ``stats`` (the matches
+    counted again by ``recount()``, when given: those measured on the last batch predate the
+    drift), installed when its gain over the current plan passes ``adapt.gain``."""
+    d, reason = drift(basis, stats, adapt.min_count)
+    if d <= adapt.drift:
+        return current, None
+    if recount is not None:
+        stats.matches = recount()
+    new = choose(cube, strategy, stats.costs(), reuses)
+    old_cost = _recost(current, new)
+    gain = (old_cost - new.cost) / old_cost if old_cost > 0 else 0.0
+    new.statistics = stats
+    replan = Replan(k, start, f"{reason} (threshold {adapt.drift:.0%})", old_cost, new.cost, gain > adapt.gain,
+                    _one_line(new))
+    return (new if replan.installed else current), replan
 
 
 def _counted(cube, events: EventBatch, found) -> dict[str, int]:

@@ -51,11 +51,11 @@ from .sources import END_TYPE
 from .streaming import (
     event_columns,
     event_names,
-    file_options,
     operator_input,
     progress_reports,
     run_until,
     with_trigger,
+    write_batch,
 )
 from .tasks import compiled
 
@@ -220,8 +220,7 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str | Non
         if format == "console":  # the rows are printed; late events still go to their directory
             rows.show(truncate=False)
         else:
-            rows.write.mode("overwrite").format(format).options(**file_options(format)).save(
-                f"{out}/batch={batch_id}")
+            write_batch(rows, batch_id, out, format)
         late = batch_df.filter(F.col("kind") == "late").select("at", "late")
         if not late.isEmpty():
             late.write.mode("overwrite").format("json").save(f"{late_path}/batch={batch_id}")
@@ -232,13 +231,13 @@ def start_ordered(df, query: str | Query, config: OrderConfig, *, out: str | Non
 
 
 def run_ordered_to_end(df, query: str | Query, config: OrderConfig, *, timeout: float = 3600.0,
-                       progress=None, **options):
+                       progress=None, interrupted=None, **options):
     """Run over a finite ``cepagg`` source (``finite=true``) until the batch holding its last
-    offset (the end-of-stream event) has been processed, then stop. ``progress``: see
-    :func:`cepagg.spark.streaming.run_until`."""
+    offset (the end-of-stream event) has been processed, then stop. ``progress``,
+    ``interrupted``: see :func:`cepagg.spark.streaming.run_until`."""
     q = start_ordered(df, query, config, available_now=False, processing_time="0 seconds",
                       count_out=progress is not None, **options)
-    return run_until(q, _consumed, timeout, progress)
+    return run_until(q, _consumed, timeout, progress, interrupted)
 
 
 def _consumed(q) -> bool:

@@ -114,7 +114,7 @@ class BatchLines:
         elif watermark:
             from datetime import datetime
 
-            from .streaming import END_WATERMARK_MS
+            from .bucket import END_WATERMARK_MS
 
             ms = round(datetime.fromisoformat(watermark.replace("Z", "+00:00")).timestamp() * 1000)
             parts.append("watermark past the end of the input" if ms > END_WATERMARK_MS
@@ -140,7 +140,7 @@ def _holds_the_end(report: dict) -> bool:
         return False
     from datetime import datetime
 
-    from .streaming import END_WATERMARK_MS
+    from .bucket import END_WATERMARK_MS
 
     return datetime.fromisoformat(latest.replace("Z", "+00:00")).timestamp() * 1000 > END_WATERMARK_MS
 

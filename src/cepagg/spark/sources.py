@@ -13,18 +13,24 @@ and streams the events in time order:
 Offsets are event positions, so a restarted query re-reads exactly the events of its
 unfinished micro-batch: recovery repeats nothing and loses nothing.
 
-A stream that runs on (``finite`` false) over a directory takes files as they arrive: the
-files in the order they appeared (modification time, then name), each file's events in time
-order, so a new file adds positions after the ones read and never moves them (a file with
-events older than those read brings late events, which the watermark or the ordering layer
-handles). A file must be complete when it appears (write it elsewhere, then move it in): one
-that changes after it was read is refused. The offsets (kept in the checkpoint) list the files
-by name with their event counts: a restarted query numbers the positions as the run before
-without reading the files again, and a file read to the end may be moved out or deleted -- it
-is then forgotten (its events still count in the numbering), so the offsets list the files in
-the directory plus those not yet read to the end; a file gone before all its events were read
-is refused naming it. Its columns are cast to the stream's, fixed when
-the stream starts (a missing one is null; one that does not fit is refused naming the file).
+A stream that runs on (``finite`` false) over a directory takes files as they arrive: the files
+in the order they appeared (modification time, then name), each file's events in time order, so
+a new file adds positions after the ones read and never moves them (a file with events older
+than those read brings late events, which the watermark or the ordering layer handles). A file
+must be complete when it appears (write it elsewhere, then move it in): one that changes after
+it was read is refused. A name stands for one file (its inode, size and modification time tell
+which, :func:`_signature`): a file replaced under a known name, even by one with the same size
+and time, is refused, and so is one back under the name of a file this run forgot (read to the
+end and gone: its events would be read twice). The offsets (kept in the checkpoint) list the
+files by name with their event counts: a restarted query numbers the positions as the run
+before without reading the files again, and a file read to the end may be moved out or deleted
+-- it is then forgotten (its events still count in the numbering), so the offsets list the
+files in the directory plus those not yet read to the end; a file gone before all its events
+were read is refused naming it. (A restarted query knows the files its checkpoint lists by name
+and count: a file forgotten before the restart is not known after it, and a listed file
+replaced while the query was down by one with as many events is not told apart.) Its columns
+are cast to the stream's, fixed when the stream starts (a missing one is null; one that does
+not fit is refused naming the file).
 With a reject file ``R`` (``reject`` option), each file's bad rows go to a reject file of its
 own, ``R`` named after it (:func:`reject_file`): a file is read more than once (on the driver
 to count its events, in a worker to stream them), and each read writes the same file whole.
@@ -65,17 +71,26 @@ def _load(path: str, fmt: str, options_json: str, stamp: float):
 
 
 def _stamp(path: str) -> float:
-
+    """The modification time of a file, or the latest of a directory's files: a finite
+    stream's file read again after it changed is not taken from :func:`_load`'s cache."""
     p = path
     if os.path.isdir(p):
         return max((os.path.getmtime(os.path.join(p, f)) for f in os.listdir(p)), default=0.0)
     return os.path.getmtime(p)
 
 
+def _signature(path: str) -> tuple[int, int, int]:
+    """Which file a name stands for now: its inode, size and modification time (ns). A file
+    replaced under its name has another, also one moved in with the modification time of the
+    file it replaces (``cp -p``, ``mv`` keep a file's time), or rewritten within a second."""
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 class _Partition(InputPartition):
     def __init__(self, start: int, end: int, slices: list | None = None):
         self.start, self.end = start, end
-        self.slices = slices  # arriving files: (file, stamp, events, first row, end row) per file read
+        self.slices = slices  # arriving files: (file, signature, events, first row, end row) per file read
 
 
 def _arrived(path: str, fmt: str) -> list[str]:
@@ -132,29 +147,50 @@ class CepaggStreamReader(DataSourceStreamReader):
         self.max_batch = int(options["maxeventsperbatch"]) if options.get("maxeventsperbatch") else None
         self._last_call = time.monotonic()
         self.target = _arrow_target(schema)
-        #: arriving files: (file, stamp, events), in arrival order (stamp None: gone when a
+        #: arriving files: (file, signature, events), in arrival order (signature None: gone when a
         #: restarted query took it from its checkpoint); ``base`` events of forgotten files before
-        self.index: list[tuple[str, float | None, int]] = []
+        self.index: list[tuple[str, tuple | None, int]] = []
         self.base = 0
+        #: files forgotten in this run (read to the end, then gone from the directory)
+        self.forgotten: set[str] = set()
         path = os.path.abspath(self.path)
         self.root = path if os.path.isdir(path) else os.path.dirname(path)  # (offsets name files in it)
 
     def _refresh(self) -> None:
-        """Index the files that arrived since the last look (a stream that runs on)."""
-        known = {f: stamp for f, stamp, _ in self.index}
+        """Index the files that arrived since the last look (a stream that runs on). A name
+        stands for one file for as long as the stream knows it: a known file that is now
+        another (replaced, or gone and back as another file) is refused, and so is a file
+        back under the name of one this run forgot (its events would be read twice)."""
+        known = {f: signature for f, signature, _ in self.index}
         for f in _arrived(self.path, self.fmt):
+            try:
+                signature = _signature(f)
+            except FileNotFoundError:  # (gone since the listing: as if not yet seen)
+                continue
             if f in known:
-                if known[f] is not None and _stamp(f) != known[f]:  # (None: gone at the restart, back)
+                if known[f] is None:  # gone when the query restarted, back
+                    self._identify(f, signature)
+                elif signature != known[f]:
                     raise _changed(f)
                 continue
-            stamp = _stamp(f)
-            self.index.append((f, stamp, self._file_events(f, stamp).num_rows))
+            if f in self.forgotten:
+                raise _back(f)
+            self.index.append((f, signature, self._file_events(f, signature).num_rows))
 
-    def _file_events(self, f: str, stamp: float):
+    def _identify(self, f: str, signature: tuple) -> None:
+        """Take the signature of ``f``, listed by a restarted query's checkpoint and gone when
+        it restarted, now back: it must hold as many events as the checkpoint counted."""
+        k = next(k for k, (g, _, _) in enumerate(self.index) if g == f)
+        n = self.index[k][2]
+        if self._file_events(f, signature).num_rows != n:
+            raise _changed(f)
+        self.index[k] = (f, signature, n)
+
+    def _file_events(self, f: str, signature: tuple):
         """The events of the arrived file ``f``, its bad rows in its own reject file (none for a
         file without bad rows)."""
         options = _read_options(self.options, f)
-        _, events, rejected = _load(f, self.fmt, options, stamp)
+        _, events, rejected = _load(f, self.fmt, options, signature)
         if not rejected and self.options.get("reject"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(json.loads(options)["reject"])
@@ -194,13 +230,13 @@ class CepaggStreamReader(DataSourceStreamReader):
             else:
                 f, n = os.path.join(self.root, entry[0]), entry[1]
             if f not in known:
-                stamp = _stamp(f) if os.path.exists(f) else None
+                signature = _signature(f) if os.path.exists(f) else None
                 if n is None:
-                    if stamp is None:
+                    if signature is None:
                         raise _gone(f)
-                    n = self._file_events(f, stamp).num_rows
+                    n = self._file_events(f, signature).num_rows
                 if at + n > self.base:  # (not forgotten by this reader)
-                    self.index.append((f, stamp, n))
+                    self.index.append((f, signature, n))
                     known[f] = n
             at += n
 
@@ -208,7 +244,9 @@ class CepaggStreamReader(DataSourceStreamReader):
         """Drop from the index's front the files read to the end before ``pos`` that are gone
         from the directory; their events still count (``base``)."""
         while self.index and self.base + self.index[0][2] <= pos and not os.path.exists(self.index[0][0]):
-            self.base += self.index.pop(0)[2]
+            f, _, n = self.index.pop(0)
+            self.base += n
+            self.forgotten.add(f)
 
     def initialOffset(self) -> dict:
         return self._offset(0)
@@ -244,12 +282,12 @@ class CepaggStreamReader(DataSourceStreamReader):
         self._seed(end)
         self._refresh()
         slices, at = [], self.base
-        for f, stamp, n in self.index:
+        for f, signature, n in self.index:
             lo, hi = max(start["pos"], at), min(end["pos"], at + n)
             if lo < hi:
-                if not os.path.exists(f):
+                if signature is None or not os.path.exists(f):  # (None: gone at the restart, not back)
                     raise _gone(f)
-                slices.append((f, _stamp(f) if stamp is None else stamp, n, lo - at, hi - at))
+                slices.append((f, signature, n, lo - at, hi - at))
             at += n
         return [_Partition(start["pos"], end["pos"], slices)]
 
@@ -257,9 +295,11 @@ class CepaggStreamReader(DataSourceStreamReader):
         import pyarrow as pa
 
         if partition.slices is not None:
-            for f, stamp, n, lo, hi in partition.slices:
-                events = self._file_events(f, stamp)
-                if events.num_rows != n:
+            for f, signature, n, lo, hi in partition.slices:
+                if _current(f) != signature:  # (another file than the driver counted, before or while read)
+                    raise _changed(f)
+                events = self._file_events(f, signature)
+                if events.num_rows != n or _current(f) != signature:
                     raise _changed(f)
                 yield from _conform(events, self.target, f).slice(lo, hi - lo).to_batches()
             return
@@ -282,6 +322,21 @@ def _changed(file: str):
 
     return InputError("changed after the stream read it; put complete files into the directory (write elsewhere, "
                       "then move them in)", file)
+
+
+def _current(file: str) -> tuple[int, int, int]:
+    """The signature of an indexed file as a worker reads it (refused naming it when gone)."""
+    try:
+        return _signature(file)
+    except FileNotFoundError:
+        raise _gone(file) from None
+
+
+def _back(file: str):
+    from ..errors import InputError
+
+    return InputError("back under the name of a file the stream read to the end and saw gone; its events would "
+                      "be read twice: give every new file a new name", file)
 
 
 def _gone(file: str):

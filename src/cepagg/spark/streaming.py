@@ -4,7 +4,9 @@ Measured on these machines: every Python stateful call costs about 1 ms per key 
 micro-batch, so events are grouped by a **hash bucket** of the attributes the plan
 names (:attr:`cepagg.plan.Plan.bucket_keys`), not by the key: one bucket's engine state (which
 keeps its partitions apart itself) is one blob in a ValueState, written through the engine's
-versioned ``snapshot`` and read through its ``restore`` (:func:`pack_bucket`).
+versioned ``snapshot`` and read through its ``restore``. What is done to a bucket (buffering,
+releasing events to the engine, revisions) is :mod:`cepagg.spark.bucket`, without Spark; this
+module speaks to Spark (state store, timers, watermark, sinks).
 
 Time: Spark's watermark (``withWatermark(event time, delay)``) bounds lateness. Events are
 buffered per bucket and released to the engine in time order once the watermark has passed
@@ -22,24 +24,22 @@ number per group, and the sink keeps the highest (see :func:`start` and :func:`r
 
 from __future__ import annotations
 
-import pickle
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
-from ..events import ID, EventBatch
+from ..events import ID
 from ..lang import compile_query
 from ..lang.model import TIME_UNITS_MS, Query
 from ..plan import plan
 from ..runner import check_concepts
 from . import schema as S
-from .sources import END_TS_MS, END_TYPE
+from .bucket import END_WATERMARK_MS, BucketState, admit, pack_bucket, release, revise, unpack_bucket, wake_times
 from .tasks import compiled
 
-END_WATERMARK_MS = END_TS_MS - 10**12  # a watermark beyond this means the input has ended
 OP_ID, OP_TIME, OP_BUCKET = "cepagg_id", "cepagg_event_time", "cepagg_bucket"
 
 
@@ -98,46 +98,27 @@ def output_columns(spec: StreamSpec) -> list[tuple[str, str]]:
     return cols
 
 
-@dataclass
-class BucketState:
-    engine_state: Any
-    pending: list[pa.Table] = field(default_factory=list)
-    released_to: int | None = None  # events up to this time have gone to the engine
-    close_by: int | None = None  # time (stream unit) by which every open window has closed
-    revisions: dict = field(default_factory=dict)
-    ended: bool = False
-    advanced_to: int | None = None  # the engine was told no event at or before this time comes
-    late: int = 0  # events that came after their time had been closed
-    late_samples: list = field(default_factory=list)
-
-
-#: version of the stored bucket layout (the engine's state has its own, in its snapshot)
-BUCKET_FORMAT = 1
-
-
-def pack_bucket(engine, st: BucketState) -> bytes:
-    """A bucket as the state store keeps it: the driver's bookkeeping pickled, the engine's
-    state as the engine's own versioned snapshot (never the engine's objects pickled here)."""
-    return pickle.dumps((BUCKET_FORMAT, replace(st, engine_state=None), engine.snapshot(st.engine_state)),
-                        protocol=5)
-
-
-def unpack_bucket(data: bytes, engine=None) -> BucketState:
-    """The bucket of :func:`pack_bucket`; its engine state restored by ``engine`` (left as the
-    snapshot's bytes without one, for readers of the bookkeeping such as :func:`late_events`)."""
-    version, st, snapshot = pickle.loads(data)
-    if version != BUCKET_FORMAT:
-        raise ValueError(f"stream state of bucket format {version} cannot be read by format {BUCKET_FORMAT}: "
-                         "start the query with a new checkpoint")
-    st.engine_state = engine.restore(snapshot) if engine is not None else snapshot
-    return st
+def events_of(spec: StreamSpec, pdf) -> pa.Table:
+    """The event columns of a pandas chunk the operator received, with their real names (see
+    :func:`operator_input`) and the attribute types of the query's schema (pandas turns integer
+    columns with nulls into floats)."""
+    kinds = dict(spec.kinds)
+    table = pa.Table.from_pandas(pdf[list(spec.input_columns)], preserve_index=False)
+    table = table.rename_columns(event_names(spec.kinds))
+    for name in kinds:
+        want = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}.get(kinds[name], pa.string())
+        i = table.column_names.index(name)
+        if table.column(i).type != want:
+            table = table.set_column(i, name, pa.compute.cast(table.column(i), want))
+    return table
 
 
 def _processor_class():
     from pyspark.sql.streaming import StatefulProcessor
 
     class CepaggProcessor(StatefulProcessor):
-        """One engine state per hash bucket; see the module docstring."""
+        """One bucket (:mod:`cepagg.spark.bucket`) per grouping key: read from the state store,
+        given the call's events and watermark, asked for its timers, written back."""
 
         def __init__(self, spec: StreamSpec):
             self.spec = spec
@@ -150,34 +131,32 @@ def _processor_class():
             # one number spares unpickling the whole bucket
             self.clock = handle.getValueState("clock", "wm bigint")
 
-        def _table(self, pdf) -> pa.Table:
-            """The event columns of a pandas chunk, with the attribute types of the query's
-            schema (pandas turns integer columns with nulls into floats)."""
-            kinds = dict(self.spec.kinds)
-            table = pa.Table.from_pandas(pdf[list(self.spec.input_columns)], preserve_index=False)
-            table = table.rename_columns(event_names(self.spec.kinds))  # see operator_input
-            for name in kinds:
-                want = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}.get(kinds[name], pa.string())
-                i = table.column_names.index(name)
-                if table.column(i).type != want:
-                    table = table.set_column(i, name, pa.compute.cast(table.column(i), want))
-            return table
+        def handleInputRows(self, key, rows, timerValues) -> Iterator:
+            st = self._load()
+            for pdf in rows:
+                if len(pdf):
+                    admit(st, events_of(self.spec, pdf), self.spec.on_late)
+            yield from self._release(st, timerValues.getCurrentWatermarkInMs())
 
-        def _admit(self, st: BucketState, table: pa.Table) -> None:
-            """Buffer new events; those whose time the engine has already closed are late."""
-            if st.advanced_to is not None:
-                late_mask = pa.compute.less_equal(table.column("ts"), st.advanced_to)
-                late = table.filter(late_mask)
-                if late.num_rows:
-                    if self.spec.on_late == "fail":
-                        raise LateEvent(f"{late.num_rows} event(s) arrived after time {st.advanced_to} "
-                                        f"was closed, e.g. {late.slice(0, 1).to_pylist()[0]}")
-                    st.late += late.num_rows
-                    room = 10 - len(st.late_samples)
-                    st.late_samples += late.slice(0, max(0, room)).to_pylist()
-                    table = table.filter(pa.compute.invert(late_mask))
-            if table.num_rows:
-                st.pending.append(table)
+        def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator:
+            watermark_ms = timerValues.getCurrentWatermarkInMs()
+            if self.clock.exists() and self.clock.get()[0] == watermark_ms:
+                return  # released at this very watermark: the same release again gives nothing
+            yield from self._release(self._load(), watermark_ms)
+
+        def _release(self, st: BucketState, watermark_ms: int) -> Iterator:
+            spec = self.spec
+            q = spec.query()
+            self.clock.update((watermark_ms,))
+            rows = release(st, _engine(spec), q, spec.time_unit, watermark_ms,
+                           check=lambda batch: check_concepts([q], batch, names=False))  # (no event typed by a concept)
+            for at in wake_times(st, spec.time_unit):
+                self.handle.registerTimer(at)
+            if rows and spec.update_mode:
+                rows = revise(st, rows, len(q.group_by))
+            self.blob.update((pack_bucket(_engine(spec), st),))
+            if rows:
+                yield S.to_arrow(rows, output_columns(spec)).to_pandas()
 
         def _load(self) -> BucketState:
             engine = _engine(self.spec)
@@ -185,98 +164,10 @@ def _processor_class():
                 return unpack_bucket(self.blob.get()[0], engine)
             return BucketState(engine_state=engine.new_state())
 
-        def _save(self, st: BucketState) -> None:
-            self.blob.update((pack_bucket(_engine(self.spec), st),))
-
-        def handleInputRows(self, key, rows, timerValues) -> Iterator:
-            st = self._load()
-            for pdf in rows:
-                if len(pdf):
-                    self._admit(st, self._table(pdf))
-            out = self._release(st, timerValues.getCurrentWatermarkInMs())
-            yield from self._finish_call(st, out)
-
-        def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator:
-            watermark_ms = timerValues.getCurrentWatermarkInMs()
-            if self.clock.exists() and self.clock.get()[0] == watermark_ms:
-                return  # released at this very watermark: the same release again gives nothing
-            st = self._load()
-            out = self._release(st, watermark_ms)
-            yield from self._finish_call(st, out)
-
-        def _release(self, st: BucketState, watermark_ms: int) -> list[tuple]:
-            spec = self.spec
-            engine = _engine(spec)
-            unit = TIME_UNITS_MS[spec.time_unit]
-            self.clock.update((watermark_ms,))
-            if st.ended:
-                return []
-            ended = watermark_ms > END_WATERMARK_MS
-            table = pa.concat_tables(st.pending, promote_options="default") if st.pending else None
-            rows: list[tuple] = []
-            if table is not None:
-                table = table.filter(pa.compute.not_equal(table.column("type"), END_TYPE))
-                limit = ((watermark_ms - 1) // unit) if not ended else None
-                if limit is not None:
-                    ready_mask = pa.compute.less_equal(table.column("ts"), limit)
-                    ready = table.filter(ready_mask)
-                    rest = table.filter(pa.compute.invert(ready_mask))
-                else:
-                    ready, rest = table, None
-                st.pending = [rest] if rest is not None and rest.num_rows else []
-                if ready.num_rows:
-                    batch = EventBatch(ready, spec.time_unit).sorted()
-                    check_concepts([spec.query()], batch, names=False)  # (no event typed by a concept)
-                    rows += engine.process(st.engine_state, batch)
-                    top = int(pa.compute.max(ready.column("ts")).as_py())
-                    st.released_to = top if st.released_to is None else max(st.released_to, top)
-                    q = spec.query()
-                    span = (q.within or 0) + (q.slide or 0) + 1
-                    st.close_by = st.released_to + span
-            if ended:
-                rows += engine.finish(st.engine_state)
-                st.ended = True
-                st.engine_state = engine.new_state()
-            elif watermark_ms > 0:
-                st.advanced_to = (watermark_ms - 1) // unit
-                rows += engine.advance(st.engine_state, st.advanced_to)
-            return rows
-
-        def _finish_call(self, st: BucketState, rows: list[tuple]) -> Iterator:
-            spec = self.spec
-            unit = TIME_UNITS_MS[spec.time_unit]
-            if not st.ended:
-                if st.pending:
-                    oldest = min(int(pa.compute.min(t.column("ts")).as_py()) for t in st.pending)
-                    self.handle.registerTimer((oldest + 1) * unit)
-                if st.close_by is not None:
-                    self.handle.registerTimer(st.close_by * unit)
-            self._save(st)
-            if rows:
-                yield self._frame(st, rows)
-
-        def _frame(self, st: BucketState, rows: list[tuple]):
-            spec = self.spec
-            q = spec.query()
-            if spec.update_mode:
-                width = len(q.group_by)
-                tagged = []
-                for r in rows:
-                    g = tuple(r[:width])
-                    st.revisions[g] = st.revisions.get(g, -1) + 1
-                    tagged.append(r + (st.revisions[g],))
-                self._save(st)
-                rows = tagged
-            return S.to_arrow(rows, output_columns(spec)).to_pandas()
-
         def close(self) -> None:
             pass
 
     return CepaggProcessor
-
-
-class LateEvent(RuntimeError):
-    """An event arrived after its time was closed, and the run was told to fail on that."""
 
 
 def event_columns(df, type_column: str, time_column: str, time_unit: str):
@@ -316,16 +207,20 @@ def progress_reports(q) -> list[dict]:
     return [p if isinstance(p, dict) else json.loads(p.json) for p in q.recentProgress or []]
 
 
-def run_until(q, done, timeout: float, progress=None):
+def run_until(q, done, timeout: float, progress=None, interrupted=None):
     """Wait until ``done(q)`` (re-raising the query's failure), then stop ``q``.
 
     ``progress(q)``, when given, is called while waiting and once more at the end (e.g.
-    :class:`cepagg.spark.progress.BatchLines`)."""
+    :class:`cepagg.spark.progress.BatchLines`). ``interrupted()``, when given, is asked between
+    looks at the query: when it says True the wait ends with KeyboardInterrupt (the query
+    stopped), raised here rather than inside a call to Spark."""
     import time as _time
 
     deadline = _time.monotonic() + timeout
     try:
         while _time.monotonic() < deadline:
+            if interrupted is not None and interrupted():
+                raise KeyboardInterrupt
             if q.exception() is not None:
                 raise q.exception()
             if progress is not None:
@@ -342,18 +237,23 @@ def run_until(q, done, timeout: float, progress=None):
     return q
 
 
-def follow(running) -> None:
+def follow(running, interrupted=None) -> None:
     """Wait until every query of ``running``, pairs ``(query, progress)``, has ended (they run
     until stopped, or fail: the first failure is raised); ``progress(query)`` is called for
-    each while they run, as :func:`run_until` does (None: no progress)."""
+    each while they run and once after it ended, so that it reports every micro-batch the
+    query finished, also those just before a failure (None: no progress). ``interrupted``: as
+    for :func:`run_until` (the queries are left running; the caller stops them)."""
     import time as _time
 
     active = list(running)
     while active:
+        if interrupted is not None and interrupted():
+            raise KeyboardInterrupt
         for q, progress in list(active):
+            ended = not q.isActive  # (asked first: the progress below covers every batch before the end)
             if progress is not None:
                 progress(q)
-            if not q.isActive:
+            if ended:
                 active.remove((q, progress))
                 if q.exception() is not None:
                     raise q.exception()
@@ -450,17 +350,19 @@ def start_workload(df, workload: str, *, out: str, checkpoint: str | None = None
             for name, text, path, chk in workload_jobs(workload, out, checkpoint)}
 
 
-def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, progress=None, **options):
+def run_to_end(df, query: str | Query, *, timeout: float = 3600.0, progress=None, interrupted=None,
+               **options):
     """Run a stream whose source ends with the end-of-stream event (``format("cepagg")`` with
     ``finite=true``) until that event has closed every window, then stop it.
 
     Micro-batches follow one another without pause (the source's ``maxEventsPerBatch`` or
     ``rate`` cuts them); the run stops after the batch in which the watermark passed the end,
-    which is the batch that flushed the last windows. ``progress``: see :func:`run_until`.
+    which is the batch that flushed the last windows. ``progress``, ``interrupted``: see
+    :func:`run_until`.
     """
     q = _start(df, query, available_now=False, processing_time="0 seconds",
                count_out=progress is not None, **options)
-    return run_until(q, flushed, timeout, progress)
+    return run_until(q, flushed, timeout, progress, interrupted)
 
 
 def flushed(q) -> bool:
@@ -482,15 +384,30 @@ def file_options(format: str) -> dict[str, str]:
     return {"header": "true"} if format == "csv" else {}
 
 
+def write_batch(rows, batch_id: int, out: str, format: str) -> None:
+    """One micro-batch's ``rows`` into ``out/batch=<id>``, replacing what an earlier attempt of
+    the same batch wrote (with the checkpoint: exactly once; a batch run again has the same
+    input and state, so the same rows).
+
+    A batch without rows writes nothing, except batch 0: Spark writes a file without rows for
+    an empty DataFrame (a CSV header alone, a Parquet schema), and most micro-batches of a
+    stream have no rows; batch 0's file keeps the output readable (``spark.read``,
+    :func:`read_latest`) before any row is written. ``rows`` is computed twice (is it empty,
+    then the write): the caller persists the micro-batch (a stateful operator must not run
+    twice)."""
+    if batch_id == 0 or not rows.isEmpty():
+        rows.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
+
+
 def _start(df, query: str | Query, *, out: str | None = None, format: str = "parquet",
            checkpoint: str | None = None, available_now: bool = True, processing_time: str | None = None,
            count_out: bool = False, **options):
     """Run :func:`stream` into a sink and return the StreamingQuery.
 
     Append-mode results go to Spark's file sink (exactly once through its commit log) or the
-    console. Update-mode results (WITHIN-alone totals) are written per micro-batch into
-    ``out/batch=<id>`` with overwrite, so a re-run batch replaces its own output: together with
-    the checkpoint this is exactly once. :func:`read_latest` gives the current value per group.
+    console. Update-mode results (WITHIN-alone totals) are written per micro-batch with rows
+    into ``out/batch=<id>`` (:func:`write_batch`). :func:`read_latest` gives the current value
+    per group.
     ``count_out``: count the output rows of every micro-batch for its progress line
     (:class:`cepagg.spark.progress.BatchLines`).
     """
@@ -508,7 +425,9 @@ def _start(df, query: str | Query, *, out: str | None = None, format: str = "par
         return writer.outputMode("append").format(format).options(**file_options(format)).option("path", out).start()
 
     def upsert(batch_df, batch_id: int) -> None:
-        batch_df.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
+        batch_df = batch_df.persist()
+        write_batch(batch_df, batch_id, out, format)
+        batch_df.unpersist()
 
     return writer.outputMode("update").foreachBatch(upsert).start()
 
