@@ -21,7 +21,11 @@ must be complete when it appears (write it elsewhere, then move it in): one that
 it was read is refused. A name stands for one file (its inode, size and modification time tell
 which, :func:`_signature`): a file replaced under a known name, even by one with the same size
 and time, is refused, and so is one back under the name of a file this run forgot (read to the
-end and gone: its events would be read twice). The offsets (kept in the checkpoint) list the
+end and gone: its events would be read twice) with that file's size and modification time; a
+new file under a forgotten name (other size or time: a spool reusing names) is read. The run
+remembers the last 10,000 files it forgot (:data:`FORGOTTEN_KEPT`), and of a file gone when a
+restarted query took it from its checkpoint only the name (a file back under it is refused
+whatever its size and time). The offsets (kept in the checkpoint) list the
 files by name with their event counts: a restarted query numbers the positions as the run
 before without reading the files again, and a file read to the end may be moved out or deleted
 -- it is then forgotten (its events still count in the numbering), so the offsets list the
@@ -50,6 +54,10 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 END_TYPE = "__end__"
 END_TS_MS = 9_000_000_000_000  # year 2255: beyond real event times, inside every time type
+
+#: how many forgotten files a stream remembers (by name, size and modification time), to refuse
+#: one of them back in the directory: one entry per file read to the end and gone, so bounded
+FORGOTTEN_KEPT = 10_000
 
 
 @lru_cache(maxsize=4)
@@ -151,8 +159,9 @@ class CepaggStreamReader(DataSourceStreamReader):
         #: restarted query took it from its checkpoint); ``base`` events of forgotten files before
         self.index: list[tuple[str, tuple | None, int]] = []
         self.base = 0
-        #: files forgotten in this run (read to the end, then gone from the directory)
-        self.forgotten: set[str] = set()
+        #: files forgotten in this run (read to the end, then gone from the directory): name ->
+        #: (size, modification time), None when unknown; the last FORGOTTEN_KEPT only, oldest first
+        self.forgotten: dict[str, tuple[int, int] | None] = {}
         path = os.path.abspath(self.path)
         self.root = path if os.path.isdir(path) else os.path.dirname(path)  # (offsets name files in it)
 
@@ -160,7 +169,8 @@ class CepaggStreamReader(DataSourceStreamReader):
         """Index the files that arrived since the last look (a stream that runs on). A name
         stands for one file for as long as the stream knows it: a known file that is now
         another (replaced, or gone and back as another file) is refused, and so is a file
-        back under the name of one this run forgot (its events would be read twice)."""
+        back under the name of one this run forgot with its size and modification time (its
+        events would be read twice; another file under that name is new)."""
         known = {f: signature for f, signature, _ in self.index}
         for f in _arrived(self.path, self.fmt):
             try:
@@ -173,8 +183,9 @@ class CepaggStreamReader(DataSourceStreamReader):
                 elif signature != known[f]:
                     raise _changed(f)
                 continue
-            if f in self.forgotten:
+            if f in self.forgotten and self.forgotten[f] in (None, signature[1:]):
                 raise _back(f)
+            self.forgotten.pop(f, None)  # (a new file under a reused name)
             self.index.append((f, signature, self._file_events(f, signature).num_rows))
 
     def _identify(self, f: str, signature: tuple) -> None:
@@ -244,9 +255,12 @@ class CepaggStreamReader(DataSourceStreamReader):
         """Drop from the index's front the files read to the end before ``pos`` that are gone
         from the directory; their events still count (``base``)."""
         while self.index and self.base + self.index[0][2] <= pos and not os.path.exists(self.index[0][0]):
-            f, _, n = self.index.pop(0)
+            f, signature, n = self.index.pop(0)
             self.base += n
-            self.forgotten.add(f)
+            self.forgotten.pop(f, None)
+            self.forgotten[f] = signature[1:] if signature else None
+            if len(self.forgotten) > FORGOTTEN_KEPT:
+                del self.forgotten[next(iter(self.forgotten))]
 
     def initialOffset(self) -> dict:
         return self._offset(0)
