@@ -266,3 +266,11 @@ def test_a_stream_remembers_a_bounded_number_of_forgotten_files(tmp_path, monkey
     reader.latestOffset(offset, ReadAllAvailable())
     assert list(reader.forgotten) == [str(events / "f2.csv"), str(events / "f3.csv")]
 
+
+def test_a_file_gone_between_the_listing_and_its_look_is_not_yet_seen(tmp_path, monkeypatch):
+    _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    listed = [str(tmp_path / "a.csv"), str(tmp_path / "gone.csv")]
+    monkeypatch.setattr("cepagg.io.input_files", lambda path, fmt=None: listed)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    assert first["files"] == [["a.csv", 1]]

@@ -103,7 +103,8 @@ class _Partition(InputPartition):
 
 def _arrived(path: str, fmt: str) -> list[str]:
     """The event files under ``path`` in the order they appeared (modification time, then
-    name); an empty directory has none yet."""
+    name); an empty directory has none yet, and a file gone since the listing is left out (as
+    if not yet seen)."""
 
     from ..errors import InputError
     from ..io import input_files
@@ -114,7 +115,13 @@ def _arrived(path: str, fmt: str) -> list[str]:
         if os.path.isdir(path):
             return []
         raise
-    return sorted(files, key=lambda f: (os.stat(f).st_mtime_ns, f))
+    arrived = []
+    for f in files:
+        try:
+            arrived.append((os.stat(f).st_mtime_ns, f))
+        except FileNotFoundError:
+            continue
+    return [f for _, f in sorted(arrived)]
 
 
 def _arrow_target(schema):
