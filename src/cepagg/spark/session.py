@@ -39,6 +39,14 @@ DEFAULTS = {
     "spark.python.worker.reuse": "true",
 }
 
+#: the stack of the driver's threads. A streaming query stopped during a micro-batch (Ctrl-C)
+#: ends its Python worker; Spark then matches a regular expression against the worker's error
+#: message to tell a stop from a failure, a recursion as deep as the message is long: with
+#: Java's default stack the query's thread died of a StackOverflowError, printing a thousand
+#: lines of Java stack trace, in 2 of 3 stops (0 of 5 with this stack). The memory is reserved,
+#: only the pages a thread uses are taken.
+THREAD_STACK = "-Xss64m"
+
 
 #: the master URLs Spark starts with: yarn, spark:// and k8s:// URLs, local[N], local[*], local[N,F]
 #: and local-cluster[N,C,M]. Spark refuses any other with a JVM stack trace and a Python one.
@@ -94,13 +102,8 @@ def get_session(master: str | None = None, config: Mapping[str, str] | None = No
     active = SparkSession.getActiveSession()
     if active is not None and master is None and not config:
         return active
-    cores = os.cpu_count() or 2
     builder = SparkSession.builder.appName(app_name).master(master or "local[2]")
-    settings = dict(DEFAULTS)
-    settings["spark.sql.shuffle.partitions"] = str(max(2, cores))
-    settings["spark.default.parallelism"] = str(max(2, cores))
-    settings.update(config or {})
-    for key, value in settings.items():
+    for key, value in session_settings(config, os.cpu_count() or 2).items():
         builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
@@ -109,6 +112,23 @@ def get_session(master: str | None = None, config: Mapping[str, str] | None = No
                               "Spark's reason is printed above") from None
     spark.sparkContext.setLogLevel(log_level)
     return spark
+
+
+def session_settings(config: Mapping[str, str] | None, cores: int) -> dict[str, str]:
+    """cepagg's defaults, ``config`` over them. The driver's Java options (cepagg's, or the
+    user's, which replace them) always start with :data:`THREAD_STACK`: a user's own ``-Xss``,
+    later on the line, wins.
+
+    >>> session_settings({"spark.driver.extraJavaOptions": "-Dx=1"}, 2)["spark.driver.extraJavaOptions"]
+    '-Xss64m -Dx=1'
+    """
+    settings = dict(DEFAULTS)
+    settings["spark.sql.shuffle.partitions"] = str(max(2, cores))
+    settings["spark.default.parallelism"] = str(max(2, cores))
+    settings.update(config or {})
+    key = "spark.driver.extraJavaOptions"
+    settings[key] = f"{THREAD_STACK} {settings[key]}".strip()
+    return settings
 
 
 def read_config_file(path: str | Path) -> dict[str, str]:
