@@ -17,7 +17,8 @@ A stream that runs on (``finite`` false) over a directory takes files as they ar
 in the order they appeared (modification time, then name), each file's events in time order, so
 a new file adds positions after the ones read and never moves them (a file with events older
 than those read brings late events, which the watermark or the ordering layer handles). A file
-must be complete when it appears (write it elsewhere, then move it in): one that changes after
+must be complete when it appears (write it elsewhere on the same file system, then move it in:
+a rename, so the file appears whole): one that changes after
 it was read is refused. A name stands for one file (its inode, size and modification time tell
 which, :func:`_signature`): a file replaced under a known name, even by one with the same size
 and time, is refused, and so is one back under the name of a file this run forgot (read to the
@@ -341,8 +342,8 @@ class CepaggStreamReader(DataSourceStreamReader):
 def _changed(file: str):
     from ..errors import InputError
 
-    return InputError("changed after the stream read it; put complete files into the directory (write elsewhere, "
-                      "then move them in)", file)
+    return InputError("changed after the stream read it; put complete files into the directory (write them "
+                      "elsewhere on the same file system, then move them in)", file)
 
 
 def _current(file: str) -> tuple[int, int, int]:
