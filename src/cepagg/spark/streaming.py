@@ -40,6 +40,9 @@ from . import schema as S
 from .bucket import END_WATERMARK_MS, BucketState, admit, pack_bucket, release, revise, unpack_bucket, wake_times
 from .tasks import compiled
 
+# BucketState, imported above, also loads the pickles of checkpoints written while the bucket's
+# steps were in this module: they name it cepagg.spark.streaming.BucketState
+
 OP_ID, OP_TIME, OP_BUCKET = "cepagg_id", "cepagg_event_time", "cepagg_bucket"
 
 
