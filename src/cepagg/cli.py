@@ -624,9 +624,14 @@ def _stream_session(args: argparse.Namespace):
     waits, pyspark's worker lines filtered out (:func:`cepagg.spark.console.quiet_worker_lines`).
     pyspark installs its Ctrl-C handler (which calls the JVM from inside whatever call is in
     progress) only when a session starts in the main thread; here a Ctrl-C while Spark starts
-    ends the wait at once, and the run's later calls to Spark are answered by :class:`_CtrlC`."""
+    ends the wait at once, and the run's later calls to Spark are answered by :class:`_CtrlC`.
+    A session this process already runs (an application calling :func:`main`) is taken as it is,
+    in this thread: nothing is started, and its settings stay its own."""
     from .spark.console import quiet_worker_lines
+    from .spark.session import running_session
 
+    if running_session() is not None:
+        return spark_session(args)
     started: dict = {}
 
     def start() -> None:

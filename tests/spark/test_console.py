@@ -278,6 +278,7 @@ def test_ctrl_c_is_noted_where_spark_may_be_in_a_call_and_acted_on_at_the_next_l
     from cepagg.cli import _CtrlC, _follow_until_interrupted
 
     ctrl_c = _CtrlC()
+    before = signal.getsignal(signal.SIGINT)  # (pyspark's, once a session started in the main thread)
     with ctrl_c.answering("noted\n"):
         os.kill(os.getpid(), signal.SIGINT)  # (as if inside a call: nothing is raised there)
         for _ in range(100):  # (delivered at the next bytecodes)
@@ -290,7 +291,7 @@ def test_ctrl_c_is_noted_where_spark_may_be_in_a_call_and_acted_on_at_the_next_l
             os.kill(os.getpid(), signal.SIGINT)
             for _ in range(100):
                 pass
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before
     assert capfd.readouterr().err == "noted\n"
 
     class Query:
@@ -321,6 +322,7 @@ def test_the_stream_session_starts_outside_the_main_thread(monkeypatch):
         return "spark"
 
     monkeypatch.setattr(cli, "spark_session", session)
+    monkeypatch.setattr("cepagg.spark.session.running_session", lambda: None)  # (none runs yet)
     before = signal.getsignal(signal.SIGINT)
     assert cli._stream_session(argparse.Namespace(verbose=True)) == "spark"
     assert signal.getsignal(signal.SIGINT) is before

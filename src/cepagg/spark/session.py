@@ -86,9 +86,24 @@ def prepare_environment() -> None:
         os.environ["PYTHONPATH"] = os.pathsep.join([src] + [p for p in paths if p])
 
 
+def running_session():
+    """The SparkSession this process already runs: the thread's active one, else the one the
+    process started (pyspark's active session is per thread: a thread of its own has none,
+    and a builder there would set cepagg's defaults over the running session's settings).
+    None when no session runs."""
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.sql import SparkSession
+
+    try:
+        return SparkSession.active()
+    except PySparkRuntimeError:  # (NO_ACTIVE_OR_DEFAULT_SESSION)
+        return None
+
+
 def get_session(master: str | None = None, config: Mapping[str, str] | None = None,
                 app_name: str = "cepagg", log_level: str = "ERROR"):
-    """The active SparkSession, or a new one (local[2] unless ``master`` says otherwise).
+    """The running SparkSession (:func:`running_session`), or a new one (local[2] unless
+    ``master`` says otherwise).
 
     Args:
         master: e.g. ``local[2]``, ``local[*]``, ``spark://host:7077``, ``yarn``.
@@ -99,7 +114,7 @@ def get_session(master: str | None = None, config: Mapping[str, str] | None = No
     from pyspark.errors import PySparkRuntimeError
     from pyspark.sql import SparkSession
 
-    active = SparkSession.getActiveSession()
+    active = running_session()
     if active is not None and master is None and not config:
         return active
     builder = SparkSession.builder.appName(app_name).master(master or "local[2]")
