@@ -772,7 +772,7 @@ def _follow_until_interrupted(running, checkpoint: str | None, ctrl_c: _CtrlC | 
     its late events and where its results are. SIGTERM (:class:`_Terminated`) stops them at
     once and is raised again: the run ends as ``cepagg run`` does ("terminated", exit 143). A
     query that fails stops the others, and is raised once every query's last micro-batches
-    are reported."""
+    are reported (also one that failed while the others were waited for at a Ctrl-C)."""
     from .spark.streaming import follow
 
     ctrl_c = ctrl_c or _CtrlC()
@@ -799,6 +799,9 @@ def _follow(running, checkpoint: str | None, ctrl_c: _CtrlC, follow) -> bool:
             query.stop()
             if progress is not None:  # the lines of the batches finished meanwhile
                 progress(query)
+        failed = next((q.exception() for q, _ in running if q.exception() is not None), None)
+        if failed is not None:  # (it failed while the others were waited for: a failure, not a stop)
+            raise failed
         print("cepagg: stopped (Ctrl-C); the output holds every finished micro-batch"
               + ("; run the same command again to go on from the checkpoint" if checkpoint else ""),
               file=sys.stderr)

@@ -148,6 +148,9 @@ def test_ctrl_c_stops_the_followed_queries_and_the_run_goes_on_to_its_report(cap
         def stop(self):
             self.stopped = True
 
+        def exception(self):
+            return None
+
     q, seen = Query(), []
     assert _follow_until_interrupted([(q, lambda query: seen.append(query.stopped))], "chk") is True
     assert q.stopped and seen[-1] is True  # (the batches finished while it stopped are reported)
@@ -302,9 +305,40 @@ def test_ctrl_c_is_noted_where_spark_may_be_in_a_call_and_acted_on_at_the_next_l
         def stop(self):
             self.stopped = True
 
+        def exception(self):
+            return None
+
     q = Query()
     assert _follow_until_interrupted([(q, None)], None, ctrl_c) is True  # (pressed while it started)
     assert q.stopped
+
+
+class _Query:
+    """A running streaming query as :func:`cepagg.cli._follow` sees it."""
+
+    def __init__(self, error=None):
+        self.error, self.stopped = error, False
+        self.isActive, self.status = error is None, {"isTriggerActive": False}
+
+    def stop(self):
+        self.stopped, self.isActive = True, False
+
+    def exception(self):
+        return self.error
+
+
+def test_a_query_that_failed_while_ctrl_c_was_answered_is_reported_as_failed(capsys):
+    """It was reported as "stopped (Ctrl-C)", exit 130."""
+    import pytest
+
+    from cepagg.cli import _CtrlC, _follow_until_interrupted
+
+    ctrl_c = _CtrlC()
+    ctrl_c.pressed = 1
+    ok, failed = _Query(), _Query(RuntimeError("boom"))
+    with pytest.raises(RuntimeError, match="boom"):
+        _follow_until_interrupted([(ok, None), (failed, None)], None, ctrl_c)
+    assert ok.stopped and "stopped (Ctrl-C)" not in capsys.readouterr().err
 
 
 def test_the_stream_session_starts_outside_the_main_thread(monkeypatch):
