@@ -556,12 +556,13 @@ def cmd_stream(args: argparse.Namespace) -> int:
             jobs = [(None, text, args.out, args.checkpoint)]
         lines = [BatchLines(args.time_unit, name, finite=not args.follow) for name, _, _, _ in jobs]
         try:
-            interrupted = _run_stream_jobs(args, df, jobs, lines, ctrl_c)
+            interrupted, ran = _run_stream_jobs(args, df, jobs, lines, ctrl_c)
         except Exception:  # a query failed: what Spark dropped before is still said, then the failure
             for (name, _, _, _), progress in zip(jobs, lines):
                 _tell_dropped(name, progress, args.delay)
             raise
-    for (name, _, _, checkpoint), progress in zip(jobs, lines):
+    # (the queries that ran only: the checkpoint of one that did not may hold an earlier run's late events)
+    for (name, _, _, checkpoint), progress in zip(jobs[:ran], lines):
         _tell_late(spark, name, checkpoint, progress, args.delay)
     _tell_rejected(args)
     _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
@@ -650,11 +651,13 @@ def _stream_session(args: argparse.Namespace):
     return started["spark"]
 
 
-def _run_stream_jobs(args: argparse.Namespace, df, jobs, lines, ctrl_c: _CtrlC) -> bool:
+def _run_stream_jobs(args: argparse.Namespace, df, jobs, lines, ctrl_c: _CtrlC) -> tuple[bool, int]:
     """The streaming queries of ``cepagg stream`` (``jobs``: name, query, output, checkpoint;
     ``lines``: their :class:`cepagg.spark.progress.BatchLines`): each run to the end of the
-    input in turn, or with ``--follow`` all started, then followed until Ctrl-C. True: stopped by
-    Ctrl-C (a Ctrl-C before the first query started, or without --follow: KeyboardInterrupt)."""
+    input in turn, or with ``--follow`` all started, then followed until Ctrl-C. (Stopped by
+    Ctrl-C, how many of ``jobs``, the first ones, ran): a Ctrl-C before the first query started,
+    or without --follow, raises KeyboardInterrupt; with --follow, one while the queries start
+    stops those started, and the others never run."""
     from .spark.streaming import run_to_end, start
 
     options = dict(format=args.out_format, delay=args.delay, time_unit=args.time_unit, engine=args.engine,
@@ -671,7 +674,9 @@ def _run_stream_jobs(args: argparse.Namespace, df, jobs, lines, ctrl_c: _CtrlC) 
         ctrl_c.check()
         running.append((start(df, body, available_now=False, processing_time=args.trigger, count_out=True,
                               out=out, checkpoint=checkpoint, **options), progress))
-    return _follow_until_interrupted(running, args.checkpoint, ctrl_c) if args.follow else False
+    if not args.follow:
+        return False, len(jobs)
+    return _follow_until_interrupted(running, args.checkpoint, ctrl_c), len(running)
 
 
 def _event_stream(args: argparse.Namespace, spark):

@@ -341,6 +341,27 @@ def test_a_query_that_failed_while_ctrl_c_was_answered_is_reported_as_failed(cap
     assert ok.stopped and "stopped (Ctrl-C)" not in capsys.readouterr().err
 
 
+def test_a_ctrl_c_while_a_workload_starts_leaves_the_queries_not_started_out_of_the_report(monkeypatch):
+    """The late events of every query of the workload were reported, read from the checkpoints of
+    queries that never ran (an earlier run's)."""
+    import argparse
+
+    import cepagg.cli as cli
+
+    ctrl_c = cli._CtrlC()
+
+    def start(*a, **k):
+        ctrl_c.pressed = 1  # (pressed while the first query started)
+        return _Query()
+
+    monkeypatch.setattr("cepagg.spark.streaming.start", start)
+    monkeypatch.setattr(cli, "_follow_until_interrupted", lambda running, checkpoint, ctrl_c: True)
+    args = argparse.Namespace(out_format="csv", delay="0 seconds", time_unit="ms", engine="auto", numbers="exact",
+                              on_late="count", follow=True, trigger=None, checkpoint="chk")
+    jobs = [(n, "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", f"out/{n}", f"chk/{n}") for n in ("q1", "q2", "q3")]
+    assert cli._run_stream_jobs(args, None, jobs, [None] * 3, ctrl_c) == (True, 1)
+
+
 def test_the_stream_session_starts_outside_the_main_thread(monkeypatch):
     """pyspark installs its Ctrl-C handler when a session starts in the main thread; that handler
     calls the JVM from inside the call in progress."""
