@@ -44,6 +44,9 @@ PACKAGES = {
     "greta": ("_records", "index", "_program", "_kernels"),
     "rcep": ("_kernels",),
 }
+#: modules an engine package's kernels are compiled with that are no kernel modules (A-Seq's
+#: numba type of 128-bit integers, whose operations are compiled into its wide kernels)
+COMPILED_WITH = {"aseq": ("wide",)}
 #: the kernel modules of this package, which the engines' kernels call (``postfix``: the
 #: operations of condition programs, GRETA's and rcep's)
 SHARED = ("postfix",)
@@ -115,25 +118,49 @@ def _without_literals(dispatcher) -> None:
 def twin(module: str) -> ModuleType:
     """The twin of kernel module ``module`` (a full name, e.g. ``cepagg.engines.aseq._kernels``):
     the same source loaded again with ``_TWIN = True``."""
-    if module not in _twins:
+    return _variant(module, "__twin", {"_TWIN": True})
+
+
+def wide(module: str) -> ModuleType:
+    """The wide flavour of kernel module ``module``: the same source loaded again, and compiled,
+    with ``_WIDE = True`` (a module reads it with :func:`is_wide`, A-Seq's algebra to check
+    overflow against 128 bits). Its siblings are wide too. The engine that uses it compiles it
+    for arrays of 128-bit integers (:mod:`.aseq.wide`) when a partition first outgrows int64."""
+    return _variant(module, "__wide", {"_WIDE": True})
+
+
+def is_wide(module_globals: dict) -> bool:
+    """Whether the kernel module with these globals is the wide flavour (set by :func:`wide`)."""
+    return bool(module_globals.get("_WIDE", False))
+
+
+def _variant(module: str, suffix: str, flags: dict) -> ModuleType:
+    name = f"{module}{suffix}"
+    if name not in _twins:
         spec = importlib.util.find_spec(module)
         assert spec is not None and spec.origin is not None
-        name = f"{module}__twin"
         copy = importlib.util.spec_from_file_location(name, spec.origin)
         assert copy is not None and copy.loader is not None
         loaded = importlib.util.module_from_spec(copy)
-        loaded._TWIN = True  # type: ignore[attr-defined]
+        for k, v in flags.items():
+            setattr(loaded, k, v)
         sys.modules[name] = loaded
-        copy.loader.exec_module(loaded)
-        _twins[module] = loaded
-    return _twins[module]
+        _twins[name] = loaded
+        try:
+            copy.loader.exec_module(loaded)
+        except BaseException:
+            del _twins[name], sys.modules[name]
+            raise
+    return _twins[name]
 
 
 def sibling(caller: str, name: str, twin_: bool) -> ModuleType:
     """Kernel module ``name`` of the caller's package, in the caller's flavour. ``caller`` is
-    the caller's ``__name__`` (a twin's name ends in ``__twin``)."""
+    the caller's ``__name__`` (a twin's name ends in ``__twin``, a wide one's in ``__wide``)."""
     package = caller.rsplit(".", 1)[0]
     full = f"{package}.{name}"
+    if caller.endswith("__wide"):
+        return wide(full)
     return twin(full) if twin_ else importlib.import_module(full)
 
 
@@ -181,7 +208,7 @@ def drop_stale(package_dir: Path, names: tuple[str, ...], stamp_name: str, also:
     try:
         cache.mkdir(exist_ok=True)
         for f in cache.iterdir():
-            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] in names:
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0].split("__")[0] in names:
                 f.unlink()
         stamp.write_text(digest)
     except OSError:  # a read-only install: numba then does not cache either
@@ -197,7 +224,9 @@ def guard(package: str) -> None:
         drop_stale(_HERE, SHARED, "shared-kernels.sha256", also=(Path(__file__),))
         return
     shared = tuple(_HERE / f"{n}.py" for n in SHARED)
-    drop_stale(_HERE / package, PACKAGES[package], f"{package}-kernels.sha256", also=(Path(__file__), *shared))
+    extra = tuple(_HERE / package / f"{n}.py" for n in COMPILED_WITH.get(package, ()))
+    drop_stale(_HERE / package, PACKAGES[package], f"{package}-kernels.sha256",
+               also=(Path(__file__), *shared, *extra))
 
 
 _guarded: set[str] = set()
