@@ -14,8 +14,9 @@ Imported normally, its ``@jit`` functions are compiled by numba and cached on di
 source (``__pycache__``), so a later process -- a Spark worker on the same machine included --
 loads machine code instead of compiling. :func:`twin` loads a second copy of the same source
 with ``_TWIN = True``: the functions stay Python and call the twins of their siblings. The
-engines run the twin on object arrays of Python integers when a value outgrows int64, and the
-tests run both flavours on the same inputs and require the same outputs.
+engines run the twin on object arrays of Python integers when a value outgrows int64 (A-Seq
+first runs a third copy, :func:`wide`, compiled for 128-bit integers), and the tests run the
+flavours on the same inputs and require the same outputs.
 
 ``CEPAGG_TWINS=1`` in the environment makes every kernel module a twin (slow; for debugging).
 

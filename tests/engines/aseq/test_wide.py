@@ -10,6 +10,8 @@ against the reference.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -161,6 +163,20 @@ def test_snapshot_of_a_wide_partition(monkeypatch):
     assert all(p.wide for p in st.parts[0].parts.values())
     got += eng.process(st, batch.slice(100, 100)) + eng.finish(st)
     assert sorted(got) == whole
+
+
+def test_counts_that_fit_never_load_the_wide_kernels():
+    """The wide kernels are loaded (and compiled, once per install) on a first overflow only."""
+    code = ("import sys\n"
+            "from cepagg.engines.aseq.engine import Aseq\n"
+            "from cepagg.events import EventBatch\n"
+            "from cepagg.lang import compile_query\n"
+            "q = compile_query('RETURN COUNT(*), SUM(B.x) PATTERN SEQ(A, B, C) WITHIN 50 SLIDE 10')\n"
+            "rows = [{'type': 'ABC'[i % 3], 'ts': i, 'x': i} for i in range(300)]\n"
+            "assert Aseq(q).run(EventBatch.from_rows(rows)).rows\n"
+            "print(sorted(m for m in sys.modules if m.endswith('__wide')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,8 +16,9 @@ Events are encoded per batch into *classes*: the set of roles (feeds) an event c
 class lists its actions on nodes (extend, reset the gap after, leading negation).
 
 This module also chooses the implementation (:mod:`..kernels`): :data:`KERNELS` is the compiled
-kernel module (its twin with ``CEPAGG_TWINS=1``), :data:`TWIN` the same source run as Python
-(exact, on object arrays).
+kernel module (its twin with ``CEPAGG_TWINS=1``), :func:`wide_kernels` the same compiled for
+128-bit integers (:mod:`.wide`) once a partition outgrows int64, :data:`TWIN` the same source
+run as Python (exact, on object arrays).
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
 Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
@@ -32,8 +33,8 @@ import numpy as np
 from .. import kernels
 from ..keys import DictKeys, IntIndex, IntKeys, take_keys
 from . import _algebra, _kernels, windows
-from .wide import Wide, fits_int64, limbs_of, to_object
 from .plan import Feed, SeqPlan
+from .wide import Wide, fits_int64, limbs_of, to_object
 
 LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
 

@@ -61,7 +61,8 @@ class Aseq(Engine):
     def restore(self, data: bytes) -> Any:
         version, name, state = pickle.loads(data)
         if version != STATE_FORMAT or name != self.name:
-            raise ValueError(f"state of {name} format {version} cannot be restored by {self.name} format {STATE_FORMAT}")
+            raise ValueError(f"state of {name} format {version} cannot be restored by "
+                             f"{self.name} format {STATE_FORMAT}")
         return state
 
 

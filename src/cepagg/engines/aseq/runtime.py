@@ -15,8 +15,9 @@ not outlive its window.
 In float mode (``numbers="float"``) the integer family is float64 and nothing is checked.
 On int64 overflow (exact mode) a partition under WITHIN alone first drops its window sums,
 which that mode never reads (:func:`.windows.push`); otherwise, or on a second overflow, it
-switches to Python integers (the exact twin of the kernel) from
-the step that overflowed, and back to int64 when its values are small again.
+goes on from the step that overflowed with 128-bit integers (:mod:`.wide`: the same kernels,
+compiled for them when a partition of the install first overflows), past 128 bits with Python
+integers (the exact twin of the kernels), and back to int64 when its values are small again.
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
 Sequence Patterns", SIGMOD 2014, §3.4 (HPC), §3.2 (output when the result changes; the paper leaves
