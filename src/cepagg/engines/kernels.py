@@ -126,7 +126,11 @@ def wide(module: str) -> ModuleType:
     """The wide flavour of kernel module ``module``: the same source loaded again, and compiled,
     with ``_WIDE = True`` (a module reads it with :func:`is_wide`, A-Seq's algebra to check
     overflow against 128 bits). Its siblings are wide too. The engine that uses it compiles it
-    for arrays of 128-bit integers (:mod:`.aseq.wide`) when a partition first outgrows int64."""
+    for arrays of 128-bit integers (:mod:`.aseq.wide`) when a partition first outgrows int64.
+
+    Numba names its cache files by source file, so the wide functions are cached in the same
+    index files as the others, told apart by their argument types: a function whose code
+    depends on ``_WIDE`` must take the integer arrays (every one that reads ``LIMIT`` does)."""
     return _variant(module, "__wide", {"_WIDE": True})
 
 
@@ -209,7 +213,7 @@ def drop_stale(package_dir: Path, names: tuple[str, ...], stamp_name: str, also:
     try:
         cache.mkdir(exist_ok=True)
         for f in cache.iterdir():
-            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0].split("__")[0] in names:
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] in names:
                 f.unlink()
         stamp.write_text(digest)
     except OSError:  # a read-only install: numba then does not cache either
