@@ -402,8 +402,9 @@ class PartState:
 
     def try_int64(self, fam: Families) -> None:
         """Back to int64 once every integer is small again (windows forget old counts)."""
-        if self.wide:
-            if all(fits_int64(getattr(self, n)) for n in INT_FIELDS):
+        if self.wide:  # (segment items past their counts are never read: not checked)
+            live = {"bI0": self.ctr[0], "fI0": self.ctr[1], "bI1": self.ctr[2], "fI1": self.ctr[3]}
+            if all(fits_int64(getattr(self, n)[:live[n]] if n in live else getattr(self, n)) for n in INT_FIELDS):
                 for n in INT_FIELDS:
                     setattr(self, n, np.ascontiguousarray(getattr(self, n)[..., 0]))
                 self.wide = False
