@@ -9,6 +9,7 @@ against the reference.
 
 from __future__ import annotations
 
+import pickle
 import random
 import subprocess
 import sys
@@ -202,3 +203,12 @@ def wide_from_the_start(monkeypatch):
 @pytest.mark.parametrize("chunk", range(3))
 def test_wide_kernels_match_reference(wide_from_the_start, chunk):
     _check(4000 + chunk, cases(60, 600))
+
+
+def test_a_state_of_the_format_before_wide_partitions_is_refused():
+    q = compile_query("RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5")
+    eng = ENGINES["aseq"](q)
+    old = pickle.dumps((1, "aseq", eng.new_state()), protocol=5)
+    with pytest.raises(ValueError, match="format 1 cannot be restored"):
+        eng.restore(old)
+    assert eng.restore(eng.snapshot(eng.new_state())) is not None
