@@ -264,6 +264,9 @@ def clear_cache(packages: tuple[str, ...] = tuple(PACKAGES)) -> int:
 #: seconds the first query of a fresh install compiles, per engine (docs/benchmarks.md, "Cold
 #: start")
 COMPILE_SECONDS = {"aseq": 14, "greta": 17}
+#: seconds A-Seq's wide kernels (:func:`wide`) compile, on the first overflow of int64 in an
+#: install (docs/benchmarks.md, A-Seq section E)
+WIDE_COMPILE_SECONDS = 17
 #: seconds ``cepagg warmup`` compiles (GRETA's queries, the longer, also reach its negative graphs
 #: and ordered index; the engines compile in parallel)
 WARMUP_SECONDS = 40
@@ -304,6 +307,12 @@ def _announce(module: str) -> None:
     if len(parts) < 3 or parts[:2] != ["cepagg", "engines"] or parts[2] not in COMPILE_SECONDS:
         return
     package = parts[2]
+    if module.endswith("__wide"):  # not in `cepagg warmup`: only a query whose counts need them
+        if f"{package} wide" not in _announced:
+            _announced.add(f"{package} wide")
+            print(f"cepagg: a partition's counts outgrew 64 bits: compiling the {package} kernels for "
+                  f"128-bit integers once per install (~{WIDE_COMPILE_SECONDS} s) ...", file=sys.stderr, flush=True)
+        return
     if package in _announced:
         return
     _announced.add(package)
