@@ -16,8 +16,9 @@ kernels, compiled a second time (on first overflow only) for arrays of two int64
 The wide kernels check overflow as the int64 ones do (a float shadow against the flavour's
 ``LIMIT``, 2**125 there); past it the partition goes on in Python integers (the exact twin).
 
-The module is only imported when a partition first overflows (or a snapshot holds a wide
-partition), and its numba types only then registered.
+Importing the module registers its types with numba and compiles nothing; the wide kernels
+(:func:`..kernels.wide`) are loaded, and compiled once per install, when a partition first
+outgrows int64.
 """
 
 from __future__ import annotations
