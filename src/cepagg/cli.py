@@ -556,12 +556,13 @@ def cmd_stream(args: argparse.Namespace) -> int:
             jobs = [(None, text, args.out, args.checkpoint)]
         lines = [BatchLines(args.time_unit, name, finite=not args.follow) for name, _, _, _ in jobs]
         try:
-            interrupted = _run_stream_jobs(args, df, jobs, lines, ctrl_c)
+            interrupted, ran = _run_stream_jobs(args, df, jobs, lines, ctrl_c)
         except Exception:  # a query failed: what Spark dropped before is still said, then the failure
             for (name, _, _, _), progress in zip(jobs, lines):
                 _tell_dropped(name, progress, args.delay)
             raise
-    for (name, _, _, checkpoint), progress in zip(jobs, lines):
+    # (the queries that ran only: the checkpoint of one that did not may hold an earlier run's late events)
+    for (name, _, _, checkpoint), progress in zip(jobs[:ran], lines):
         _tell_late(spark, name, checkpoint, progress, args.delay)
     _tell_rejected(args)
     _results_line(args, (" (one folder per query)" if len(jobs) > 1 else "")
@@ -624,9 +625,14 @@ def _stream_session(args: argparse.Namespace):
     waits, pyspark's worker lines filtered out (:func:`cepagg.spark.console.quiet_worker_lines`).
     pyspark installs its Ctrl-C handler (which calls the JVM from inside whatever call is in
     progress) only when a session starts in the main thread; here a Ctrl-C while Spark starts
-    ends the wait at once, and the run's later calls to Spark are answered by :class:`_CtrlC`."""
+    ends the wait at once, and the run's later calls to Spark are answered by :class:`_CtrlC`.
+    A session this process already runs (an application calling :func:`main`) is taken as it is,
+    in this thread: nothing is started, and its settings stay its own."""
     from .spark.console import quiet_worker_lines
+    from .spark.session import running_session
 
+    if running_session() is not None:
+        return spark_session(args)
     started: dict = {}
 
     def start() -> None:
@@ -645,11 +651,13 @@ def _stream_session(args: argparse.Namespace):
     return started["spark"]
 
 
-def _run_stream_jobs(args: argparse.Namespace, df, jobs, lines, ctrl_c: _CtrlC) -> bool:
+def _run_stream_jobs(args: argparse.Namespace, df, jobs, lines, ctrl_c: _CtrlC) -> tuple[bool, int]:
     """The streaming queries of ``cepagg stream`` (``jobs``: name, query, output, checkpoint;
     ``lines``: their :class:`cepagg.spark.progress.BatchLines`): each run to the end of the
-    input in turn, or with ``--follow`` all started, then followed until Ctrl-C. True: stopped by
-    Ctrl-C (a Ctrl-C before the first query started, or without --follow: KeyboardInterrupt)."""
+    input in turn, or with ``--follow`` all started, then followed until Ctrl-C. (Stopped by
+    Ctrl-C, how many of ``jobs``, the first ones, ran): a Ctrl-C before the first query started,
+    or without --follow, raises KeyboardInterrupt; with --follow, one while the queries start
+    stops those started, and the others never run."""
     from .spark.streaming import run_to_end, start
 
     options = dict(format=args.out_format, delay=args.delay, time_unit=args.time_unit, engine=args.engine,
@@ -666,7 +674,9 @@ def _run_stream_jobs(args: argparse.Namespace, df, jobs, lines, ctrl_c: _CtrlC) 
         ctrl_c.check()
         running.append((start(df, body, available_now=False, processing_time=args.trigger, count_out=True,
                               out=out, checkpoint=checkpoint, **options), progress))
-    return _follow_until_interrupted(running, args.checkpoint, ctrl_c) if args.follow else False
+    if not args.follow:
+        return False, len(jobs)
+    return _follow_until_interrupted(running, args.checkpoint, ctrl_c), len(running)
 
 
 def _event_stream(args: argparse.Namespace, spark):
@@ -767,7 +777,7 @@ def _follow_until_interrupted(running, checkpoint: str | None, ctrl_c: _CtrlC | 
     its late events and where its results are. SIGTERM (:class:`_Terminated`) stops them at
     once and is raised again: the run ends as ``cepagg run`` does ("terminated", exit 143). A
     query that fails stops the others, and is raised once every query's last micro-batches
-    are reported."""
+    are reported (also one that failed while the others were waited for at a Ctrl-C)."""
     from .spark.streaming import follow
 
     ctrl_c = ctrl_c or _CtrlC()
@@ -794,6 +804,9 @@ def _follow(running, checkpoint: str | None, ctrl_c: _CtrlC, follow) -> bool:
             query.stop()
             if progress is not None:  # the lines of the batches finished meanwhile
                 progress(query)
+        failed = next((q.exception() for q, _ in running if q.exception() is not None), None)
+        if failed is not None:  # (it failed while the others were waited for: a failure, not a stop)
+            raise failed
         print("cepagg: stopped (Ctrl-C); the output holds every finished micro-batch"
               + ("; run the same command again to go on from the checkpoint" if checkpoint else ""),
               file=sys.stderr)

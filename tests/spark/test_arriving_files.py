@@ -232,3 +232,45 @@ def test_a_file_gone_at_a_restart_and_back_must_hold_the_events_the_checkpoint_c
     with pytest.raises(InputError, match="changed after the stream read it") as e:
         restarted.latestOffset(second, ReadAllAvailable())
     assert str(b) in str(e.value)
+
+
+def test_a_new_file_under_the_name_of_a_forgotten_one_is_read(tmp_path):
+    """A spool reusing names: batch.csv read to the end and archived, then a new batch.csv (other
+    events, another time) was refused as the old file back."""
+    events = tmp_path / "in"
+    events.mkdir()
+    batch = _put(events, "batch.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    reader = CepaggStreamReader({"path": str(events), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    assert _read(reader, 0, first["pos"]) == [(10, 1), (20, 2)]
+    batch.rename(tmp_path / "archived-1.csv")
+    _put(events, "other.csv", [("A", 25, 9)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    assert second["base"] == 2  # (batch.csv forgotten)
+    _put(events, "batch.csv", [("A", 30, 3), ("B", 40, 4)], at=3_000_000_000)
+    third = reader.latestOffset(second, ReadAllAvailable())
+    assert _read(reader, first["pos"], third["pos"]) == [(25, 9), (30, 3), (40, 4)]
+
+
+def test_a_stream_remembers_a_bounded_number_of_forgotten_files(tmp_path, monkeypatch):
+    monkeypatch.setattr("cepagg.spark.sources.FORGOTTEN_KEPT", 2)
+    events = tmp_path / "in"
+    events.mkdir()
+    reader = CepaggStreamReader({"path": str(events), "finite": "false"}, SCHEMA)
+    offset = reader.initialOffset()
+    for k in range(4):
+        f = _put(events, f"f{k}.csv", [("A", 10 * k, k)], at=(k + 1) * 1_000_000_000)
+        offset = reader.latestOffset(offset, ReadAllAvailable())
+        f.rename(tmp_path / f.name)
+    _put(events, "last.csv", [("A", 100, 9)], at=9_000_000_000)
+    reader.latestOffset(offset, ReadAllAvailable())
+    assert list(reader.forgotten) == [str(events / "f2.csv"), str(events / "f3.csv")]
+
+
+def test_a_file_gone_between_the_listing_and_its_look_is_not_yet_seen(tmp_path, monkeypatch):
+    _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    listed = [str(tmp_path / "a.csv"), str(tmp_path / "gone.csv")]
+    monkeypatch.setattr("cepagg.io.input_files", lambda path, fmt=None: listed)
+    reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    assert first["files"] == [["a.csv", 1]]

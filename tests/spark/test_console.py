@@ -148,6 +148,9 @@ def test_ctrl_c_stops_the_followed_queries_and_the_run_goes_on_to_its_report(cap
         def stop(self):
             self.stopped = True
 
+        def exception(self):
+            return None
+
     q, seen = Query(), []
     assert _follow_until_interrupted([(q, lambda query: seen.append(query.stopped))], "chk") is True
     assert q.stopped and seen[-1] is True  # (the batches finished while it stopped are reported)
@@ -278,6 +281,7 @@ def test_ctrl_c_is_noted_where_spark_may_be_in_a_call_and_acted_on_at_the_next_l
     from cepagg.cli import _CtrlC, _follow_until_interrupted
 
     ctrl_c = _CtrlC()
+    before = signal.getsignal(signal.SIGINT)  # (pyspark's, once a session started in the main thread)
     with ctrl_c.answering("noted\n"):
         os.kill(os.getpid(), signal.SIGINT)  # (as if inside a call: nothing is raised there)
         for _ in range(100):  # (delivered at the next bytecodes)
@@ -290,7 +294,7 @@ def test_ctrl_c_is_noted_where_spark_may_be_in_a_call_and_acted_on_at_the_next_l
             os.kill(os.getpid(), signal.SIGINT)
             for _ in range(100):
                 pass
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before
     assert capfd.readouterr().err == "noted\n"
 
     class Query:
@@ -301,9 +305,61 @@ def test_ctrl_c_is_noted_where_spark_may_be_in_a_call_and_acted_on_at_the_next_l
         def stop(self):
             self.stopped = True
 
+        def exception(self):
+            return None
+
     q = Query()
     assert _follow_until_interrupted([(q, None)], None, ctrl_c) is True  # (pressed while it started)
     assert q.stopped
+
+
+class _Query:
+    """A running streaming query as :func:`cepagg.cli._follow` sees it."""
+
+    def __init__(self, error=None):
+        self.error, self.stopped = error, False
+        self.isActive, self.status = error is None, {"isTriggerActive": False}
+
+    def stop(self):
+        self.stopped, self.isActive = True, False
+
+    def exception(self):
+        return self.error
+
+
+def test_a_query_that_failed_while_ctrl_c_was_answered_is_reported_as_failed(capsys):
+    """It was reported as "stopped (Ctrl-C)", exit 130."""
+    import pytest
+
+    from cepagg.cli import _CtrlC, _follow_until_interrupted
+
+    ctrl_c = _CtrlC()
+    ctrl_c.pressed = 1
+    ok, failed = _Query(), _Query(RuntimeError("boom"))
+    with pytest.raises(RuntimeError, match="boom"):
+        _follow_until_interrupted([(ok, None), (failed, None)], None, ctrl_c)
+    assert ok.stopped and "stopped (Ctrl-C)" not in capsys.readouterr().err
+
+
+def test_a_ctrl_c_while_a_workload_starts_leaves_the_queries_not_started_out_of_the_report(monkeypatch):
+    """The late events of every query of the workload were reported, read from the checkpoints of
+    queries that never ran (an earlier run's)."""
+    import argparse
+
+    import cepagg.cli as cli
+
+    ctrl_c = cli._CtrlC()
+
+    def start(*a, **k):
+        ctrl_c.pressed = 1  # (pressed while the first query started)
+        return _Query()
+
+    monkeypatch.setattr("cepagg.spark.streaming.start", start)
+    monkeypatch.setattr(cli, "_follow_until_interrupted", lambda running, checkpoint, ctrl_c: True)
+    args = argparse.Namespace(out_format="csv", delay="0 seconds", time_unit="ms", engine="auto", numbers="exact",
+                              on_late="count", follow=True, trigger=None, checkpoint="chk")
+    jobs = [(n, "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5", f"out/{n}", f"chk/{n}") for n in ("q1", "q2", "q3")]
+    assert cli._run_stream_jobs(args, None, jobs, [None] * 3, ctrl_c) == (True, 1)
 
 
 def test_the_stream_session_starts_outside_the_main_thread(monkeypatch):
@@ -321,6 +377,7 @@ def test_the_stream_session_starts_outside_the_main_thread(monkeypatch):
         return "spark"
 
     monkeypatch.setattr(cli, "spark_session", session)
+    monkeypatch.setattr("cepagg.spark.session.running_session", lambda: None)  # (none runs yet)
     before = signal.getsignal(signal.SIGINT)
     assert cli._stream_session(argparse.Namespace(verbose=True)) == "spark"
     assert signal.getsignal(signal.SIGINT) is before

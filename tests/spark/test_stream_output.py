@@ -143,3 +143,16 @@ def test_an_update_mode_micro_batch_without_rows_writes_no_file(spark, tmp_path,
     assert [tuple(r) for r in read_latest(spark, str(out), query, format="csv").collect()] == [(3,)]
     plain = spark.read.csv(str(out), header=True)
     assert plain.columns == ["COUNT(*)", "revision", "batch"] and plain.count() == rows_out
+
+
+def test_read_latest_of_an_output_without_rows_gives_the_query_columns_in_every_format(spark, tmp_path):
+    """batch 0 without rows writes an empty JSON file (no column): read_latest failed on it,
+    asking for the revision column."""
+    from cepagg.spark.streaming import read_latest, write_batch
+
+    query = "RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5"
+    empty = spark.createDataFrame([], "`COUNT(*)` bigint, revision bigint")
+    for fmt in ("parquet", "csv", "json"):
+        write_batch(empty, 0, str(tmp_path / fmt), fmt)
+        latest = read_latest(spark, str(tmp_path / fmt), query, format=fmt)
+        assert (latest.columns, latest.collect()) == (["COUNT(*)"], []), fmt

@@ -14,8 +14,9 @@ Imported normally, its ``@jit`` functions are compiled by numba and cached on di
 source (``__pycache__``), so a later process -- a Spark worker on the same machine included --
 loads machine code instead of compiling. :func:`twin` loads a second copy of the same source
 with ``_TWIN = True``: the functions stay Python and call the twins of their siblings. The
-engines run the twin on object arrays of Python integers when a value outgrows int64, and the
-tests run both flavours on the same inputs and require the same outputs.
+engines run the twin on object arrays of Python integers when a value outgrows int64 (A-Seq
+first runs a third copy, :func:`wide`, compiled for 128-bit integers), and the tests run the
+flavours on the same inputs and require the same outputs.
 
 ``CEPAGG_TWINS=1`` in the environment makes every kernel module a twin (slow; for debugging).
 
@@ -44,6 +45,9 @@ PACKAGES = {
     "greta": ("_records", "index", "_program", "_kernels"),
     "rcep": ("_kernels",),
 }
+#: modules an engine package's kernels are compiled with that are no kernel modules (A-Seq's
+#: numba type of 128-bit integers, whose operations are compiled into its wide kernels)
+COMPILED_WITH = {"aseq": ("wide",)}
 #: the kernel modules of this package, which the engines' kernels call (``postfix``: the
 #: operations of condition programs, GRETA's and rcep's)
 SHARED = ("postfix",)
@@ -115,25 +119,53 @@ def _without_literals(dispatcher) -> None:
 def twin(module: str) -> ModuleType:
     """The twin of kernel module ``module`` (a full name, e.g. ``cepagg.engines.aseq._kernels``):
     the same source loaded again with ``_TWIN = True``."""
-    if module not in _twins:
+    return _variant(module, "__twin", {"_TWIN": True})
+
+
+def wide(module: str) -> ModuleType:
+    """The wide flavour of kernel module ``module``: the same source loaded again, and compiled,
+    with ``_WIDE = True`` (a module reads it with :func:`is_wide`, A-Seq's algebra to check
+    overflow against 128 bits). Its siblings are wide too. The engine that uses it compiles it
+    for arrays of 128-bit integers (:mod:`.aseq.wide`) when a partition first outgrows int64.
+
+    Numba names its cache files by source file, so the wide functions are cached in the same
+    index files as the others, told apart by their argument types: a function whose code
+    depends on ``_WIDE`` must take the integer arrays (every one that reads ``LIMIT`` does)."""
+    return _variant(module, "__wide", {"_WIDE": True})
+
+
+def is_wide(module_globals: dict) -> bool:
+    """Whether the kernel module with these globals is the wide flavour (set by :func:`wide`)."""
+    return bool(module_globals.get("_WIDE", False))
+
+
+def _variant(module: str, suffix: str, flags: dict) -> ModuleType:
+    name = f"{module}{suffix}"
+    if name not in _twins:
         spec = importlib.util.find_spec(module)
         assert spec is not None and spec.origin is not None
-        name = f"{module}__twin"
         copy = importlib.util.spec_from_file_location(name, spec.origin)
         assert copy is not None and copy.loader is not None
         loaded = importlib.util.module_from_spec(copy)
-        loaded._TWIN = True  # type: ignore[attr-defined]
+        for k, v in flags.items():
+            setattr(loaded, k, v)
         sys.modules[name] = loaded
-        copy.loader.exec_module(loaded)
-        _twins[module] = loaded
-    return _twins[module]
+        _twins[name] = loaded
+        try:
+            copy.loader.exec_module(loaded)
+        except BaseException:
+            del _twins[name], sys.modules[name]
+            raise
+    return _twins[name]
 
 
 def sibling(caller: str, name: str, twin_: bool) -> ModuleType:
     """Kernel module ``name`` of the caller's package, in the caller's flavour. ``caller`` is
-    the caller's ``__name__`` (a twin's name ends in ``__twin``)."""
+    the caller's ``__name__`` (a twin's name ends in ``__twin``, a wide one's in ``__wide``)."""
     package = caller.rsplit(".", 1)[0]
     full = f"{package}.{name}"
+    if caller.endswith("__wide"):
+        return wide(full)
     return twin(full) if twin_ else importlib.import_module(full)
 
 
@@ -197,7 +229,9 @@ def guard(package: str) -> None:
         drop_stale(_HERE, SHARED, "shared-kernels.sha256", also=(Path(__file__),))
         return
     shared = tuple(_HERE / f"{n}.py" for n in SHARED)
-    drop_stale(_HERE / package, PACKAGES[package], f"{package}-kernels.sha256", also=(Path(__file__), *shared))
+    extra = tuple(_HERE / package / f"{n}.py" for n in COMPILED_WITH.get(package, ()))
+    drop_stale(_HERE / package, PACKAGES[package], f"{package}-kernels.sha256",
+               also=(Path(__file__), *shared, *extra))
 
 
 _guarded: set[str] = set()
@@ -230,6 +264,9 @@ def clear_cache(packages: tuple[str, ...] = tuple(PACKAGES)) -> int:
 #: seconds the first query of a fresh install compiles, per engine (docs/benchmarks.md, "Cold
 #: start")
 COMPILE_SECONDS = {"aseq": 14, "greta": 17}
+#: seconds A-Seq's wide kernels (:func:`wide`) compile, on the first overflow of int64 in an
+#: install (docs/benchmarks.md, A-Seq section E)
+WIDE_COMPILE_SECONDS = 17
 #: seconds ``cepagg warmup`` compiles (GRETA's queries, the longer, also reach its negative graphs
 #: and ordered index; the engines compile in parallel)
 WARMUP_SECONDS = 40
@@ -270,6 +307,12 @@ def _announce(module: str) -> None:
     if len(parts) < 3 or parts[:2] != ["cepagg", "engines"] or parts[2] not in COMPILE_SECONDS:
         return
     package = parts[2]
+    if module.endswith("__wide"):  # not in `cepagg warmup`: only a query whose counts need them
+        if f"{package} wide" not in _announced:
+            _announced.add(f"{package} wide")
+            print(f"cepagg: a partition's counts outgrew 64 bits: compiling the {package} kernels for "
+                  f"128-bit integers once per install (~{WIDE_COMPILE_SECONDS} s) ...", file=sys.stderr, flush=True)
+        return
     if package in _announced:
         return
     _announced.add(package)

@@ -17,11 +17,16 @@ A stream that runs on (``finite`` false) over a directory takes files as they ar
 in the order they appeared (modification time, then name), each file's events in time order, so
 a new file adds positions after the ones read and never moves them (a file with events older
 than those read brings late events, which the watermark or the ordering layer handles). A file
-must be complete when it appears (write it elsewhere, then move it in): one that changes after
+must be complete when it appears (write it elsewhere on the same file system, then move it in:
+a rename, so the file appears whole): one that changes after
 it was read is refused. A name stands for one file (its inode, size and modification time tell
 which, :func:`_signature`): a file replaced under a known name, even by one with the same size
 and time, is refused, and so is one back under the name of a file this run forgot (read to the
-end and gone: its events would be read twice). The offsets (kept in the checkpoint) list the
+end and gone: its events would be read twice) with that file's size and modification time; a
+new file under a forgotten name (other size or time: a spool reusing names) is read. The run
+remembers the last 10,000 files it forgot (:data:`FORGOTTEN_KEPT`), and of a file gone when a
+restarted query took it from its checkpoint only the name (a file back under it is refused
+whatever its size and time). The offsets (kept in the checkpoint) list the
 files by name with their event counts: a restarted query numbers the positions as the run
 before without reading the files again, and a file read to the end may be moved out or deleted
 -- it is then forgotten (its events still count in the numbering), so the offsets list the
@@ -50,6 +55,10 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 END_TYPE = "__end__"
 END_TS_MS = 9_000_000_000_000  # year 2255: beyond real event times, inside every time type
+
+#: how many forgotten files a stream remembers (by name, size and modification time), to refuse
+#: one of them back in the directory: one entry per file read to the end and gone, so bounded
+FORGOTTEN_KEPT = 10_000
 
 
 @lru_cache(maxsize=4)
@@ -95,7 +104,8 @@ class _Partition(InputPartition):
 
 def _arrived(path: str, fmt: str) -> list[str]:
     """The event files under ``path`` in the order they appeared (modification time, then
-    name); an empty directory has none yet."""
+    name); an empty directory has none yet, and a file gone since the listing is left out (as
+    if not yet seen)."""
 
     from ..errors import InputError
     from ..io import input_files
@@ -106,7 +116,13 @@ def _arrived(path: str, fmt: str) -> list[str]:
         if os.path.isdir(path):
             return []
         raise
-    return sorted(files, key=lambda f: (os.stat(f).st_mtime_ns, f))
+    arrived = []
+    for f in files:
+        try:
+            arrived.append((os.stat(f).st_mtime_ns, f))
+        except FileNotFoundError:
+            continue
+    return [f for _, f in sorted(arrived)]
 
 
 def _arrow_target(schema):
@@ -151,8 +167,9 @@ class CepaggStreamReader(DataSourceStreamReader):
         #: restarted query took it from its checkpoint); ``base`` events of forgotten files before
         self.index: list[tuple[str, tuple | None, int]] = []
         self.base = 0
-        #: files forgotten in this run (read to the end, then gone from the directory)
-        self.forgotten: set[str] = set()
+        #: files forgotten in this run (read to the end, then gone from the directory): name ->
+        #: (size, modification time), None when unknown; the last FORGOTTEN_KEPT only, oldest first
+        self.forgotten: dict[str, tuple[int, int] | None] = {}
         path = os.path.abspath(self.path)
         self.root = path if os.path.isdir(path) else os.path.dirname(path)  # (offsets name files in it)
 
@@ -160,7 +177,8 @@ class CepaggStreamReader(DataSourceStreamReader):
         """Index the files that arrived since the last look (a stream that runs on). A name
         stands for one file for as long as the stream knows it: a known file that is now
         another (replaced, or gone and back as another file) is refused, and so is a file
-        back under the name of one this run forgot (its events would be read twice)."""
+        back under the name of one this run forgot with its size and modification time (its
+        events would be read twice; another file under that name is new)."""
         known = {f: signature for f, signature, _ in self.index}
         for f in _arrived(self.path, self.fmt):
             try:
@@ -173,8 +191,9 @@ class CepaggStreamReader(DataSourceStreamReader):
                 elif signature != known[f]:
                     raise _changed(f)
                 continue
-            if f in self.forgotten:
+            if f in self.forgotten and self.forgotten[f] in (None, signature[1:]):
                 raise _back(f)
+            self.forgotten.pop(f, None)  # (a new file under a reused name)
             self.index.append((f, signature, self._file_events(f, signature).num_rows))
 
     def _identify(self, f: str, signature: tuple) -> None:
@@ -244,9 +263,12 @@ class CepaggStreamReader(DataSourceStreamReader):
         """Drop from the index's front the files read to the end before ``pos`` that are gone
         from the directory; their events still count (``base``)."""
         while self.index and self.base + self.index[0][2] <= pos and not os.path.exists(self.index[0][0]):
-            f, _, n = self.index.pop(0)
+            f, signature, n = self.index.pop(0)
             self.base += n
-            self.forgotten.add(f)
+            self.forgotten.pop(f, None)
+            self.forgotten[f] = signature[1:] if signature else None
+            if len(self.forgotten) > FORGOTTEN_KEPT:
+                del self.forgotten[next(iter(self.forgotten))]
 
     def initialOffset(self) -> dict:
         return self._offset(0)
@@ -320,8 +342,8 @@ class CepaggStreamReader(DataSourceStreamReader):
 def _changed(file: str):
     from ..errors import InputError
 
-    return InputError("changed after the stream read it; put complete files into the directory (write elsewhere, "
-                      "then move them in)", file)
+    return InputError("changed after the stream read it; put complete files into the directory (write them "
+                      "elsewhere on the same file system, then move them in)", file)
 
 
 def _current(file: str) -> tuple[int, int, int]:

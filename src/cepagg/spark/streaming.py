@@ -40,6 +40,9 @@ from . import schema as S
 from .bucket import END_WATERMARK_MS, BucketState, admit, pack_bucket, release, revise, unpack_bucket, wake_times
 from .tasks import compiled
 
+# BucketState, imported above, also loads the pickles of checkpoints written while the bucket's
+# steps were in this module: they name it cepagg.spark.streaming.BucketState
+
 OP_ID, OP_TIME, OP_BUCKET = "cepagg_id", "cepagg_event_time", "cepagg_bucket"
 
 
@@ -390,11 +393,13 @@ def write_batch(rows, batch_id: int, out: str, format: str) -> None:
     input and state, so the same rows).
 
     A batch without rows writes nothing, except batch 0: Spark writes a file without rows for
-    an empty DataFrame (a CSV header alone, a Parquet schema), and most micro-batches of a
-    stream have no rows; batch 0's file keeps the output readable (``spark.read``,
-    :func:`read_latest`) before any row is written. ``rows`` is computed twice (is it empty,
-    then the write): the caller persists the micro-batch (a stateful operator must not run
-    twice)."""
+    an empty DataFrame (a CSV header alone, a Parquet schema, an empty JSON file), and most
+    micro-batches of a stream have no rows; batch 0's file keeps a Parquet or CSV output
+    readable by ``spark.read`` before any row is written. An empty JSON file names no column
+    (``spark.read.json`` gives a frame without columns); :func:`read_latest` reads every
+    format, an output without rows as the query's columns without rows. ``rows`` is computed
+    twice (is it empty, then the write): the caller persists the micro-batch (a stateful
+    operator must not run twice)."""
     if batch_id == 0 or not rows.isEmpty():
         rows.write.mode("overwrite").format(format).options(**file_options(format)).save(f"{out}/batch={batch_id}")
 
@@ -438,7 +443,10 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
 
     Output of the ordering layer (:mod:`cepagg.spark.order`, rows with a ``kind`` column) is
     netted per group and window/instant (latest revision, retracted keys dropped) or, for
-    matches, per match number (deleted matches dropped)."""
+    matches, per match number (deleted matches dropped).
+
+    An output without rows gives the query's columns without rows; their types are in no
+    file of a CSV or JSON output (a header, an empty file), so they are strings there."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -447,6 +455,8 @@ def read_latest(spark, path: str, query: str | Query, format: str = "parquet"):
     if format == "csv":  # (written with a header; the revision compared as a number, not as text)
         reader = reader.option("header", "true").option("inferSchema", "true")
     df = reader.load(path)
+    if "revision" not in df.columns:  # (JSON files without rows: no column at all)
+        return spark.createDataFrame([], S.ddl_string([(c, "string") for c in q.output_columns]))
     if "kind" in df.columns:
         from ..engines.aggregates import key_width
 

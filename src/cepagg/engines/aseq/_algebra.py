@@ -39,7 +39,9 @@ MIN = 2
 
 I_NEG = -(2**63)  # "no value" of an integer MAX component
 I_POS = 2**63 - 1  # "no value" of an integer MIN component
-LIMIT = 4.0e18  # |value| above this (in the float shadow) is an overflow
+# |value| above this (in the float shadow) is an overflow: of int64, or in the wide flavour
+# (:func:`..kernels.wide`, 128-bit integers: :mod:`.wide`) of int128
+LIMIT = 2.0**125 if kernels.is_wide(globals()) else 4.0e18
 
 
 @jit

@@ -15,8 +15,9 @@ across two batches is still one group. Around each group, in time order:
 4. EMIT ON CHANGE instants compare the window sum with the last value and report a change.
 
 Every step is atomic: on overflow of an int64 it returns status 2 *before* changing the state,
-and the caller converts the partition to Python integers and resumes at the same point with the
-exact twin of this module (under WITHIN alone it first drops the window sums, ``P_SUMS``).
+and the caller converts the partition to 128-bit integers and resumes at the same point with the
+wide flavour of this module (:mod:`.wide`; past 128 bits: Python integers and the exact twin;
+under WITHIN alone it first drops the window sums, ``P_SUMS``).
 Status 1 asks for a larger output buffer, 4 for more room in a window segment, 5 for the totals
 to be moved to Python integers (they alone would overflow), 3 reports events out of time order.
 

@@ -16,8 +16,9 @@ Events are encoded per batch into *classes*: the set of roles (feeds) an event c
 class lists its actions on nodes (extend, reset the gap after, leading negation).
 
 This module also chooses the implementation (:mod:`..kernels`): :data:`KERNELS` is the compiled
-kernel module (its twin with ``CEPAGG_TWINS=1``), :data:`TWIN` the same source run as Python
-(exact, on object arrays).
+kernel module (its twin with ``CEPAGG_TWINS=1``), :func:`wide_kernels` the same compiled for
+128-bit integers (:mod:`.wide`) once a partition outgrows int64, :data:`TWIN` the same source
+run as Python (exact, on object arrays).
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
 Sequence Patterns", SIGMOD 2014, §4.1 (PreTree, Example 7), §5 (aggregates).
@@ -33,6 +34,7 @@ from .. import kernels
 from ..keys import DictKeys, IntIndex, IntKeys, take_keys
 from . import _algebra, _kernels, windows
 from .plan import Feed, SeqPlan
+from .wide import Wide, fits_int64, limbs_of, to_object
 
 LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
 
@@ -40,6 +42,12 @@ LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
 KERNELS = kernels.flavour(_kernels.__name__, False)
 TWIN = kernels.twin(_kernels.__name__)
 KERNELS_ARE_TWINS = KERNELS is TWIN
+
+
+def wide_kernels():
+    """The kernels compiled for 128-bit integers (:mod:`.wide`), loaded (and compiled, once per
+    install) when a partition first outgrows int64: a query whose counts fit never loads them."""
+    return kernels.wide(_kernels.__name__)
 TWIN_ALGEBRA = kernels.twin(_algebra.__name__)
 ALGEBRA = _algebra
 WINDOWS = windows
@@ -257,6 +265,9 @@ Segment = windows.Segment
 STATE_FIELDS = ("aggI0", "aggF0", "bI0", "bF0", "bm0", "fI0", "fF0", "fm0",
                 "aggI1", "aggF1", "bI1", "bF1", "bm1", "fI1", "fF1", "fm1",
                 "ctr", "pk", "pVI", "pVF", "pres", "totI", "totF", "lastI", "lastF")
+#: the fields of the integer family (counts, COUNT(E), SUM and MIN/MAX of integers): int64,
+#: two-limb (wide) or Python ints as the partition's numbers require
+INT_FIELDS = ("aggI0", "bI0", "fI0", "aggI1", "bI1", "fI1", "pk", "pVI", "totI", "lastI")
 
 
 class PartState:
@@ -266,6 +277,9 @@ class PartState:
     integer family is float64 instead."""
 
     nosums = False  # (states pickled before the attribute existed)
+    #: the integer family as 128-bit integers (:mod:`.wide`: int64 arrays with a last axis of
+    #: two limbs) after an int64 overflow, run by the wide kernels (:func:`wide_kernels`)
+    wide = False
 
     def __init__(self, N: int, CI: int, CF: int, O: int, windowed: bool, use_k: bool, fam: Families,
                  exact: bool = False, floats: bool = False):
@@ -318,7 +332,17 @@ class PartState:
     # -- segments ------------------------------------------------------------------------------
 
     def seg(self, s: int) -> "Segment":
+        """Segment ``s`` as the kernels take it (a wide partition's integers as :class:`.wide.Wide`)."""
+        if self.wide:
+            return Segment(*(Wide(a) if f"{n}{s}" in INT_FIELDS else a
+                             for n, a in ((n, getattr(self, f"{n}{s}")) for n in Segment._fields)))
         return Segment(*(getattr(self, f"{n}{s}") for n in Segment._fields))
+
+    def ints(self) -> tuple:
+        """``pk``, ``pVI``, ``totI``, ``lastI`` as the kernels take them."""
+        if self.wide:
+            return Wide(self.pk), Wide(self.pVI), Wide(self.totI), Wide(self.lastI)
+        return self.pk, self.pVI, self.totI, self.lastI
 
     def items(self, s: int) -> int:
         return int(self.ctr[2 * s] + self.ctr[2 * s + 1])
@@ -341,9 +365,24 @@ class PartState:
             arr[:keep] = old[:keep]
             setattr(self, f"{n}{s}", arr)
 
+    def to_wide(self) -> None:
+        """128-bit integers from now on (after an int64 overflow): each int64 of the integer
+        family becomes two limbs, the arrays keep their shapes otherwise."""
+        if self.wide or self.exact:
+            return
+        for n in INT_FIELDS:
+            setattr(self, n, limbs_of(getattr(self, n)))
+        self.wide = True
+
     def to_exact(self) -> None:
-        """Python integers from now on (after an int64 overflow)."""
+        """Python integers from now on (after an overflow of int64, or of 128 bits)."""
         if self.exact:
+            return
+        if self.wide:
+            for n in INT_FIELDS:
+                setattr(self, n, to_object(getattr(self, n)))
+            self.wide = False
+            self.exact = True
             return
         for n in STATE_FIELDS:
             a = getattr(self, n)
@@ -363,6 +402,13 @@ class PartState:
 
     def try_int64(self, fam: Families) -> None:
         """Back to int64 once every integer is small again (windows forget old counts)."""
+        if self.wide:  # (segment items past their counts are never read: not checked)
+            live = {"bI0": self.ctr[0], "fI0": self.ctr[1], "bI1": self.ctr[2], "fI1": self.ctr[3]}
+            if all(fits_int64(getattr(self, n)[:live[n]] if n in live else getattr(self, n)) for n in INT_FIELDS):
+                for n in INT_FIELDS:
+                    setattr(self, n, np.ascontiguousarray(getattr(self, n)[..., 0]))
+                self.wide = False
+            return
         if not self.exact or fam.python_values:
             return
         arrays = {n: getattr(self, n) for n in STATE_FIELDS if getattr(self, n).dtype == object}
@@ -582,7 +628,7 @@ class PartPool:
         """Partition ``p`` (key ``key``) back into the stack if its state fits a slot (the
         items in its window, of the kinds the stack holds); False if it does not."""
         cap = self.cap
-        if (p.exact or p.nosums or int(p.ctr[0]) > cap or int(p.ctr[1]) > cap or p.items(1)
+        if (p.exact or p.wide or p.nosums or int(p.ctr[0]) > cap or int(p.ctr[1]) > cap or p.items(1)
                 or any(getattr(p, n).shape[1:] != self.fields[n].shape[2:] for n in ("bI0", "fI0", "bF0", "fF0"))):
             return False
 

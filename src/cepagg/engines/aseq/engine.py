@@ -17,13 +17,14 @@ Sequence Patterns", SIGMOD 2014.
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 from ...events import EventBatch
 from ...lang.model import Query
 from ..base import Engine
 from .plan import refusal as _refusal
-from .workload import Workload, WorkloadState
+from .workload import STATE_FORMAT, Workload, WorkloadState
 
 
 class Aseq(Engine):
@@ -52,6 +53,17 @@ class Aseq(Engine):
 
     def finish(self, state: Any) -> list[tuple]:
         return [row for _, row in self.workload.finish(state)]
+
+    def snapshot(self, state: Any) -> bytes:
+        """The state pickled with the workload's format version (:data:`.workload.STATE_FORMAT`)."""
+        return pickle.dumps((STATE_FORMAT, self.name, state), protocol=5)
+
+    def restore(self, data: bytes) -> Any:
+        version, name, state = pickle.loads(data)
+        if version != STATE_FORMAT or name != self.name:
+            raise ValueError(f"state of {name} format {version} cannot be restored by "
+                             f"{self.name} format {STATE_FORMAT}")
+        return state
 
 
 # Reference: A-Seq (SIGMOD 2014) §3 (single-query A-Seq).

@@ -15,8 +15,9 @@ not outlive its window.
 In float mode (``numbers="float"``) the integer family is float64 and nothing is checked.
 On int64 overflow (exact mode) a partition under WITHIN alone first drops its window sums,
 which that mode never reads (:func:`.windows.push`); otherwise, or on a second overflow, it
-switches to Python integers (the exact twin of the kernel) from
-the step that overflowed, and back to int64 when its values are small again.
+goes on from the step that overflowed with 128-bit integers (:mod:`.wide`: the same kernels,
+compiled for them when a partition of the install first overflows), past 128 bits with Python
+integers (the exact twin of the kernels), and back to int64 when its values are small again.
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
 Sequence Patterns", SIGMOD 2014, §3.4 (HPC), §3.2 (output when the result changes; the paper leaves
@@ -46,11 +47,16 @@ from .counters import (
     families,
     pack_parts,
     unpack_parts,
+    wide_kernels,
 )
 from .encode import Encoded, Encoder
 from .merge import EmitMerge, SlideMerge
+from .wide import Wide, limbs_of, to_object
 
 LO, HI = K.NONE, K.INF
+#: the width of a wide partition's integers, as :meth:`UnitRun._scratch` takes it (beside False
+#: for int64 and True for Python ints)
+WIDE = "wide"
 LIN_KIND = TWIN_ALGEBRA.LIN
 
 
@@ -150,8 +156,14 @@ class UnitRun:
     def _encoder(self, state: UnitState) -> Encoder:
         return self._cache[state.kinds][1]
 
-    def _scratch(self, state: UnitState, exact: bool):
+    def _scratch(self, state: UnitState, exact):
+        """Kernel scratch buffers for integers of one width: ``exact`` False (int64, or float64
+        in float mode), True (Python ints) or :data:`WIDE` (128-bit, :mod:`.wide`)."""
         fam, _, scr = self._cache[state.kinds]
+        if exact is WIDE and WIDE not in scr:
+            SI, SF, (AccI, AccF, NI, NF), vI, vF, tI, tF = self._scratch(state, False)
+            w = [Wide(limbs_of(a)) for a in (SI, AccI, NI, vI, tI)]
+            scr[WIDE] = (w[0], SF.copy(), (w[1], AccF.copy(), w[2], NF.copy()), w[3], vF.copy(), w[4], tF.copy())
         if exact not in scr:
             N = self.unit.n_nodes
             W = N + 1 if self.windowed else 1
@@ -177,6 +189,7 @@ class UnitRun:
         if key not in self._rows:
             fam = self._cache[state.kinds][0]
             self._rows[key] = (np.zeros((R, 3), np.int64),
+                               Wide(np.zeros((R, len(fam.kindI), 2), np.int64)) if exact is WIDE else
                                np.zeros((R, len(fam.kindI)), object if exact else self._int),
                                np.zeros((R, len(fam.kindF)), np.float64))
         return self._rows[key]
@@ -406,20 +419,25 @@ class UnitRun:
                 if unit.lead:
                     st.reserve(1, grow[1])
             exact = st.exact
+            numbers = WIDE if st.wide else exact  # the width of the integer family
             prm[K.P_CHECKED] = 0 if (exact or self.floats) else 1
             prm[K.P_SUMS] = 0 if st.nosums else 1
-            kern = TWIN if exact else KERNELS
-            SI, SF, scr, vI, vF, tI, tF = self._scratch(state, exact)
-            outM, outI, outF = self._out_rows(state, exact, R)
+            kern = TWIN if exact else wide_kernels() if st.wide else KERNELS
+            SI, SF, scr, vI, vF, tI, tF = self._scratch(state, numbers)
+            outM, outI, outF = self._out_rows(state, numbers, R)
             vi = valI.astype(object) if exact and valI.dtype != object else valI
+            pk, pVI, totI, lastI = st.ints()
             st.ctr[K.C_NOUT] = 0
             status, pos = kern.run(st.seg(0), st.seg(1), st.ctr, prm, self.parent, self.gate, self.outnode,
                                    fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
-                                   enc.cls_kind, st.pk, st.pVI, st.pVF, st.pres, st.totI, st.totF, st.lastI,
+                                   enc.cls_kind, pk, pVI, st.pVF, st.pres, totI, st.totF, lastI,
                                    st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
                                    ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
                                    self.col_ptr, self.col_idx, None if self.kmode == K.TOTAL else True)
-            self._collect(state, key, st, outM, outI, outF, int(st.ctr[K.C_NOUT]), rows)
+            n = int(st.ctr[K.C_NOUT])
+            if numbers is WIDE and n:
+                outI = to_object(outI.a[:n])
+            self._collect(state, key, st, outM, outI, outF, n, rows)
             st.ctr[K.C_NOUT] = 0
             if status == 0:
                 break
@@ -436,17 +454,21 @@ class UnitRun:
             elif status == 3:
                 raise CepaggError("aseq: events of one partition arrived out of time order "
                                   f"(key {key}); sort each partition by (ts, _id)")
-        if st.exact:
+        if st.exact or st.wide:
             st.try_int64(fam)
 
     def _overflowed(self, st: PartState, fam: Families) -> None:
-        """An int64 overflow in partition ``st``: under WITHIN alone with a window its window
+        """An overflow in partition ``st``. Of int64: under WITHIN alone with a window its window
         sums, never read there, are dropped first (:func:`.windows.push`); if it overflows again,
-        or in another mode, it goes on with Python integers (the exact twin)."""
-        if self.kmode == K.TOTAL and self.windowed and not st.nosums:
+        or in another mode, it goes on with 128-bit integers in the wide kernels (compiled on the
+        first such overflow of an install). Of 128 bits (or where every kernel is a twin): with
+        Python integers (the exact twin)."""
+        if self.kmode == K.TOTAL and self.windowed and not st.nosums and not st.wide:
             st.drop_sums(fam)
-        else:
+        elif st.wide or KERNELS_ARE_TWINS:
             st.to_exact()
+        else:
+            st.to_wide()
 
     # -- rows -------------------------------------------------------------------------------------
 
@@ -516,6 +538,11 @@ class UnitRun:
 
     def _fold(self, state: UnitState, key: tuple, st: PartState) -> None:
         """Move a partition's totals to its groups' totals (WITHIN alone)."""
+        if st.wide and self.kmode == K.TOTAL:
+            totI = to_object(st.totI)
+            self._fold_arrays(state, key, totI, st.totF)
+            st.totI[...] = limbs_of(totI)
+            return
         self._fold_arrays(state, key, st.totI, st.totF)
 
     def _fold_arrays(self, state: UnitState, key: tuple, totI, totF) -> None:

@@ -32,7 +32,9 @@ from ..aggregates import combine_rows, key_width
 from ..floats import FLOAT_FUNCS, to_float
 from .plan import compile_plan
 
-STATE_FORMAT = 1
+#: the version of pickled states (a partition's integers are int64, 128-bit limbs --
+#: :attr:`.counters.PartState.wide` -- or Python ints)
+STATE_FORMAT = 2
 
 
 def _float_cells(q: Query) -> list[tuple[int, bool]]:
