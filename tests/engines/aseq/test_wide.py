@@ -205,10 +205,16 @@ def test_wide_kernels_match_reference(wide_from_the_start, chunk):
     _check(4000 + chunk, cases(60, 600))
 
 
-def test_a_state_of_the_format_before_wide_partitions_is_refused():
+def test_a_state_of_the_format_before_wide_partitions_goes_on_and_a_later_one_is_refused():
     q = compile_query("RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 5")
     eng = ENGINES["aseq"](q)
-    old = pickle.dumps((1, "aseq", eng.new_state()), protocol=5)
-    with pytest.raises(ValueError, match="format 1 cannot be restored"):
-        eng.restore(old)
-    assert eng.restore(eng.snapshot(eng.new_state())) is not None
+    first = EventBatch.from_rows([{"type": "A", "ts": 1}, {"type": "A", "ts": 2}], time_unit="s")
+    second = EventBatch.from_rows([{"type": "B", "ts": 3}, {"type": "B", "ts": 4}], time_unit="s")
+    st = eng.new_state()
+    eng.process(st, first)
+    old = pickle.dumps((1, "aseq", st), protocol=5)  # format 1: the same objects, no wide flag
+    restored = eng.restore(old)
+    eng.process(restored, second)
+    assert eng.finish(restored) == [(4,)]
+    with pytest.raises(ValueError, match="format 3 cannot be restored"):
+        eng.restore(pickle.dumps((3, "aseq", eng.new_state()), protocol=5))

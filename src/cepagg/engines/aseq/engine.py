@@ -24,7 +24,7 @@ from ...events import EventBatch
 from ...lang.model import Query
 from ..base import Engine
 from .plan import refusal as _refusal
-from .workload import STATE_FORMAT, Workload, WorkloadState
+from .workload import READABLE_FORMATS, STATE_FORMAT, Workload, WorkloadState
 
 
 class Aseq(Engine):
@@ -60,7 +60,7 @@ class Aseq(Engine):
 
     def restore(self, data: bytes) -> Any:
         version, name, state = pickle.loads(data)
-        if version != STATE_FORMAT or name != self.name:
+        if version not in READABLE_FORMATS or name != self.name:
             raise ValueError(f"state of {name} format {version} cannot be restored by "
                              f"{self.name} format {STATE_FORMAT}")
         return state

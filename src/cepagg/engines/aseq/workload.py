@@ -35,6 +35,9 @@ from .plan import compile_plan
 #: the version of pickled states (a partition's integers are int64, 128-bit limbs --
 #: :attr:`.counters.PartState.wide` -- or Python ints)
 STATE_FORMAT = 2
+#: the formats a state may be restored from: format 1 predates wide partitions, and its
+#: partitions are int64 or Python ints, which format 2 reads as they are
+READABLE_FORMATS = (1, 2)
 
 
 def _float_cells(q: Query) -> list[tuple[int, bool]]:
@@ -135,7 +138,7 @@ class Workload:
 
     def restore(self, data: bytes) -> WorkloadState:
         version, name, state = pickle.loads(data)
-        if version != STATE_FORMAT or name != "aseq-workload":
+        if version not in READABLE_FORMATS or name != "aseq-workload":
             raise ValueError(f"state of {name} format {version} cannot be restored")
         return state
 
