@@ -30,8 +30,12 @@ start bucket, the SLIDE windows of an END event, the negation thresholds) are in
 call passing a dozen arrays costs more than their work (``cepagg bench greta --only
 index_vs_scan --engines greta --sizes 1000``: 478,000-502,000 events/s with calls, against
 729,000-833,000 inlined). Every other function (per timestamp, per window, or used by few
-queries) is a call. The two steps stay whole: split into named parts (inlined either way), the
-first query compiled for 28 to 44 s instead of about 22 (:func:`..kernels.jit` says why).
+queries) is a call. The code of the rare features (EMIT ON CHANGE, trailing negation: the
+variant with ``rare``) is in functions of its own called from the steps, not spliced: numba
+copies a spliced step's code once per block of it, each copy with all the step's variables, so
+the steps' own size costs compiling time in proportion to its square. The per-event code of the
+common features stays in the steps: split into named parts (inlined either way), the first query
+compiled for 28 to 44 s instead of about 22 (:func:`..kernels.jit` says why).
 """
 
 from __future__ import annotations
