@@ -240,7 +240,7 @@ def clear_cache(packages: tuple[str, ...] = tuple(PACKAGES)) -> int:
 
 #: seconds the first query of a fresh install compiles, per engine (docs/benchmarks.md, "Cold
 #: start")
-COMPILE_SECONDS = {"aseq": 14, "greta": 17}
+COMPILE_SECONDS = {"aseq": 11, "greta": 13}
 #: seconds ``cepagg warmup`` compiles (GRETA's queries, the longer, also reach its negative graphs
 #: and ordered index; the engines compile in parallel)
 WARMUP_SECONDS = 40
