@@ -81,11 +81,12 @@ def jit(twin: bool, inline: bool | str = False, python: bool = True):
 
     ``python=False``: only kernels call the function, never Python code (nor a test: it calls
     such a function through a compiled caller, ``numba.njit(lambda *a: f(*a))``). Numba then
-    builds no CPython wrapper for it, the code that unboxes each argument from a Python object
-    (for GRETA's first query, some 30 such wrappers took about 1 s of the compiling); called
-    from Python, it would crash the process. No kernel gets numba's C-callable wrapper, which only
-    a ``cfunc`` would use, and division by zero follows numpy's rules (no exception path compiled
-    at every ``//``: a kernel divides only by sizes and slides, never zero).
+    builds no CPython wrapper for it, the code that unboxes each argument from a Python object;
+    called from Python, it would crash the process. No kernel gets numba's C-callable wrapper,
+    which only a ``cfunc`` would use, and division by zero follows numpy's rules (no exception
+    path compiled at every ``//``: a kernel divides only by sizes and slides, never zero). The
+    wrappers and exception paths left out save GRETA's first query about 1.5 s of compiling
+    (docs/benchmarks.md, "Cold start").
 
     Code a query cannot run is kept out of its compilation by an argument that is ``None``
     (GRETA's ``pos_run`` variants, A-Seq's ``general``): numba drops the branches behind
