@@ -61,7 +61,7 @@ def is_twin(module_globals: dict) -> bool:
     return bool(module_globals.get("_TWIN", TWINS_ONLY))
 
 
-def jit(twin: bool, inline: bool | str = False):
+def jit(twin: bool, inline: bool | str = False, python: bool = True):
     """The decorator for the kernel functions of a module of flavour ``twin``.
 
     Compiled: ``cache=True`` (machine code on disk), ``nogil``, and no reference counting
@@ -83,6 +83,15 @@ def jit(twin: bool, inline: bool | str = False):
       optimised by LLVM twice: numba optimises each function's module with every function it
       calls linked in, so each level of calls optimises all the code below it again.
 
+    ``python=False``: only kernels call the function, never Python code (nor a test: it calls
+    such a function through a compiled caller, ``numba.njit(lambda *a: f(*a))``). Numba then
+    builds no CPython wrapper for it, the code that unboxes each argument from a Python object;
+    called from Python, it would crash the process. No kernel gets numba's C-callable wrapper,
+    which only a ``cfunc`` would use, and division by zero follows numpy's rules (no exception
+    path compiled at every ``//``: a kernel divides only by sizes and slides, never zero). The
+    wrappers and exception paths left out save GRETA's first query about 1.5 s of compiling
+    (docs/benchmarks.md, "Cold start").
+
     Code a query cannot run is kept out of its compilation by an argument that is ``None``
     (GRETA's ``pos_run`` variants, A-Seq's ``general``): numba drops the branches behind
     ``x is not None`` before typing them, and the functions called there are not compiled.
@@ -91,13 +100,16 @@ def jit(twin: bool, inline: bool | str = False):
         return lambda f: f
     from numba import njit
 
+    options = dict(cache=True, nogil=True, _nrt=False, error_model="numpy", no_cfunc_wrapper=True,
+                   no_cpython_wrapper=not python)
+
     def compile_(f):
         _guard_once(f.__module__)
         if inline == "step":
-            dispatcher = njit(cache=True, nogil=True, _nrt=False, forceinline=False, inline="always")(f)
+            dispatcher = njit(forceinline=False, inline="always", **options)(f)
         else:
             # forceinline set either way: a callee would otherwise inherit its caller's
-            dispatcher = njit(cache=True, nogil=True, _nrt=False, forceinline=bool(inline))(f)
+            dispatcher = njit(forceinline=bool(inline), **options)(f)
         _without_literals(dispatcher)
         _listen()
         return dispatcher
@@ -263,7 +275,7 @@ def clear_cache(packages: tuple[str, ...] = tuple(PACKAGES)) -> int:
 
 #: seconds the first query of a fresh install compiles, per engine (docs/benchmarks.md, "Cold
 #: start")
-COMPILE_SECONDS = {"aseq": 14, "greta": 17}
+COMPILE_SECONDS = {"aseq": 11, "greta": 13}
 #: seconds A-Seq's wide kernels (:func:`wide`) compile, on the first overflow of int64 in an
 #: install (docs/benchmarks.md, A-Seq section E)
 WIDE_COMPILE_SECONDS = 17

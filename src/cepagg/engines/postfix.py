@@ -32,7 +32,7 @@ from __future__ import annotations
 from . import kernels
 
 _TWIN = kernels.is_twin(globals())
-inline = kernels.jit(_TWIN, inline=True)  # called per operation of every evaluation
+inline = kernels.jit(_TWIN, inline=True, python=False)  # called per operation of every evaluation
 
 #: opcodes 0 and 1 are the engines' loads
 CONST, ADD, SUB, MUL, DIV, NEG, CMP, AND, OR, NOT = range(2, 12)

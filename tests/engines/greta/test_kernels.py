@@ -19,6 +19,16 @@ from cepagg.lang import ast, compile_query
 from generators import cases, random_stream
 
 
+def _from_python(f):
+    """Kernel function ``f`` callable from a test: a compiled function without a CPython wrapper
+    (``kernels.jit(python=False)``) is called through a compiled caller; a twin as it is."""
+    if not hasattr(f, "py_func"):
+        return f
+    import numba
+
+    return numba.njit(lambda *a: f(*a))
+
+
 def test_engine_twin_and_compiled_agree_row_for_row():
     for k in range(cases(60, 600)):
         rng = random.Random(k)
@@ -34,6 +44,7 @@ def test_engine_twin_and_compiled_agree_row_for_row():
 @pytest.mark.parametrize("module", ["compiled", "twin"])
 def test_limbs_add_and_multiply_exactly(module):
     rec = _records if module == "compiled" else _twin(_records.__name__)
+    add, normalize, mul_add = _from_python(rec.add), _from_python(rec.normalize), _from_python(rec.mul_add)
     rng = random.Random(3)
     for _ in range(200):
         L = rng.randint(1, 4)
@@ -46,14 +57,14 @@ def test_limbs_add_and_multiply_exactly(module):
             I[row, L - 1] = v >> (32 * (L - 1))
         F = np.zeros((2, 0))
         M = np.zeros((2, 0), dtype=np.int64)
-        rec.add(I, F, M, 0, I, F, M, 1, L, np.zeros(0, np.int64), _records.HARD)
+        add(I, F, M, 0, I, F, M, 1, L, np.zeros(0, np.int64), _records.HARD)
         total = values[0] + values[1]
         assert int(to_ints(I, 0, L)[0]) == total  # limb by limb, not carried yet
         limit = 2**40
-        over = rec.normalize(I, 0, L, limit)
+        over = normalize(I, 0, L, limit)
         assert int(to_ints(I, 0, L)[0]) == total
         assert over == (abs(total >> (32 * (L - 1))) >= limit)
-        ok = rec.mul_add(I, 1, 1, 0, a, L, _records.HARD, np.zeros(L + 2, dtype=np.int64))
+        ok = mul_add(I, 1, 1, 0, a, L, _records.HARD, np.zeros(L + 2, dtype=np.int64))
         if ok:
             assert int(to_ints(I, 1, L)[1]) == a * values[1]
     w = widen(np.array([[2**61 + 7, -(2**62)]], dtype=np.int64), 2, 1)
@@ -66,6 +77,7 @@ def test_fenwick_prefix_sums_minima_and_expiry(module):
     update path, prefix queries, and buckets expiring through the nodes' held ranges."""
     rec = _records if module == "compiled" else _twin(_records.__name__)
     ix = index if module == "compiled" else _twin(index.__name__)
+    add_ring_to_ring, add_from_ring = _from_python(rec.add_ring_to_ring), _from_python(rec.add_from_ring)
     rng = random.Random(5)
     n, R = 17, 2
     NI = np.zeros(((n + 1) * R, 1), dtype=np.int64)
@@ -93,7 +105,7 @@ def test_fenwick_prefix_sums_minima_and_expiry(module):
         j = rank + 1
         while j <= n:
             ix.clean(NI, NF, NM, NT, j, j * R, alive, R, mmin)
-            rec.add_ring_to_ring(NI, NF, NM, j * R, src, np.zeros((R, 0)), srcM, 0, alive & 1, 2, R, mmin)
+            add_ring_to_ring(NI, NF, NM, j * R, src, np.zeros((R, 0)), srcM, 0, alive & 1, 2, R, mmin)
             ix.held(NT, j, alive, alive + 1)
             j += j & (-j)
         length = rng.randint(0, n)
@@ -102,7 +114,7 @@ def test_fenwick_prefix_sums_minima_and_expiry(module):
         j = length
         while j > 0:
             ix.clean(NI, NF, NM, NT, j, j * R, alive, R, mmin)
-            rec.add_from_ring(dI, np.zeros((2, 0)), dM, 0, NI, NF, NM, j * R, alive & 1, 2, R, mmin)
+            add_from_ring(dI, np.zeros((2, 0)), dM, 0, NI, NF, NM, j * R, alive & 1, 2, R, mmin)
             j -= j & (-j)
         for k, seq in enumerate((alive, alive + 1)):
             want = [v for (r, q), v in points.items() if r < length and q == seq]
@@ -135,7 +147,7 @@ def _expr(rng: random.Random, depth: int = 2) -> ast.Expr:
 
 @pytest.mark.parametrize("module", ["compiled", "twin"])
 def test_edge_programs_match_the_vectorised_evaluator(module):
-    prog = _program if module == "compiled" else _twin(_program.__name__)
+    run = _from_python((_program if module == "compiled" else _twin(_program.__name__)).run)
     rng = random.Random(11)
     n = 40
     cols = {name: (np.array([rng.randint(-3, 3) for _ in range(n)], dtype=np.float64),
@@ -149,7 +161,7 @@ def test_edge_programs_match_the_vectorised_evaluator(module):
         col = np.stack([cols[s][0] for s in slots], axis=1) if slots else np.zeros((n, 0))
         ok = np.stack([cols[s][1] for s in slots], axis=1) if slots else np.zeros((n, 0), dtype=bool)
         # predecessor row i, event row (i + 1) % n
-        got = np.array([prog.run(code, vals, off[p], off[p + 1], col, ok, i, col, ok, (i + 1) % n,
+        got = np.array([run(code, vals, off[p], off[p + 1], col, ok, i, col, ok, (i + 1) % n,
                                  np.zeros(64), np.zeros(64, dtype=np.int64)) == 1 for i in range(n)])
 
         def lookup(node):

@@ -30,8 +30,12 @@ start bucket, the SLIDE windows of an END event, the negation thresholds) are in
 call passing a dozen arrays costs more than their work (``cepagg bench greta --only
 index_vs_scan --engines greta --sizes 1000``: 478,000-502,000 events/s with calls, against
 729,000-833,000 inlined). Every other function (per timestamp, per window, or used by few
-queries) is a call. The two steps stay whole: split into named parts (inlined either way), the
-first query compiled for 28 to 44 s instead of about 22 (:func:`..kernels.jit` says why).
+queries) is a call. The code of the rare features (EMIT ON CHANGE, trailing negation: the
+variant with ``rare``) is in functions of its own called from the steps, not spliced: numba
+copies a spliced step's code once per block of it, each copy with all the step's variables, so
+the steps' own size costs compiling time in proportion to its square. The per-event code of the
+common features stays in the steps: split into named parts (inlined either way), the first query
+compiled for 28 to 44 s instead of about 22 (:func:`..kernels.jit` says why).
 """
 
 from __future__ import annotations
@@ -39,9 +43,10 @@ from __future__ import annotations
 from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
-jit = kernels.jit(_TWIN)
-inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
-step = kernels.jit(_TWIN, inline="step")  # the two steps of the loop
+jit = kernels.jit(_TWIN)  # called from Python: the entry points, and commit (:mod:`.switch`)
+local = kernels.jit(_TWIN, python=False)  # called by kernels only
+inline = kernels.jit(_TWIN, inline=True, python=False)  # small helpers of the per-event path
+step = kernels.jit(_TWIN, inline="step", python=False)  # the two steps of the loop
 _rec = kernels.sibling(__name__, "_records", _TWIN)
 _idx = kernels.sibling(__name__, "index", _TWIN)
 _prog = kernels.sibling(__name__, "_program", _TWIN)
@@ -135,7 +140,7 @@ def lead_threshold(negM, mask, ng):
 # buckets
 
 
-@jit
+@local
 def clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, slot):
     """Forget start bucket ``slot`` (it expired; the slot will be reused). Index rows are not
     touched: their tags tell (:mod:`.index`)."""
@@ -190,7 +195,7 @@ def start_bucket(sc, B, negM, mask, ng, mode, hasw, S, t):
 # predecessors
 
 
-@jit
+@local
 def scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i, epos, t, tr, der_off,
               DER, thr, pg_off, PGC, pg_val, sv, sk, slots, blo, nb, x, R, L, mmin, hard, strat,
               vstart, pend):
@@ -229,7 +234,7 @@ def scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i, epos, 
     return over
 
 
-@jit
+@local
 def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, e_aval, mmin, L,
                      hard, tmp):
     """COUNT(E), SUM, MIN, MAX: the event's own part, with its complete count. Returns
@@ -267,7 +272,35 @@ def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, 
 
 
 # ----------------------------------------------------------------------------------------------
-# END events: contributions to windows, totals, EMIT accumulators
+# END events: contributions to windows, totals, EMIT accumulators, trailing negation
+
+
+@local
+def keep_record(t, s, blo, nb, kmin, kmax, mode, hasw, W, sc, B, slots, REC, r_bkey, RI, RF, RM, tI,
+                tF, tM, RW, mmin):
+    """Trailing negation: keep the contributions of the END event just computed (per window
+    ``kmin..kmax`` under SLIDE, else per start bucket) as record ``sc[SC_NREC]``, until a match
+    of the negation invalidates it or its scope ends."""
+    R = B.shape[0]
+    r = sc[SC_NREC]
+    REC[r, R_TS] = t
+    REC[r, R_STATE] = s
+    REC[r, R_ALIVE] = 1
+    REC[r, R_BLO] = blo
+    REC[r, R_BHI] = blo + nb - 1
+    REC[r, R_KMIN] = kmin
+    REC[r, R_KMAX] = kmax
+    if mode == MODE_SLIDE:
+        for k in range(kmin, kmax + 1):
+            rec_copy(RI, RF, RM, r * RW + (k & (RW - 1)), tI, tF, tM, R + k - kmin)
+    else:
+        for k in range(nb):
+            r_bkey[r, k] = B[slots[k], B_KEY]
+            if mode == MODE_TOTAL and hasw and B[slots[k], B_M] > t - W:
+                rec_clear(RI, RF, RM, r * R + k, mmin)
+            else:
+                rec_copy(RI, RF, RM, r * R + k, tI, tF, tM, k)
+    sc[SC_NREC] = r + 1
 
 
 @inline
@@ -305,7 +338,7 @@ def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
     return False, kmin, kmax
 
 
-@jit
+@local
 def end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard):
     """WITHIN alone: sum of the buckets whose leading negation allows an end at ``t``."""
     rec_clear(tI, tF, tM, R, mmin)
@@ -317,7 +350,7 @@ def end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard):
     return False
 
 
-@jit
+@local
 def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM, tau, hasw, W,
              R, L, mmin, hard):
     """Record the EMIT ON CHANGE value at ``tau`` if it changed. Returns a status."""
@@ -356,7 +389,55 @@ def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM
     return DONE
 
 
-@jit
+@local
+def emit_room(sc, o_k, neg_off, neg_used, ng):
+    """Whether the EMIT log has room for every value a move of time can write: one before the
+    loop and one after, one per negative match and two per bucket."""
+    need = 2 + 2 * (sc[SC_BHI] - sc[SC_BLO] + 1)
+    for g in range(ng):
+        need += neg_off[g + 1] - neg_off[g] - neg_used[g]
+    return sc[SC_OUTN] + need <= o_k.shape[0]
+
+
+@local
+def emit_due(sc, B, t, W):
+    """EMIT under WITHIN: the first time before ``t`` at which the value changes without an
+    event (a bucket's scope ends, or a leading negation's match stops blocking a bucket);
+    ``POS_INF`` when none."""
+    R = B.shape[0]
+    tc = POS_INF
+    if sc[SC_BLO] > sc[SC_BHI]:
+        return tc
+    e = B[sc[SC_BLO] & (R - 1), B_KEY] + W
+    if e < t:
+        tc = e
+    for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
+        slot = seq & (R - 1)
+        if B[slot, B_M] != NEG_INF:
+            e = B[slot, B_M] + W
+            if sc[SC_TLAST] < e and e < t and e < tc:
+                tc = e
+    return tc
+
+
+@local
+def emit_at(tau, hasw, W, sc, B, ST, TI, TF, TM, AI, AF, AM, tI, tF, tM, o_k, OI, OF, OM, lastI, lastF,
+            lastM, L, mmin, hard):
+    """EMIT: the value at ``tau`` (the buckets whose scope ended by then expired first), logged
+    if it changed. Returns a status."""
+    R = B.shape[0]
+    if hasw:
+        while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
+            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, True, R, sc[SC_BLO] & (R - 1))
+            sc[SC_BLO] += 1
+    st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM, tau, hasw, W,
+                  R, L, mmin, hard)
+    if st == DONE:
+        sc[SC_TLAST] = tau
+    return st
+
+
+@local
 def emit_rebuild(AI, AF, AM, REC, RI, RF, RM, B, sc, R, L, mmin, hard):
     """EMIT accumulators from the live trailing-negation records (after an invalidation, when
     MIN/MAX cannot be subtracted)."""
@@ -375,7 +456,7 @@ def emit_rebuild(AI, AF, AM, REC, RI, RF, RM, B, sc, R, L, mmin, hard):
     return over
 
 
-@jit
+@local
 def invalidate_record(r, d, mode, hasw, W, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF, RM, B, sc,
                       R, L, mmin, hard):
     """A match of a trailing negation (ending at ``d``) follows record ``r``'s END event."""
@@ -401,7 +482,57 @@ def invalidate_record(r, d, mode, hasw, W, XI, XF, XM, AI, AF, AM, REC, r_bkey, 
     return over
 
 
-@jit
+@local
+def end_scopes(t, mode, hasw, W, sc, REC, XI, XF, XM, RI, RF, RM, R, L, mmin, hard):
+    """Trailing negation, time moved on to ``t``: the records whose scope ended are final (WITHIN
+    alone: added to the total; SLIDE, EMIT: no longer kept). Returns True when a value reached
+    the limb limit (widen and move time again: the records added are marked)."""
+    if mode == MODE_TOTAL:
+        r = sc[SC_RSTART]
+        while r < sc[SC_NREC] and ((hasw == 0 and t >= POS_INF) or
+                                   (hasw == 1 and REC[r, R_TS] + W <= t)):
+            over = False
+            if REC[r, R_ALIVE]:
+                REC[r, R_ALIVE] = 0
+                for k in range(REC[r, R_BHI] - REC[r, R_BLO] + 1):
+                    rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard)
+                    if rec_normalize(XI, 0, L, TOP if hard else 0):
+                        over = True
+            r += 1
+            if over:
+                return True
+    elif mode == MODE_SLIDE:
+        while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_KMAX] < sc[SC_WLO]:
+            sc[SC_RSTART] += 1
+    elif hasw:
+        while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_TS] + W <= t:
+            sc[SC_RSTART] += 1
+    return False
+
+
+@local
+def invalidate_before(g, ls, tau, mode, hasw, W, sc, gdone, grptr, XI, XF, XM, AI, AF, AM, REC, r_bkey,
+                      RI, RF, RM, B, L, mmin, hard):
+    """A match of trailing negation ``g`` (latest start ``ls``) at ``tau``: every live record
+    whose END event came before ``ls`` is invalid. Returns True when a value reached the limb
+    limit."""
+    R = B.shape[0]
+    over = False
+    r = grptr[g]
+    if r < sc[SC_RSTART]:
+        r = sc[SC_RSTART]
+    while r < sc[SC_NREC] and REC[r, R_TS] < ls:
+        if REC[r, R_ALIVE]:
+            if invalidate_record(r, tau, mode, hasw, W, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF,
+                                 RM, B, sc, R, L, mmin, hard):
+                over = True
+        r += 1
+    grptr[g] = r
+    gdone[g] = ls
+    return over
+
+
+@local
 def close_window(k, trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM, o_k, OI, OF, OM, L, mmin, hard):
     """Window ``k`` is final: write its result (when it has a trend). Returns a status."""
     RW = w_k.shape[0]
@@ -475,7 +606,7 @@ def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, 
     return False
 
 
-@jit
+@local
 def compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t):
     """Drop stored vertices that no later event can use (purge in batches)."""
     blo = sc[SC_BLO]
@@ -511,7 +642,7 @@ def compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t):
     sc[SC_NV] = w
 
 
-@jit
+@local
 def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
     RX = RI.shape[0] // REC.shape[0]
     w = 0
@@ -532,7 +663,7 @@ def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
         grptr[g] = 0
 
 
-@jit
+@local
 def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val, sv, sk):
     """skip-till-next-match: event ``i`` could follow the stored vertices of the states it may
     follow, which stop being predecessors of events after ``t``."""
@@ -679,12 +810,8 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
     # ---- EMIT: room for every value this move can log, asked for before anything changes (a
     # full buffer midway would make the retry log the value before t from a state already
     # moved): one before the loop and one after, one per negative match and two per bucket ----
-    if rare is not None and emit:
-        need = 2 + 2 * (sc[SC_BHI] - sc[SC_BLO] + 1)
-        for g in range(ng):
-            need += neg_off[g + 1] - neg_off[g] - neg_used[g]
-        if sc[SC_OUTN] + need > o_k.shape[0]:
-            return OUT_FULL
+    if rare is not None and emit and not emit_room(sc, o_k, neg_off, neg_used, ng):
+        return OUT_FULL
     # ---- time moves on to t: commit the last timestamp's vertices ----
     if sc[SC_PCOMMIT] < sc[SC_NV]:
         if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF,
@@ -710,16 +837,8 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
             if e <= t:
                 tb = e
         tc = POS_INF
-        if rare is not None and emit and hasw and sc[SC_BLO] <= sc[SC_BHI]:
-            e = B[sc[SC_BLO] & (R - 1), B_KEY] + W
-            if e < t:
-                tc = e
-            for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
-                slot = seq & (R - 1)
-                if B[slot, B_M] != NEG_INF:
-                    e = B[slot, B_M] + W
-                    if sc[SC_TLAST] < e and e < t and e < tc:
-                        tc = e
+        if rare is not None and emit and hasw:
+            tc = emit_due(sc, B, t, W)
         tau = ta
         if tb < tau:
             tau = tb
@@ -742,31 +861,16 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
                     if ls > negM[g]:
                         negM[g] = ls
                     if rare is not None and (ST[end_state, ST_TRAIL] >> g) & 1 and ls > gdone[g]:
-                        r = grptr[g]
-                        if r < sc[SC_RSTART]:
-                            r = sc[SC_RSTART]
-                        while r < sc[SC_NREC] and REC[r, R_TS] < ls:
-                            if REC[r, R_ALIVE]:
-                                if invalidate_record(r, tau, mode, hasw, W, XI, XF, XM, AI,
-                                                     AF, AM, REC, r_bkey, RI, RF, RM, B,
-                                                     sc, R, L, mmin, hard):
-                                    over = True
-                            r += 1
-                        grptr[g] = r
-                        gdone[g] = ls
+                        if invalidate_before(g, ls, tau, mode, hasw, W, sc, gdone, grptr, XI, XF, XM,
+                                             AI, AF, AM, REC, r_bkey, RI, RF, RM, B, L, mmin, hard):
+                            over = True
                     neg_used[g] += 1
                     j += 1
         if rare is not None and emit:
-            if hasw:
-                while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
-                    clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R,
-                               sc[SC_BLO] & (R - 1))
-                    sc[SC_BLO] += 1
-            st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF,
-                          lastM, tau, hasw, W, R, L, mmin, hard)
+            st = emit_at(tau, hasw, W, sc, B, ST, TI, TF, TM, AI, AF, AM, tI, tF, tM, o_k, OI, OF, OM,
+                         lastI, lastF, lastM, L, mmin, hard)
             if st != DONE:
                 return st
-            sc[SC_TLAST] = tau
         if over:
             return WIDEN
     if slide is not None and mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
@@ -779,25 +883,9 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
             clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, sc[SC_BLO] & (R - 1))
             sc[SC_BLO] += 1
     # ---- trailing negation: scopes that ended ----
-    if rare is not None and mode == MODE_TOTAL and trail:
-        r = sc[SC_RSTART]
-        while r < sc[SC_NREC] and ((hasw == 0 and t >= POS_INF) or
-                                   (hasw == 1 and REC[r, R_TS] + W <= t)):
-            if REC[r, R_ALIVE]:
-                REC[r, R_ALIVE] = 0
-                for k in range(REC[r, R_BHI] - REC[r, R_BLO] + 1):
-                    rec_add(XI, XF, XM, 0, RI, RF, RM, r * R + k, L, mmin, hard)
-                    if rec_normalize(XI, 0, L, TOP if hard else 0):
-                        over = True
-            r += 1
-            if over:
-                return WIDEN
-    if rare is not None and mode == MODE_SLIDE and trail:
-        while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_KMAX] < sc[SC_WLO]:
-            sc[SC_RSTART] += 1
-    if rare is not None and emit and trail and hasw:
-        while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_TS] + W <= t:
-            sc[SC_RSTART] += 1
+    if rare is not None and trail:
+        if end_scopes(t, mode, hasw, W, sc, REC, XI, XF, XM, RI, RF, RM, R, L, mmin, hard):
+            return WIDEN
     if rare is not None and emit:
         st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
                       t, hasw, W, R, L, mmin, hard)
@@ -936,25 +1024,8 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
                 if bad:
                     return WIDEN, i
                 if rare is not None and trail:
-                    r = sc[SC_NREC]
-                    REC[r, R_TS] = t
-                    REC[r, R_STATE] = s
-                    REC[r, R_ALIVE] = 1
-                    REC[r, R_BLO] = blo
-                    REC[r, R_BHI] = blo + nb - 1
-                    REC[r, R_KMIN] = kmin
-                    REC[r, R_KMAX] = kmax
-                    if mode == MODE_SLIDE:
-                        for k in range(kmin, kmax + 1):
-                            rec_copy(RI, RF, RM, r * RW + (k & (RW - 1)), tI, tF, tM, R + k - kmin)
-                    else:
-                        for k in range(nb):
-                            r_bkey[r, k] = B[slots[k], B_KEY]
-                            if mode == MODE_TOTAL and hasw and B[slots[k], B_M] > t - W:
-                                rec_clear(RI, RF, RM, r * R + k, mmin)
-                            else:
-                                rec_copy(RI, RF, RM, r * R + k, tI, tF, tM, k)
-                    sc[SC_NREC] = r + 1
+                    keep_record(t, s, blo, nb, kmin, kmax, mode, hasw, W, sc, B, slots, REC, r_bkey,
+                                RI, RF, RM, tI, tF, tM, RW, mmin)
                 if slide is not None and mode == MODE_SLIDE:
                     if sc[SC_WLO] > sc[SC_WHI]:
                         sc[SC_WLO] = kmin

@@ -24,7 +24,7 @@ from __future__ import annotations
 from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
-inline = kernels.jit(_TWIN, inline=True)  # called per candidate predecessor
+inline = kernels.jit(_TWIN, inline=True, python=False)  # called per candidate predecessor
 apply = kernels.flavour("cepagg.engines.postfix", _TWIN).apply
 
 LOAD_P, LOAD_E = 0, 1

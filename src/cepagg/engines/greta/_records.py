@@ -30,7 +30,7 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
-inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
+inline = kernels.jit(_TWIN, inline=True, python=False)  # small helpers of the per-event path
 
 MASK = 0xFFFFFFFF
 MIN_EMPTY = (1 << 63) - 1
