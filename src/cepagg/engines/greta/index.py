@@ -73,7 +73,7 @@ def held(T, node, lo, hi):
 #
 # Keys arrive with every batch, and the ranks of a plain sorted list shift whenever a key is
 # inserted in the middle: the tree would have to be rebuilt (O(n) records) per batch. Instead
-# each index owns ``C`` *slots* (a power of two, at most 1/3 full when sized); a key keeps its
+# each index owns ``C`` *slots* (a power of two, at most ~2/3 full); a key keeps its
 # slot, a new key takes a free slot between its neighbours, and when there is none the smallest
 # aligned window of slots ``[a, a + 2**w)`` with room is re-spread evenly (Itai, Konheim and
 # Rodeh's sparse table, "packed memory array"), taking in every later key of the batch that

@@ -464,14 +464,11 @@ class PosState:
             self.mmin, int(self.sc[K.SC_BLO]), a["v_irank"], ix, p0, p1, keys))
 
     def _grow_index(self, ix: int, need: int, keys: np.ndarray) -> None:
-        """Re-spread index ``ix`` over ``C`` slots, at most 1/3 full with ``need`` keys: a new key
-        then mostly finds a free slot between its neighbours, and a re-spread moves no key whose
-        leaf holds records (:func:`.index.rebuild_changed` rebuilds only the nodes over the
-        slots whose leaf changed) where free slots are near."""
+        """Re-spread index ``ix`` over ``C`` slots, at most 2/3 full with ``need`` keys."""
         a = self.a
         R = self.R
         IDX = a["IDX"]
-        C = max(16, _pow2(3 * need))
+        C = max(16, _pow2(-(-3 * need // 2)))
         if C == int(IDX[ix, K.IX_N]):
             self._respread_in_place(ix, keys)
             return
