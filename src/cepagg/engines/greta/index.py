@@ -247,16 +247,64 @@ def remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys):
             KO[loff + r] = 1
 
 
+@inline
+def places(KS, KO, LT, loff, a, s, m, new, t, u, D):
+    """The slot ``D[i]`` of the ``i``-th of the ``m`` keys of window ``[a, a + s)`` once the
+    new keys of ``new[t:u]`` are in (dead keys dropped): a key stays where it is unless a new
+    key before it or the end of the window pushes it, and new keys take the free slots before
+    their next key evenly, or the first ones. A key with records that moves changes the Fenwick
+    nodes over its two slots; an even spread of the whole window moved nearly all of them."""
+    pos = a  # the first slot the next key may take
+    i = 0
+    jn = t
+    x = a
+    while True:
+        while x < a + s and (KO[loff + x] == 0 or (KO[loff + x] != 2 and dead_leaf(LT, leaf_of(LT, loff, x)))):
+            x += 1
+        last = x >= a + s
+        # the new keys before the key in slot x (or after the window's last key)
+        r = 0
+        j = jn
+        while j < u and (last or new[j] <= KS[loff + x]):
+            if last or new[j] < KS[loff + x]:
+                r += 1
+            j += 1
+        jn = j
+        g = (a + s if last else x) - pos
+        p0 = pos
+        for q in range(r):
+            cand = p0 + ((2 * q + 1) * g) // (2 * r) if g >= r else pos
+            hi = a + s - (m - i)
+            d = cand if cand < hi else hi
+            d = d if d > pos else pos
+            D[i] = d
+            pos = d + 1
+            i += 1
+        if last:
+            break
+        hi = a + s - (m - i)
+        if pos <= x <= hi:
+            d = x
+        elif x < pos:
+            d = pos
+        else:
+            d = hi
+        D[i] = d
+        pos = d + 1
+        i += 1
+        x += 1
+
+
 @jit
 def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, L, mmin, alive,
-                newest, new, t0, v_irank, ix, p0, p1, pkeys):
+                newest, new, t0, v_irank, ix, p0, p1, pkeys, D):
     """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
     of ``new`` is in use (the batch's). New keys that fall between the same two neighbours
     are placed together: spread over the free slots between them when they fit, else over the
     smallest window with room for them and for the later keys of ``new`` that fall in it (or,
     if no window has, the smallest with room for them, with as many later keys as fit).
     Returns how far it got in ``new``: short of the end
-    when the index is too full (grow it, call again from there)."""
+    when the index is too full (grow it, call again from there). ``D``: scratch, ``C`` places."""
     logc = 0
     while (1 << logc) < C:
         logc += 1
@@ -358,6 +406,7 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
         # whose place is to their left, from the left, then the others and the new keys, from
         # the right (a target never holds a key not yet moved); dead keys are dropped
         m = n + take
+        places(KS, KO, LT, loff, a, s, m, new, t, u, D)
         i = 0
         jn = t
         clo = a + s  # the slots whose leaf changes (a key with records moved in or out)
@@ -376,7 +425,7 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
                 if new[jn] < k:  # (an equal one is present: it is this key)
                     i += 1
                 jn += 1
-            dest = a + ((2 * i + 1) * s) // (2 * m)
+            dest = D[i]
             if dest < x:
                 move_key(KS, KO, LT, loff + x, loff + dest)
                 if not dead_leaf(LT, leaf):
@@ -391,10 +440,10 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
             k = KS[loff + x]
             while jn >= t and new[jn] >= k:
                 if new[jn] > k:
-                    place_new(KS, KO, loff + a + ((2 * i + 1) * s) // (2 * m), new[jn])
+                    place_new(KS, KO, loff + D[i], new[jn])
                     i -= 1
                 jn -= 1
-            dest = a + ((2 * i + 1) * s) // (2 * m)
+            dest = D[i]
             if dest > x:
                 if not dead_leaf(LT, leaf_of(LT, loff, x)):
                     clo = min(clo, x)
@@ -402,7 +451,7 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
                 move_key(KS, KO, LT, loff + x, loff + dest)
             i -= 1
         while jn >= t:
-            place_new(KS, KO, loff + a + ((2 * i + 1) * s) // (2 * m), new[jn])
+            place_new(KS, KO, loff + D[i], new[jn])
             i -= 1
             jn -= 1
         fill_free(KS, KO, loff, a, a + s, C)

@@ -446,7 +446,7 @@ class PosState:
                     a["NT"], int(IDX[ix, K.IX_LOFF]), int(IDX[ix, K.IX_OFF]), C,
                     int(IDX[ix, K.IX_POINT]), self.R, 1 if self.exact else self.L, self.mmin,
                     int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), keys, done, a["v_irank"], ix, p0, p1,
-                    pkeys))
+                    pkeys, np.empty(C, dtype=np.int64)))
                 if done == len(keys):
                     break
             self._grow_index(ix, self._live_keys(ix, keys) + len(keys) - done, keys)
