@@ -75,9 +75,10 @@ def held(T, node, lo, hi):
 # inserted in the middle: the tree would have to be rebuilt (O(n) records) per batch. Instead
 # each index owns ``C`` *slots* (a power of two, at most ~2/3 full); a key keeps its
 # slot, a new key takes a free slot between its neighbours, and when there is none the smallest
-# aligned window of slots ``[a, a + 2**w)`` with room is re-spread evenly (Itai, Konheim and
-# Rodeh's sparse table, "packed memory array"), taking in every later key of the batch that
-# falls in it (a batch's keys cluster where a price walks). A key that moves takes its leaf's
+# aligned window of slots ``[a, a + 2**w)`` with room is re-spread (Itai, Konheim and Rodeh's
+# sparse table, "packed memory array"), taking in every later key of the batch that falls in
+# it (a batch's keys cluster where a price walks); there a key keeps its slot unless a new key
+# before it or the window's end pushes it (:func:`places`). A key that moves takes its leaf's
 # number along (column ``LEAF`` of the tags ``LT``, read by slot), not its records: every slot,
 # free or not, holds a leaf, a free slot an empty one, so a new key or a dropped one changes no
 # sum. Fenwick ranges are dyadic, so a node either covers the whole window (its sum does not
@@ -401,10 +402,10 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
                     break
                 take += 1
             u += 1
-        # every key of the window, old and new, goes straight to its place in the even
-        # spread (the i-th of m at a + (2i + 1) s / 2m), each leaf moved once: first the keys
-        # whose place is to their left, from the left, then the others and the new keys, from
-        # the right (a target never holds a key not yet moved); dead keys are dropped
+        # every key of the window, old and new, goes straight to its place (the i-th of m at
+        # D[i]: :func:`places`), each moved once: first the keys whose place is to their
+        # left, from the left, then the others and the new keys, from the right (a target
+        # never holds a key not yet moved); dead keys are dropped
         m = n + take
         places(KS, KO, LT, loff, a, s, m, new, t, u, D)
         i = 0
