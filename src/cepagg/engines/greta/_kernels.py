@@ -69,6 +69,7 @@ rec_copy_to_ring = _rec.copy_to_ring
 rec_limit = _rec.limit
 fen_clean = _idx.clean
 fen_held = _idx.held
+fen_leaf = _idx.leaf_of
 prog_run = _prog.run
 HARD = _rec.HARD
 TOP = 1 << 61  # limit of a carried total's top limb (results of WITHIN alone)
@@ -579,7 +580,7 @@ def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, 
             rank = v_irank[v, ix]
             if rank < 0:
                 continue
-            leaf = IDX[ix, IX_LOFF] + rank
+            leaf = fen_leaf(LT, IDX[ix, IX_LOFF], rank)
             fen_clean(LI, LF, LM, LT, leaf, leaf * R, alive, R, mmin)
             rec_add_ring_to_ring(LI, LF, LM, leaf * R, VI, VF, VM, vbase, s0, nb, R, mmin)
             fen_held(LT, leaf, lo, lo + nb - 1)
@@ -972,7 +973,7 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
                 q = e_qpos[i, ix]
                 if IDX[ix, IX_POINT]:
                     if q >= 0:
-                        leaf = IDX[ix, IX_LOFF] + q
+                        leaf = fen_leaf(LT, IDX[ix, IX_LOFF], q)
                         fen_clean(LI, LF, LM, LT, leaf, leaf * R, blo, R, mmin)
                         rec_add_from_ring(tI, tF, tM, 0, LI, LF, LM, leaf * R, s0, nb, R, mmin)
                 else:

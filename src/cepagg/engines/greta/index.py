@@ -15,8 +15,10 @@ on paths the planner gives to the scan instead.
 
 Layout: a tree of ``n`` ranks occupies rows ``(off + i) * R + slot`` for ``i`` in ``1..n``
 of the shared record arrays; its leaves (point values per rank, for ``=`` and to rebuild the
-tree when ranks change between batches) occupy ``(loff + i) * R + slot`` for ``i`` in
-``0..n-1`` of the leaf arrays. Predicates ``>``/``>=`` use reversed ranks, so every query is
+tree when ranks change between batches) occupy ``(loff + l) * R + slot`` for the leaf ``l`` in
+``0..n-1`` of the leaf arrays, where rank ``i`` holds leaf ``l = LT[loff + i, LEAF]``: the leaves
+are a permutation of the ranks, so a key that changes rank takes its leaf by number, and no
+record moves. Predicates ``>``/``>=`` use reversed ranks, so every query is
 a prefix. Every node and leaf records the range of start buckets it holds: when a bucket
 expires nothing is cleared (that would cost O(n) per expiry); the node forgets it when it is
 next touched (:func:`clean`), and reads and writes are then plain contiguous blocks.
@@ -31,8 +33,8 @@ jit = kernels.jit(_TWIN)
 inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
 _rec = kernels.sibling(__name__, "_records", _TWIN)
 rec_clear = _rec.clear
-MIN_EMPTY = _rec.MIN_EMPTY
-MAX_EMPTY = _rec.MAX_EMPTY
+rec_copy_rows = _rec.copy_rows
+rec_add_rows = _rec.add_rows
 
 
 @inline
@@ -66,75 +68,23 @@ def held(T, node, lo, hi):
         T[node, 1] = hi
 
 
-@inline
-def copy_block(D, d0, S, s0, n):
-    """Rows ``d0 .. d0+n-1`` of ``D`` = rows ``s0 .. s0+n-1`` of ``S`` (2-D, C order): one
-    flat run of ``n * width`` values, which LLVM vectorises (a loop over rows of a 2-D array
-    does not)."""
-    w = D.shape[1]
-    if w == 0:
-        return
-    Df = D.reshape(D.shape[0] * w)
-    Sf = S.reshape(S.shape[0] * w)
-    a = d0 * w
-    b = s0 * w
-    for k in range(n * w):
-        Df[a + k] = Sf[b + k]
-
-
-@inline
-def add_block(D, d0, S, s0, n):
-    """Rows ``d0 ..`` of ``D`` += rows ``s0 ..`` of ``S``, as one flat run (sums and limbs)."""
-    w = D.shape[1]
-    if w == 0:
-        return
-    Df = D.reshape(D.shape[0] * w)
-    Sf = S.reshape(S.shape[0] * w)
-    a = d0 * w
-    b = s0 * w
-    for k in range(n * w):
-        Df[a + k] += Sf[b + k]
-
-
-@inline
-def extreme_block(D, d0, S, s0, n, mmin):
-    """Rows ``d0 ..`` of order codes ``D`` take the minima (``mmin``) or maxima of theirs and
-    rows ``s0 ..`` of ``S``."""
-    for r in range(n):
-        for j in range(D.shape[1]):
-            v = S[s0 + r, j]
-            if mmin[j]:
-                if v < D[d0 + r, j]:
-                    D[d0 + r, j] = v
-            elif v > D[d0 + r, j]:
-                D[d0 + r, j] = v
-
-
-@inline
-def zero_block(D, d0, n):
-    """Rows ``d0 .. d0+n-1`` of ``D`` set to zero, as one flat run."""
-    w = D.shape[1]
-    if w == 0:
-        return
-    Df = D.reshape(D.shape[0] * w)
-    a = d0 * w
-    for k in range(n * w):
-        Df[a + k] = 0
-
-
 # ----------------------------------------------------------------------------------------------
 # key slots: ranks that never shift (a packed-memory array under the Fenwick tree)
 #
 # Keys arrive with every batch, and the ranks of a plain sorted list shift whenever a key is
 # inserted in the middle: the tree would have to be rebuilt (O(n) records) per batch. Instead
-# each index owns ``C`` *slots* (a power of two, at most ~2/3 full); a key keeps its slot, a new
-# key takes a free slot between its neighbours, and when there is none the smallest aligned
-# window of slots ``[a, a + 2**w)`` with room is re-spread evenly (Itai, Konheim and Rodeh's
-# sparse table, "packed memory array"), taking in every later key of the batch that falls in it
-# (a batch's keys cluster where a price walks) and moving each key's leaf once. Fenwick ranges
-# are dyadic, so a node either covers the whole window (its sum does not change when keys move
-# inside it) or lies inside it (rebuilt from the leaves, O(window)). Keys are int64 order
-# codes (:meth:`.state.PosState.key_codes`);
+# each index owns ``C`` *slots* (a power of two, at most ~2/3 full); a key keeps its
+# slot, a new key takes a free slot between its neighbours, and when there is none the smallest
+# aligned window of slots ``[a, a + 2**w)`` with room is re-spread (Itai, Konheim and Rodeh's
+# sparse table, "packed memory array"), taking in every later key of the batch that falls in
+# it (a batch's keys cluster where a price walks); there a key keeps its slot unless a new key
+# before it or the window's end pushes it (:func:`places`). A key that moves takes its leaf's
+# number along (column ``LEAF`` of the tags ``LT``, read by slot), not its records: every slot,
+# free or not, holds a leaf, a free slot an empty one, so a new key or a dropped one changes no
+# sum. Fenwick ranges are dyadic, so a node either covers the whole window (its sum does not
+# change when keys move inside it) or lies inside it: those over a slot whose leaf changed (a
+# key with records moved in or out) are rebuilt from their leaf and children. Keys are int64
+# order codes (:meth:`.state.PosState.key_codes`);
 # ``KS`` holds every occupied slot's key and, in a free slot, the key of the nearest occupied
 # slot before it (``EMPTY_KEY`` before the first), so ``KS`` is sorted and a prefix query is a
 # binary search. ``KO`` marks occupied slots. A key whose leaf holds no live bucket and that no
@@ -145,6 +95,21 @@ def zero_block(D, d0, n):
 # inserting run after run would re-spread overlapping windows of slots again and again.
 
 EMPTY_KEY = -(1 << 63)
+#: column of the leaf tags ``LT`` (rows by slot) holding the slot's leaf, counted from the
+#: index's first (columns 0 and 1, rows by leaf: the buckets the leaf may hold)
+LEAF = 2
+
+
+@inline
+def leaf_of(LT, loff, slot):
+    """The leaf (row of the leaf arrays' tags; its records from ``leaf * R``) of ``slot``."""
+    return loff + LT[loff + slot, LEAF]
+
+
+@inline
+def dead_leaf(LT, leaf):
+    """The leaf holds no bucket (after :func:`clean`)."""
+    return LT[leaf, 1] < LT[leaf, 0]
 
 
 @jit
@@ -178,67 +143,67 @@ def find_many(KS, KO, base, C, keys, out):
         out[i] = find(KS, KO, base, C, keys[i])
 
 
-@jit
-def move_leaf(LI, LF, LM, LT, src, dst, R, mmin):
-    if src == dst:
-        return
-    copy_block(LI, dst * R, LI, src * R, R)
-    copy_block(LF, dst * R, LF, src * R, R)
-    copy_block(LM, dst * R, LM, src * R, R)
-    zero_block(LI, src * R, R)
-    zero_block(LF, src * R, R)
-    for r in range(src * R, src * R + R):  # minima and maxima: emptied to their sentinels
-        for j in range(LM.shape[1]):
-            LM[r, j] = MIN_EMPTY if mmin[j] else MAX_EMPTY
-    LT[dst, 0] = LT[src, 0]
-    LT[dst, 1] = LT[src, 1]
-    LT[src, 0] = 0
-    LT[src, 1] = -1
-
-
 @inline
-def move_key(KS, KO, LI, LF, LM, LT, src, dst, R, mmin):
-    """The key in slot ``src`` (leaf arrays' row) and its leaf to the free slot ``dst``."""
-    move_leaf(LI, LF, LM, LT, src, dst, R, mmin)
+def move_key(KS, KO, LT, src, dst):
+    """The key in slot ``src`` to the free slot ``dst`` (rows of ``KS``, ``KO``, ``LT``): the
+    two slots swap leaves, the free slot's empty one staying free."""
+    leaf = LT[src, LEAF]
+    LT[src, LEAF] = LT[dst, LEAF]
+    LT[dst, LEAF] = leaf
     KS[dst] = KS[src]
     KO[dst] = KO[src]
     KO[src] = 0
 
 
 @inline
-def place_new(KS, KO, LT, d, k):
-    """New key ``k`` in the free slot ``d``: its leaf is empty (free slots' rows are)."""
+def place_new(KS, KO, d, k):
+    """New key ``k`` in the free slot ``d``: its leaf is empty (free slots' are)."""
     KS[d] = k
     KO[d] = 2
-    LT[d, 0] = 0
-    LT[d, 1] = -1
 
 
 @jit
 def live_slot(KO, LI, LF, LM, LT, loff, slot, R, mmin, alive):
     """Is the key in ``slot`` still needed (after forgetting its expired buckets)?"""
-    leaf = loff + slot
+    leaf = leaf_of(LT, loff, slot)
     clean(LI, LF, LM, LT, leaf, leaf * R, alive, R, mmin)
-    return KO[leaf] == 2 or LT[leaf, 1] >= LT[leaf, 0]
+    return KO[loff + slot] == 2 or not dead_leaf(LT, leaf)
 
 
 @jit
-def rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, j0, j1, R, L, mmin, alive, newest):
+def rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, LT, loff, j0, j1, R, L, mmin, alive, newest):
     """Fenwick nodes ``j0 .. j1-1`` (1-based) from the leaves; every node whose range lies in
     ``[j0 - 1 .. j1 - 1)`` is recomputed, the others are left alone."""
-    # the nodes' rows are the leaves' rows, one slot on (leaf i is node i + 1): one block
-    copy_block(NI, (off + j0) * R, LI, (loff + j0 - 1) * R, (j1 - j0) * R)
-    copy_block(NF, (off + j0) * R, LF, (loff + j0 - 1) * R, (j1 - j0) * R)
-    copy_block(NM, (off + j0) * R, LM, (loff + j0 - 1) * R, (j1 - j0) * R)
-    for j in range(j0, j1):
+    for j in range(j0, j1):  # node j starts from the leaf of slot j - 1
+        rec_copy_rows(NI, NF, NM, (off + j) * R, LI, LF, LM, leaf_of(LT, loff, j - 1) * R, R)
         NT[off + j, 0] = alive
         NT[off + j, 1] = newest
     for j in range(j0, j1):
         par = j + (j & (-j))
         if par < j1:
-            add_block(NI, (off + par) * R, NI, (off + j) * R, R)
-            add_block(NF, (off + par) * R, NF, (off + j) * R, R)
-            extreme_block(NM, (off + par) * R, NM, (off + j) * R, R, mmin)
+            rec_add_rows(NI, NF, NM, (off + par) * R, NI, NF, NM, (off + j) * R, R, mmin)
+
+
+@jit
+def rebuild_changed(NI, NF, NM, NT, off, LI, LF, LM, LT, loff, j0, j1, clo, chi, R, mmin, alive,
+                    newest):
+    """:func:`rebuild_nodes` for the nodes ``j0 .. j1-1`` whose range holds a slot of
+    ``clo .. chi`` (the slots whose leaf changed), each the sum of its leaf and its children
+    (cleaned first: a child left alone may still hold buckets that expired)."""
+    for j in range(max(j0, clo + 1), j1):
+        low = j & (-j)
+        if j - low > chi:  # node j holds slots j - low .. j - 1
+            continue
+        node = (off + j) * R
+        rec_copy_rows(NI, NF, NM, node, LI, LF, LM, leaf_of(LT, loff, j - 1) * R, R)
+        c = 1
+        while c < low:
+            child = off + j - c
+            clean(NI, NF, NM, NT, child, child * R, alive, R, mmin)
+            rec_add_rows(NI, NF, NM, node, NI, NF, NM, child * R, R, mmin)
+            c <<= 1
+        NT[off + j, 0] = alive
+        NT[off + j, 1] = newest
 
 
 @jit
@@ -283,16 +248,64 @@ def remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys):
             KO[loff + r] = 1
 
 
+@inline
+def places(KS, KO, LT, loff, a, s, m, new, t, u, D):
+    """The slot ``D[i]`` of the ``i``-th of the ``m`` keys of window ``[a, a + s)`` once the
+    new keys of ``new[t:u]`` are in (dead keys dropped): a key stays where it is unless a new
+    key before it or the end of the window pushes it, and new keys take the free slots before
+    their next key evenly, or the first ones. A key with records that moves changes the Fenwick
+    nodes over its two slots; an even spread of the whole window moved nearly all of them."""
+    pos = a  # the first slot the next key may take
+    i = 0
+    jn = t
+    x = a
+    while True:
+        while x < a + s and (KO[loff + x] == 0 or (KO[loff + x] != 2 and dead_leaf(LT, leaf_of(LT, loff, x)))):
+            x += 1
+        last = x >= a + s
+        # the new keys before the key in slot x (or after the window's last key)
+        r = 0
+        j = jn
+        while j < u and (last or new[j] <= KS[loff + x]):
+            if last or new[j] < KS[loff + x]:
+                r += 1
+            j += 1
+        jn = j
+        g = (a + s if last else x) - pos
+        p0 = pos
+        for q in range(r):
+            cand = p0 + ((2 * q + 1) * g) // (2 * r) if g >= r else pos
+            hi = a + s - (m - i)
+            d = cand if cand < hi else hi
+            d = d if d > pos else pos
+            D[i] = d
+            pos = d + 1
+            i += 1
+        if last:
+            break
+        hi = a + s - (m - i)
+        if pos <= x <= hi:
+            d = x
+        elif x < pos:
+            d = pos
+        else:
+            d = hi
+        D[i] = d
+        pos = d + 1
+        i += 1
+        x += 1
+
+
 @jit
 def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, L, mmin, alive,
-                newest, new, t0, v_irank, ix, p0, p1, pkeys):
+                newest, new, t0, v_irank, ix, p0, p1, pkeys, D):
     """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
     of ``new`` is in use (the batch's). New keys that fall between the same two neighbours
     are placed together: spread over the free slots between them when they fit, else over the
     smallest window with room for them and for the later keys of ``new`` that fall in it (or,
     if no window has, the smallest with room for them, with as many later keys as fit).
     Returns how far it got in ``new``: short of the end
-    when the index is too full (grow it, call again from there)."""
+    when the index is too full (grow it, call again from there). ``D``: scratch, ``C`` places."""
     logc = 0
     while (1 << logc) < C:
         logc += 1
@@ -389,29 +402,36 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
                     break
                 take += 1
             u += 1
-        # every key of the window, old and new, goes straight to its place in the even
-        # spread (the i-th of m at a + (2i + 1) s / 2m), each leaf moved once: first the keys
-        # whose place is to their left, from the left, then the others and the new keys, from
-        # the right (a target never holds a key not yet moved); dead keys are dropped
+        # every key of the window, old and new, goes straight to its place (the i-th of m at
+        # D[i]: :func:`places`), each moved once: first the keys whose place is to their
+        # left, from the left, then the others and the new keys, from the right (a target
+        # never holds a key not yet moved); dead keys are dropped
         m = n + take
+        places(KS, KO, LT, loff, a, s, m, new, t, u, D)
         i = 0
         jn = t
+        clo = a + s  # the slots whose leaf changes (a key with records moved in or out)
+        chi = a - 1
         for x in range(a, a + s):
             if KO[loff + x] == 0:
                 continue
-            if KO[loff + x] != 2 and LT[loff + x, 1] < LT[loff + x, 0]:
-                KO[loff + x] = 0
-                LT[loff + x, 0] = 0
-                LT[loff + x, 1] = -1
+            leaf = leaf_of(LT, loff, x)
+            if KO[loff + x] != 2 and dead_leaf(LT, leaf):
+                KO[loff + x] = 0  # (its leaf was cleaned: empty, for the slot's next key)
+                LT[leaf, 0] = 0
+                LT[leaf, 1] = -1
                 continue
             k = KS[loff + x]
             while jn < u and new[jn] <= k:
                 if new[jn] < k:  # (an equal one is present: it is this key)
                     i += 1
                 jn += 1
-            dest = a + ((2 * i + 1) * s) // (2 * m)
+            dest = D[i]
             if dest < x:
-                move_key(KS, KO, LI, LF, LM, LT, loff + x, loff + dest, R, mmin)
+                move_key(KS, KO, LT, loff + x, loff + dest)
+                if not dead_leaf(LT, leaf):
+                    clo = min(clo, dest)
+                    chi = max(chi, x)
             i += 1
         i = m - 1
         jn = u - 1
@@ -421,21 +441,24 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
             k = KS[loff + x]
             while jn >= t and new[jn] >= k:
                 if new[jn] > k:
-                    place_new(KS, KO, LT, loff + a + ((2 * i + 1) * s) // (2 * m), new[jn])
+                    place_new(KS, KO, loff + D[i], new[jn])
                     i -= 1
                 jn -= 1
-            dest = a + ((2 * i + 1) * s) // (2 * m)
+            dest = D[i]
             if dest > x:
-                move_key(KS, KO, LI, LF, LM, LT, loff + x, loff + dest, R, mmin)
+                if not dead_leaf(LT, leaf_of(LT, loff, x)):
+                    clo = min(clo, x)
+                    chi = max(chi, dest)
+                move_key(KS, KO, LT, loff + x, loff + dest)
             i -= 1
         while jn >= t:
-            place_new(KS, KO, LT, loff + a + ((2 * i + 1) * s) // (2 * m), new[jn])
+            place_new(KS, KO, loff + D[i], new[jn])
             i -= 1
             jn -= 1
         fill_free(KS, KO, loff, a, a + s, C)
-        if point == 0:
-            rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, a + 1, a + s, R, L, mmin, alive,
-                          newest)
+        if point == 0 and clo <= chi:
+            rebuild_changed(NI, NF, NM, NT, off, LI, LF, LM, LT, loff, a + 1, a + s, clo, chi, R, mmin,
+                            alive, newest)
         t = u
     mark_keys(KS, KO, loff, C, new, 1)
     remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys)
@@ -482,7 +505,7 @@ def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, lo
     x = 0
     t = 0
     while True:
-        while x < oC and (oKO[oloff + x] == 0 or (oKO[oloff + x] != 2 and oLT[oloff + x, 1] < oLT[oloff + x, 0])):
+        while x < oC and (oKO[oloff + x] == 0 or (oKO[oloff + x] != 2 and dead_leaf(oLT, leaf_of(oLT, oloff, x)))):
             x += 1
         while t < nn and find(oKS, oKO, oloff, oC, new[t]) >= 0:
             t += 1
@@ -493,19 +516,18 @@ def respread(oKS, oKO, oLI, oLF, oLM, oLT, oloff, oC, KS, KO, LI, LF, LM, LT, lo
             KS[d] = new[t]  # a new key: its leaf is empty (the new arrays are)
             t += 1
         else:
-            src = oloff + x
-            copy_block(LI, d * R, oLI, src * R, R)
-            copy_block(LF, d * R, oLF, src * R, R)
-            copy_block(LM, d * R, oLM, src * R, R)
-            LT[d, 0] = oLT[src, 0]
-            LT[d, 1] = oLT[src, 1]
-            KS[d] = oKS[src]
+            src = leaf_of(oLT, oloff, x)
+            leaf = leaf_of(LT, loff, d - loff)
+            rec_copy_rows(LI, LF, LM, leaf * R, oLI, oLF, oLM, src * R, R)
+            LT[leaf, 0] = oLT[src, 0]
+            LT[leaf, 1] = oLT[src, 1]
+            KS[d] = oKS[oloff + x]
             x += 1
         KO[d] = 1
         i += 1
     fill_free(KS, KO, loff, 0, C, C)
     if point == 0:
-        rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, loff, 1, C + 1, R, L, mmin, alive, newest)
+        rebuild_nodes(NI, NF, NM, NT, off, LI, LF, LM, LT, loff, 1, C + 1, R, L, mmin, alive, newest)
     remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys)
 
 

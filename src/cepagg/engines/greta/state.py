@@ -41,6 +41,29 @@ def _float_keys(vals: np.ndarray) -> np.ndarray:
     return key_codes(vals)
 
 G_NAMES = PosArrays._fields
+
+
+def leaf_tags(sizes: list[int]) -> np.ndarray:
+    """The leaf tags ``LT`` of indexes of ``sizes`` slots, one after the other: no leaf holds a
+    bucket, and each slot holds the leaf of its own number (column :data:`.index.LEAF`, counted
+    from its index's first)."""
+    LT = np.zeros((sum(sizes), 3), dtype=np.int64)
+    LT[:, 1] = -1
+    LT[:, _index.LEAF] = np.concatenate([np.arange(n, dtype=np.int64) for n in sizes]) if sizes else 0
+    return LT
+
+
+def _tags_by_leaf(a: dict) -> None:
+    """A state pickled while leaves sat at their slots' rows (``LT`` of two columns) in the
+    layout where each slot names its leaf: every slot names its own row's."""
+    LT = a.get("LT")
+    if LT is None or LT.shape[1] != 2:
+        return
+    sizes = [int(n) for n in a["IDX"][:, K.IX_N]] if len(LT) else []
+    new = leaf_tags(sizes)
+    new[:, :2] = LT
+    a["LT"] = new
+
 # record triples (int, float, min/max) and the length of their "entity" axis
 _RECORDS = ("T", "N", "L", "V", "W", "X", "A", "R", "O", "last")
 
@@ -150,7 +173,7 @@ class PosState:
         self._records("L", 0)
         a["NT"] = np.zeros((self.NIX, 2), dtype=np.int64)
         a["NT"][:, 1] = -1
-        a["LT"] = np.zeros((0, 2), dtype=np.int64)
+        a["LT"] = leaf_tags([])
         a["KS"] = np.zeros(0, dtype=np.int64)
         a["KO"] = np.zeros(0, dtype=np.int64)
         a["V"] = np.zeros((self.vcap, 6), dtype=np.int64)
@@ -423,7 +446,7 @@ class PosState:
                     a["NT"], int(IDX[ix, K.IX_LOFF]), int(IDX[ix, K.IX_OFF]), C,
                     int(IDX[ix, K.IX_POINT]), self.R, 1 if self.exact else self.L, self.mmin,
                     int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), keys, done, a["v_irank"], ix, p0, p1,
-                    pkeys))
+                    pkeys, np.empty(C, dtype=np.int64)))
                 if done == len(keys):
                     break
             self._grow_index(ix, self._live_keys(ix, keys) + len(keys) - done, keys)
@@ -456,8 +479,7 @@ class PosState:
         old = {k: a[k] for k in ("LI", "LF", "LM", "LT", "KS", "KO", "NI", "NF", "NM", "NT")}
         self._records("L", nleaf * R)
         self._records("N", (nleaf + self.NIX) * R)
-        a["LT"] = np.zeros((nleaf, 2), dtype=np.int64)
-        a["LT"][:, 1] = -1
+        a["LT"] = leaf_tags(sizes)
         a["NT"] = np.zeros((nleaf + self.NIX, 2), dtype=np.int64)
         a["NT"][:, 1] = -1
         a["KS"] = np.full(nleaf, EMPTY_KEY, dtype=np.int64)
@@ -496,8 +518,7 @@ class PosState:
         old.update({k: a[k][rows].copy() for k in ("LI", "LF", "LM")})
         a["KS"][leaves] = EMPTY_KEY
         a["KO"][leaves] = 0
-        a["LT"][leaves, 0] = 0
-        a["LT"][leaves, 1] = -1
+        a["LT"][leaves] = leaf_tags([C])
         a["LI"][rows] = 0
         a["LF"][rows] = 0.0
         for j, is_min in enumerate(self.mmin):
@@ -599,6 +620,8 @@ class PosState:
 
     def __setstate__(self, d):
         d.setdefault("floats", False)
+        if "a" in d:
+            _tags_by_leaf(d["a"])
         self.__dict__.update(d)
         self._scratch()
 

@@ -53,7 +53,7 @@ from ..kernels import twin as _twin
 from . import _kernels as K
 from . import layout as lay
 from . import plan as pl
-from .state import PosState
+from .state import PosState, leaf_tags
 from .vector import Vec, value
 
 #: the hysteresis factor: to the index at UP x the threshold, towards the scan below 1/UP of it
@@ -222,7 +222,7 @@ def to_scan(st: PosState) -> None:
     st._records("N", 0)
     st._records("L", 0)
     a["NT"] = np.zeros((0, 2), dtype=np.int64)
-    a["LT"] = np.zeros((0, 2), dtype=np.int64)
+    a["LT"] = leaf_tags([])
     a["KS"] = np.zeros(0, dtype=np.int64)
     a["KO"] = np.zeros(0, dtype=np.int64)
     a["v_irank"] = np.zeros((st.vcap, 0), dtype=np.int64)
@@ -256,7 +256,7 @@ def to_index(st: PosState, index: lay.Layout, columns) -> bool:
     st._records("L", 0)
     a["NT"] = np.zeros((NIX, 2), dtype=np.int64)
     a["NT"][:, 1] = -1
-    a["LT"] = np.zeros((0, 2), dtype=np.int64)
+    a["LT"] = leaf_tags([])
     a["KS"] = np.zeros(0, dtype=np.int64)
     a["KO"] = np.zeros(0, dtype=np.int64)
     a["v_irank"] = np.full((st.vcap, NIX), -1, dtype=np.int64)
