@@ -24,7 +24,7 @@ there: nothing is ever truncated or wrapped.
 
 The entry points and the two steps of :func:`pos_one` (:func:`move_time`, :func:`take_event`)
 take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays
-they use. The two steps are spliced into :func:`pos_one` by numba (``@step``); the helpers of the
+they use, and the graph's scalars as one record (``sc.nv``: :func:`state_scalars`). The two steps are spliced into :func:`pos_one` by numba (``@step``); the helpers of the
 per-event path (``@inline``: record arithmetic, index cleaning, the condition interpreter, the
 start bucket, the SLIDE windows of an END event, the negation thresholds) are inlined by LLVM: a
 call passing a dozen arrays costs more than their work (``cepagg bench greta --only
@@ -39,6 +39,10 @@ compiled for 28 to 44 s instead of about 22 (:func:`..kernels.jit` says why).
 """
 
 from __future__ import annotations
+
+import ctypes
+
+import numpy as np
 
 from .. import kernels
 
@@ -80,9 +84,22 @@ DONE, WIDEN, GROW_V, GROW_R, GROW_REC, OUT_FULL = 0, 1, 2, 3, 4, 5
 NEG_INF = -(1 << 62)
 POS_INF = 1 << 62
 
-# plan scalars (pi)
-PI_MODE, PI_HASW, PI_W, PI_S, PI_STRAT, PI_SLO, PI_SHI, PI_NS, PI_NG, PI_FI, PI_STORE, \
-    PI_START, PI_END, PI_EXACT, PI_LEAD, PI_TRAIL, PI_SUFFIX = range(17)
+
+def scalars(names: str, width: int | None = None) -> np.dtype:
+    """A record of int64 fields ``names`` (space-separated), ``width`` int64 wide in all (the
+    values beyond the names unused): the names of a kernel's scalars, kept in an int64 array.
+
+    The kernels read a field as an attribute, ``sc.now`` (numba compiles it to a load at a
+    constant offset, as an integer index of the array was); Python code by name, ``sc["now"]``
+    (``np.void`` has no attribute access)."""
+    fields = names.split()
+    return np.dtype({"names": fields, "formats": [np.int64] * len(fields),
+                     "itemsize": 8 * (width or len(fields))})
+
+
+#: a positive graph's plan scalars (``P.pi``, int64) read as one record: in the kernels
+#: ``pi = plan_scalars(P.pi)``, then ``pi.w``; in Python ``P.pi.view(PLAN_SCALARS)[0]["w"]``
+PLAN_SCALARS = scalars("mode hasw w s strat slo shi ns ng fi store start end exact lead trail suffix")
 MODE_SLIDE, MODE_TOTAL, MODE_EMIT = 0, 1, 2
 STRAT_ANY, STRAT_NEXT, STRAT_CONTIG = 0, 1, 2
 KIND_TOTAL, KIND_INDEX, KIND_SCAN = 0, 2, 3
@@ -98,26 +115,70 @@ B_KEY, B_KLO, B_M, B_SEQ, B_C0 = 0, 1, 2, 3, 4
 V_TS, V_STATE, V_POS, V_BLO, V_BHI, V_DEATH = 0, 1, 2, 3, 4, 5
 R_TS, R_STATE, R_ALIVE, R_BLO, R_BHI, R_KMIN, R_KMAX = 0, 1, 2, 3, 4, 5, 6
 
-# state scalars (sc)
-SC_NOW, SC_NV, SC_VSTART, SC_BHI, SC_BLO, SC_PEND, SC_PCOMMIT, SC_WLO, SC_WHI, SC_NREC, \
-    SC_RSTART, SC_OUTN, SC_TLAST, SC_HASLAST, SC_NCOMMIT = range(15)
-N_SC = 15
-# a negative graph's plan scalars, state scalars and vertex columns
-NPI_W, NPI_NG = 0, 1
-NSC_NOW, NSC_NV, NSC_PEND, NSC_MAXLS, NSC_OUTN = range(5)
+#: a positive graph's state scalars (``G.sc``, int64) read as one record, written through: in
+#: the kernels ``sc = state_scalars(G.sc)``, then ``sc.nv += 1``; in Python
+#: ``G.sc.view(STATE_SCALARS)[0]["nv"] += 1`` (numpy's ``np.void`` of an array is a view)
+STATE_SCALARS = scalars("now nv vstart bhi blo pend pcommit wlo whi nrec rstart outn tlast haslast ncommit")
+#: a negative graph's plan scalars (three int64: the layouts of saved states hold three) and
+#: state scalars, read the same way
+NEG_PLAN_SCALARS = scalars("w ng", width=3)
+NEG_STATE_SCALARS = scalars("now nv pend maxls outn")
+# a negative graph's vertex columns
 N3_TS, N3_STATE, N3_LS = 0, 1, 2
 
 
-def variant(pi):
-    """The code a positive graph with plan scalars ``pi`` may run, as :func:`pos_one`'s last
+# ----------------------------------------------------------------------------------------------
+# the scalars as records: ``sc = state_scalars(G.sc)``, then ``sc.nv += 1`` (written through)
+
+if _TWIN:
+    # ctypes structures over the arrays' own bytes: numpy's ``np.void`` has no attribute access
+    # and reads a field by name some five times slower than an array index; a ctypes field
+    # reads faster than the index (and gives a Python integer: the scalars never outgrow int64)
+    def plan_scalars(pi):
+        return _PLAN_C.from_buffer_copy(pi)  # (a copy: plans are only read, and may be read-only)
+
+    def state_scalars(sc):
+        return _STATE_C.from_buffer(sc)
+
+    def neg_plan_scalars(pi):
+        return _NEG_PLAN_C.from_buffer_copy(pi)
+
+    def neg_state_scalars(sc):
+        return _NEG_STATE_C.from_buffer(sc)
+
+    _PLAN_C, _STATE_C, _NEG_PLAN_C, _NEG_STATE_C = (
+        type("Scalars", (ctypes.Structure,), {"_fields_": [(n, ctypes.c_int64) for n in d.names]})
+        for d in (PLAN_SCALARS, STATE_SCALARS, NEG_PLAN_SCALARS, NEG_STATE_SCALARS))
+else:
+    # numba's records of the arrays (passed by reference: writes reach the array)
+    @inline
+    def plan_scalars(pi):
+        return pi.view(PLAN_SCALARS)[0]
+
+    @inline
+    def state_scalars(sc):
+        return sc.view(STATE_SCALARS)[0]
+
+    @inline
+    def neg_plan_scalars(pi):
+        return pi.view(NEG_PLAN_SCALARS)[0]
+
+    @inline
+    def neg_state_scalars(sc):
+        return sc.view(NEG_STATE_SCALARS)[0]
+
+
+def variant(P):
+    """The code a positive graph with plan ``P`` may run, as :func:`pos_one`'s last
     three arguments ``(slide, total, rare)``: ``True`` where it may, ``None`` where it may not.
 
     Three variants, each compiled the first time a query needs it: SLIDE windows; WITHIN alone
     (or no window); and everything, for the rarer features (EMIT ON CHANGE, a trailing
     negation, skip-till-next-match). The common two compile without the others' code."""
-    if pi[PI_MODE] == MODE_EMIT or pi[PI_TRAIL] or pi[PI_STRAT] == STRAT_NEXT:
+    pi = P.pi.view(PLAN_SCALARS)[0]
+    if pi["mode"] == MODE_EMIT or pi["trail"] or pi["strat"] == STRAT_NEXT:
         return True, True, True
-    if pi[PI_MODE] == MODE_SLIDE:
+    if pi["mode"] == MODE_SLIDE:
         return True, None, None
     return None, True, None
 
@@ -172,23 +233,23 @@ def start_bucket(sc, B, negM, mask, ng, mode, hasw, S, t):
             return -1
         key = 0
         klo = 0
-    if sc[SC_BLO] <= sc[SC_BHI]:
-        slot = sc[SC_BHI] & (R - 1)
+    if sc.blo <= sc.bhi:
+        slot = sc.bhi & (R - 1)
         if B[slot, B_KEY] == key and B[slot, B_KLO] == klo and B[slot, B_M] == m:
-            return sc[SC_BHI]
-        if sc[SC_BHI] - sc[SC_BLO] + 1 >= R:
+            return sc.bhi
+        if sc.bhi - sc.blo + 1 >= R:
             return -2
-        sc[SC_BHI] += 1
+        sc.bhi += 1
     else:
-        sc[SC_BHI] += 1
-        sc[SC_BLO] = sc[SC_BHI]
-    seq = sc[SC_BHI]
+        sc.bhi += 1
+        sc.blo = sc.bhi
+    seq = sc.bhi
     slot = seq & (R - 1)
     B[slot, B_KEY] = key
     B[slot, B_KLO] = klo
     B[slot, B_M] = m
     B[slot, B_SEQ] = seq
-    B[slot, B_C0] = sc[SC_NCOMMIT]
+    B[slot, B_C0] = sc.ncommit
     return seq
 
 
@@ -280,10 +341,10 @@ def own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, 
 def keep_record(t, s, blo, nb, kmin, kmax, mode, hasw, W, sc, B, slots, REC, r_bkey, RI, RF, RM, tI,
                 tF, tM, RW, mmin):
     """Trailing negation: keep the contributions of the END event just computed (per window
-    ``kmin..kmax`` under SLIDE, else per start bucket) as record ``sc[SC_NREC]``, until a match
+    ``kmin..kmax`` under SLIDE, else per start bucket) as record ``sc.nrec``, until a match
     of the negation invalidates it or its scope ends."""
     R = B.shape[0]
-    r = sc[SC_NREC]
+    r = sc.nrec
     REC[r, R_TS] = t
     REC[r, R_STATE] = s
     REC[r, R_ALIVE] = 1
@@ -301,7 +362,7 @@ def keep_record(t, s, blo, nb, kmin, kmax, mode, hasw, W, sc, B, slots, REC, r_b
                 rec_clear(RI, RF, RM, r * R + k, mmin)
             else:
                 rec_copy(RI, RF, RM, r * R + k, tI, tF, tM, k)
-    sc[SC_NREC] = r + 1
+    sc.nrec = r + 1
 
 
 @inline
@@ -357,14 +418,14 @@ def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM
     """Record the EMIT ON CHANGE value at ``tau`` if it changed. Returns a status."""
     row = R + 1
     rec_clear(tI, tF, tM, row, mmin)
-    for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
+    for seq in range(sc.blo, sc.bhi + 1):
         slot = seq & (R - 1)
         if hasw:
             if B[slot, B_KEY] + W <= tau or B[slot, B_M] > tau - W:
                 continue
         rec_add(tI, tF, tM, row, AI, AF, AM, slot, L, mmin, hard)
     rec_normalize(tI, row, L, 0)
-    same = sc[SC_HASLAST] == 1
+    same = sc.haslast == 1
     if same:
         for j in range(tI.shape[1]):
             if tI[row, j] != lastI[0, j]:
@@ -377,7 +438,7 @@ def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM
                 same = False
     if same:
         return DONE
-    n = sc[SC_OUTN]
+    n = sc.outn
     if n > 0 and o_k[n - 1] == tau:
         n -= 1
     elif n >= o_k.shape[0]:
@@ -385,8 +446,8 @@ def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM
     o_k[n] = tau
     rec_copy(OI, OF, OM, n, tI, tF, tM, row)
     rec_copy(lastI, lastF, lastM, 0, tI, tF, tM, row)
-    sc[SC_HASLAST] = 1
-    sc[SC_OUTN] = n + 1
+    sc.haslast = 1
+    sc.outn = n + 1
     return DONE
 
 
@@ -394,10 +455,10 @@ def emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM
 def emit_room(sc, o_k, neg_off, neg_used, ng):
     """Whether the EMIT log has room for every value a move of time can write: one before the
     loop and one after, one per negative match and two per bucket."""
-    need = 2 + 2 * (sc[SC_BHI] - sc[SC_BLO] + 1)
+    need = 2 + 2 * (sc.bhi - sc.blo + 1)
     for g in range(ng):
         need += neg_off[g + 1] - neg_off[g] - neg_used[g]
-    return sc[SC_OUTN] + need <= o_k.shape[0]
+    return sc.outn + need <= o_k.shape[0]
 
 
 @local
@@ -407,16 +468,16 @@ def emit_due(sc, B, t, W):
     ``POS_INF`` when none."""
     R = B.shape[0]
     tc = POS_INF
-    if sc[SC_BLO] > sc[SC_BHI]:
+    if sc.blo > sc.bhi:
         return tc
-    e = B[sc[SC_BLO] & (R - 1), B_KEY] + W
+    e = B[sc.blo & (R - 1), B_KEY] + W
     if e < t:
         tc = e
-    for seq in range(sc[SC_BLO], sc[SC_BHI] + 1):
+    for seq in range(sc.blo, sc.bhi + 1):
         slot = seq & (R - 1)
         if B[slot, B_M] != NEG_INF:
             e = B[slot, B_M] + W
-            if sc[SC_TLAST] < e and e < t and e < tc:
+            if sc.tlast < e and e < t and e < tc:
                 tc = e
     return tc
 
@@ -428,13 +489,13 @@ def emit_at(tau, hasw, W, sc, B, ST, TI, TF, TM, AI, AF, AM, tI, tF, tM, o_k, OI
     if it changed. Returns a status."""
     R = B.shape[0]
     if hasw:
-        while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] + W <= tau:
-            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, True, R, sc[SC_BLO] & (R - 1))
-            sc[SC_BLO] += 1
+        while sc.blo <= sc.bhi and B[sc.blo & (R - 1), B_KEY] + W <= tau:
+            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, True, R, sc.blo & (R - 1))
+            sc.blo += 1
     st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM, tau, hasw, W,
                   R, L, mmin, hard)
     if st == DONE:
-        sc[SC_TLAST] = tau
+        sc.tlast = tau
     return st
 
 
@@ -445,7 +506,7 @@ def emit_rebuild(AI, AF, AM, REC, RI, RF, RM, B, sc, R, L, mmin, hard):
     over = False
     for s in range(R):
         rec_clear(AI, AF, AM, s, mmin)
-    for r in range(sc[SC_RSTART], sc[SC_NREC]):
+    for r in range(sc.rstart, sc.nrec):
         if not REC[r, R_ALIVE]:
             continue
         lo = REC[r, R_BLO]
@@ -489,8 +550,8 @@ def end_scopes(t, mode, hasw, W, sc, REC, XI, XF, XM, RI, RF, RM, R, L, mmin, ha
     alone: added to the total; SLIDE, EMIT: no longer kept). Returns True when a value reached
     the limb limit (widen and move time again: the records added are marked)."""
     if mode == MODE_TOTAL:
-        r = sc[SC_RSTART]
-        while r < sc[SC_NREC] and ((hasw == 0 and t >= POS_INF) or
+        r = sc.rstart
+        while r < sc.nrec and ((hasw == 0 and t >= POS_INF) or
                                    (hasw == 1 and REC[r, R_TS] + W <= t)):
             over = False
             if REC[r, R_ALIVE]:
@@ -503,11 +564,11 @@ def end_scopes(t, mode, hasw, W, sc, REC, XI, XF, XM, RI, RF, RM, R, L, mmin, ha
             if over:
                 return True
     elif mode == MODE_SLIDE:
-        while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_KMAX] < sc[SC_WLO]:
-            sc[SC_RSTART] += 1
+        while sc.rstart < sc.nrec and REC[sc.rstart, R_KMAX] < sc.wlo:
+            sc.rstart += 1
     elif hasw:
-        while sc[SC_RSTART] < sc[SC_NREC] and REC[sc[SC_RSTART], R_TS] + W <= t:
-            sc[SC_RSTART] += 1
+        while sc.rstart < sc.nrec and REC[sc.rstart, R_TS] + W <= t:
+            sc.rstart += 1
     return False
 
 
@@ -520,9 +581,9 @@ def invalidate_before(g, ls, tau, mode, hasw, W, sc, gdone, grptr, XI, XF, XM, A
     R = B.shape[0]
     over = False
     r = grptr[g]
-    if r < sc[SC_RSTART]:
-        r = sc[SC_RSTART]
-    while r < sc[SC_NREC] and REC[r, R_TS] < ls:
+    if r < sc.rstart:
+        r = sc.rstart
+    while r < sc.nrec and REC[r, R_TS] < ls:
         if REC[r, R_ALIVE]:
             if invalidate_record(r, tau, mode, hasw, W, XI, XF, XM, AI, AF, AM, REC, r_bkey, RI, RF,
                                  RM, B, sc, R, L, mmin, hard):
@@ -538,21 +599,21 @@ def close_window(k, trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM, o_k, OI, OF, OM
     """Window ``k`` is final: write its result (when it has a trend). Returns a status."""
     RW = w_k.shape[0]
     slot = k & (RW - 1)
-    if sc[SC_OUTN] >= o_k.shape[0]:
+    if sc.outn >= o_k.shape[0]:
         return OUT_FULL
     if trail:
         rec_clear(WI, WF, WM, slot, mmin)
         w_k[slot] = k
-        for r in range(sc[SC_RSTART], sc[SC_NREC]):
+        for r in range(sc.rstart, sc.nrec):
             if REC[r, R_ALIVE] and REC[r, R_KMIN] <= k and k <= REC[r, R_KMAX]:
                 if rec_add(WI, WF, WM, slot, RI, RF, RM, r * RW + slot, L, mmin, hard):
                     return WIDEN
     if w_k[slot] == k:
         if rec_nonzero(WI, slot, 0, L):
-            n = sc[SC_OUTN]
+            n = sc.outn
             o_k[n] = k
             rec_copy(OI, OF, OM, n, WI, WF, WM, slot)
-            sc[SC_OUTN] = n + 1
+            sc.outn = n + 1
         rec_clear(WI, WF, WM, slot, mmin)
         w_k[slot] = NEG_INF
     return DONE
@@ -564,9 +625,9 @@ def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, 
     """Insert the vertices of the finished timestamp into running totals and indexes.
     Returns True (after a whole vertex) when a value reached the limb limit."""
     nidx = IDX.shape[0]
-    alive = sc[SC_BLO]
-    v = sc[SC_PCOMMIT]
-    while v < sc[SC_NV]:
+    alive = sc.blo
+    v = sc.pcommit
+    while v < sc.nv:
         x = V[v, V_STATE]
         lo = V[v, V_BLO]
         nb = V[v, V_BHI] - lo + 1
@@ -595,27 +656,27 @@ def commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, 
                 fen_held(NT, node, lo, lo + nb - 1)
                 j += j & (-j)
         v += 1
-        sc[SC_PCOMMIT] = v
-        sc[SC_NCOMMIT] += 1
+        sc.pcommit = v
+        sc.ncommit += 1
     if store == 0:
-        sc[SC_NV] = 0
-        sc[SC_VSTART] = 0
-        sc[SC_PEND] = 0
-        sc[SC_PCOMMIT] = 0
+        sc.nv = 0
+        sc.vstart = 0
+        sc.pend = 0
+        sc.pcommit = 0
     else:
-        sc[SC_PEND] = sc[SC_NV]
+        sc.pend = sc.nv
     return False
 
 
 @local
 def compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t):
     """Drop stored vertices that no later event can use (purge in batches)."""
-    blo = sc[SC_BLO]
-    any_bucket = sc[SC_BLO] <= sc[SC_BHI]
+    blo = sc.blo
+    any_bucket = sc.blo <= sc.bhi
     w = 0
-    pend = sc[SC_PEND]
+    pend = sc.pend
     new_pend = -1
-    for v in range(sc[SC_VSTART], sc[SC_NV]):
+    for v in range(sc.vstart, sc.nv):
         if v == pend:
             new_pend = w
         keep = v >= pend or (V[v, V_BHI] >= blo and any_bucket and
@@ -637,17 +698,17 @@ def compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t):
         w += 1
     if new_pend < 0:
         new_pend = w
-    sc[SC_VSTART] = 0
-    sc[SC_PCOMMIT] = new_pend + (sc[SC_PCOMMIT] - pend)
-    sc[SC_PEND] = new_pend
-    sc[SC_NV] = w
+    sc.vstart = 0
+    sc.pcommit = new_pend + (sc.pcommit - pend)
+    sc.pend = new_pend
+    sc.nv = w
 
 
 @local
 def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
     RX = RI.shape[0] // REC.shape[0]
     w = 0
-    for r in range(sc[SC_RSTART], sc[SC_NREC]):
+    for r in range(sc.rstart, sc.nrec):
         if not REC[r, R_ALIVE]:
             continue
         if w != r:
@@ -658,8 +719,8 @@ def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
             for k in range(RX):
                 rec_copy(RI, RF, RM, w * RX + k, RI, RF, RM, r * RX + k)
         w += 1
-    sc[SC_RSTART] = 0
-    sc[SC_NREC] = w
+    sc.rstart = 0
+    sc.nrec = w
     for g in range(grptr.shape[0]):
         grptr[g] = 0
 
@@ -668,7 +729,7 @@ def compact_records(sc, REC, r_bkey, RI, RF, RM, grptr):
 def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC, pg_val, sv, sk):
     """skip-till-next-match: event ``i`` could follow the stored vertices of the states it may
     follow, which stop being predecessors of events after ``t``."""
-    for v in range(sc[SC_VSTART], sc[SC_NV]):
+    for v in range(sc.vstart, sc.nv):
         if V[v, V_TS] >= t or V[v, V_DEATH] < POS_INF:
             continue
         x = V[v, V_STATE]
@@ -697,19 +758,20 @@ def pos_one(P, G, E, X, i0, until, slide, total, rare):
     the branches behind an ``x is not None`` test of a ``None`` argument before typing them, so a
     variant compiles only the functions its queries call. A graph alone runs here; the stacked
     graphs of a batch over many partitions through :func:`pos_run`, which calls this one."""
-    sc = G.sc
+    pi = plan_scalars(P.pi)
+    sc = state_scalars(G.sc)
     n = E.e_ts.shape[0]
-    thresholds(P.DER, X.thr, G.negM, P.pi[PI_NG])
+    thresholds(P.DER, X.thr, G.negM, pi.ng)
     i = i0
     while True:
         final = i >= n
         if final:
             t = until
-            if t <= sc[SC_NOW]:
+            if t <= sc.now:
                 break
         else:
             t = E.e_ts[i]
-        if t > sc[SC_NOW]:
+        if t > sc.now:
             st = move_time(P, G, E, X, t, final, slide, total, rare)
             if st != DONE:
                 return st, i
@@ -787,8 +849,10 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
     """Time moves on to ``t`` (the next event's, or ``until`` when ``final``): commit the last
     timestamp's vertices, apply negative matches, close windows, expire start buckets, report
     EMIT changes. Returns a status (``DONE``: go on with the event)."""
-    pi, ST, mmin = P.pi, P.ST, P.mmin
-    sc, negM, gdone, grptr, B, TI, TF, TM, IDX = G.sc, G.negM, G.gdone, G.grptr, G.B, G.TI, G.TF, G.TM, G.IDX
+    pi = plan_scalars(P.pi)
+    ST, mmin = P.ST, P.mmin
+    sc = state_scalars(G.sc)
+    negM, gdone, grptr, B, TI, TF, TM, IDX = G.negM, G.gdone, G.grptr, G.B, G.TI, G.TF, G.TM, G.IDX
     NI, NF, NM, NT, LI, LF, LM, LT, V = G.NI, G.NF, G.NM, G.NT, G.LI, G.LF, G.LM, G.LT, G.V
     v_irank, v_col, v_colv, VI, VF, VM, w_k, WI = G.v_irank, G.v_col, G.v_colv, G.VI, G.VF, G.VM, G.w_k, G.WI
     WF, WM, XI, XF, XM, AI, AF, AM, REC = G.WF, G.WM, G.XI, G.XF, G.XM, G.AI, G.AF, G.AM, G.REC
@@ -797,31 +861,31 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
     neg_t, neg_ls, neg_off, neg_used = E.neg_t, E.neg_ls, E.neg_off, E.neg_used
     tI, tF, tM = X.tI, X.tF, X.tM
     R = G.B.shape[0]
-    L = G.TI.shape[1] // P.pi[PI_FI]
-    hard = 0 if P.pi[PI_EXACT] else HARD
-    mode = P.pi[PI_MODE]
-    hasw = P.pi[PI_HASW]
-    W = P.pi[PI_W]
-    S = P.pi[PI_S]
-    strat = P.pi[PI_STRAT]
-    ng = P.pi[PI_NG]
-    trail = P.pi[PI_TRAIL]
-    emit = P.pi[PI_MODE] == MODE_EMIT
-    end_state = P.pi[PI_END]
+    L = G.TI.shape[1] // pi.fi
+    hard = 0 if pi.exact else HARD
+    mode = pi.mode
+    hasw = pi.hasw
+    W = pi.w
+    S = pi.s
+    strat = pi.strat
+    ng = pi.ng
+    trail = pi.trail
+    emit = pi.mode == MODE_EMIT
+    end_state = pi.end
     # ---- EMIT: room for every value this move can log, asked for before anything changes (a
     # full buffer midway would make the retry log the value before t from a state already
     # moved): one before the loop and one after, one per negative match and two per bucket ----
     if rare is not None and emit and not emit_room(sc, o_k, neg_off, neg_used, ng):
         return OUT_FULL
     # ---- time moves on to t: commit the last timestamp's vertices ----
-    if sc[SC_PCOMMIT] < sc[SC_NV]:
+    if sc.pcommit < sc.nv:
         if commit(sc, V, v_irank, VI, VF, VM, TI, TF, TM, ST, IDX, NI, NF, NM, NT, LI, LF,
-                  LM, LT, R, L, mmin, hard, pi[PI_STORE]):
+                  LM, LT, R, L, mmin, hard, pi.store):
             return WIDEN
     # ---- EMIT: the value after the last timestamp ----
-    if rare is not None and emit and sc[SC_NOW] > NEG_INF and sc[SC_NOW] >= sc[SC_TLAST]:
+    if rare is not None and emit and sc.now > NEG_INF and sc.now >= sc.tlast:
         st = emit_log(tI, tF, tM, AI, AF, AM, B, sc, o_k, OI, OF, OM, lastI, lastF, lastM,
-                      sc[SC_NOW], hasw, W, R, L, mmin, hard)
+                      sc.now, hasw, W, R, L, mmin, hard)
         if st != DONE:
             return st
     # ---- negative matches ending before t, window closes, EMIT changes ----
@@ -833,8 +897,8 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
             if j < neg_off[g + 1] and neg_t[j] < t and neg_t[j] < ta:
                 ta = neg_t[j]
         tb = POS_INF
-        if slide is not None and mode == MODE_SLIDE and sc[SC_WLO] <= sc[SC_WHI]:
-            e = sc[SC_WLO] * S + W
+        if slide is not None and mode == MODE_SLIDE and sc.wlo <= sc.whi:
+            e = sc.wlo * S + W
             if e <= t:
                 tb = e
         tc = POS_INF
@@ -848,11 +912,11 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
         if tau == POS_INF:
             break
         if slide is not None and tb == tau:
-            st = close_window(sc[SC_WLO], trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM,
+            st = close_window(sc.wlo, trail, sc, w_k, WI, WF, WM, REC, RI, RF, RM,
                               o_k, OI, OF, OM, L, mmin, hard)
             if st != DONE:
                 return st
-            sc[SC_WLO] += 1
+            sc.wlo += 1
             continue
         if ta == tau:
             for g in range(ng):
@@ -874,15 +938,15 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
                 return st
         if over:
             return WIDEN
-    if slide is not None and mode == MODE_SLIDE and sc[SC_WLO] > sc[SC_WHI]:
-        sc[SC_WLO] = POS_INF
-        sc[SC_WHI] = NEG_INF
+    if slide is not None and mode == MODE_SLIDE and sc.wlo > sc.whi:
+        sc.wlo = POS_INF
+        sc.whi = NEG_INF
     # ---- expire start buckets no trend ending at t or later can use ----
     if mode == MODE_SLIDE or hasw:
         limit = floordiv(t - W, S) + 1 if mode == MODE_SLIDE else t - W + 1
-        while sc[SC_BLO] <= sc[SC_BHI] and B[sc[SC_BLO] & (R - 1), B_KEY] < limit:
-            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, sc[SC_BLO] & (R - 1))
-            sc[SC_BLO] += 1
+        while sc.blo <= sc.bhi and B[sc.blo & (R - 1), B_KEY] < limit:
+            clear_slot(TI, TF, TM, AI, AF, AM, ST, B, mmin, emit, R, sc.blo & (R - 1))
+            sc.blo += 1
     # ---- trailing negation: scopes that ended ----
     if rare is not None and trail:
         if end_scopes(t, mode, hasw, W, sc, REC, XI, XF, XM, RI, RF, RM, R, L, mmin, hard):
@@ -892,20 +956,20 @@ def move_time(P, G, E, X, t, final, slide, total, rare):
                       t, hasw, W, R, L, mmin, hard)
         if st != DONE:
             return st
-        sc[SC_TLAST] = t
+        sc.tlast = t
     if final:
-        sc[SC_NOW] = t - 1
-        sc[SC_PEND] = sc[SC_NV]
-        sc[SC_PCOMMIT] = sc[SC_NV]
-        if sc[SC_VSTART] > 0 or sc[SC_NV] > 0:
+        sc.now = t - 1
+        sc.pend = sc.nv
+        sc.pcommit = sc.nv
+        if sc.vstart > 0 or sc.nv > 0:
             compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
-        if rare is not None and sc[SC_RSTART] > 0:
+        if rare is not None and sc.rstart > 0:
             compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
         return DONE
-    sc[SC_NOW] = t
-    sc[SC_PEND] = sc[SC_NV]
-    sc[SC_PCOMMIT] = sc[SC_NV]
-    thresholds(P.DER, X.thr, G.negM, P.pi[PI_NG])
+    sc.now = t
+    sc.pend = sc.nv
+    sc.pcommit = sc.nv
+    thresholds(P.DER, X.thr, G.negM, pi.ng)
     return DONE
 
 
@@ -914,9 +978,11 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
     """Event ``i`` at time ``t``: its record per start bucket from its predecessors', its
     contribution to the results if it ends a trend, and its vertex for later events.
     Returns ``(status, next event)``."""
-    pi, ST, fol, tr_off, TR, der_off, DER = P.pi, P.ST, P.fol, P.tr_off, P.TR, P.der_off, P.DER
+    pi = plan_scalars(P.pi)
+    ST, fol, tr_off, TR, der_off, DER = P.ST, P.fol, P.tr_off, P.TR, P.der_off, P.DER
     own_off, OWN, mmin, pg_off, PGC, pg_val = P.own_off, P.OWN, P.mmin, P.pg_off, P.PGC, P.pg_val
-    sc, negM, grptr, B, TI, TF, TM, IDX, NI = G.sc, G.negM, G.grptr, G.B, G.TI, G.TF, G.TM, G.IDX, G.NI
+    sc = state_scalars(G.sc)
+    negM, grptr, B, TI, TF, TM, IDX, NI = G.negM, G.grptr, G.B, G.TI, G.TF, G.TM, G.IDX, G.NI
     NF, NM, NT, LI, LF, LM, LT, V, v_irank = G.NF, G.NM, G.NT, G.LI, G.LF, G.LM, G.LT, G.V, G.v_irank
     v_col, v_colv, VI, VF, VM, w_k, WI, WF, WM = G.v_col, G.v_colv, G.VI, G.VF, G.VM, G.w_k, G.WI, G.WF, G.WM
     XI, XF, XM, AI, AF, AM, REC, r_bkey, RI = G.XI, G.XF, G.XM, G.AI, G.AF, G.AM, G.REC, G.r_bkey, G.RI
@@ -926,37 +992,37 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
     tI, tF, tM, tmp, sv, sk, slots, thr = X.tI, X.tF, X.tM, X.tmp, X.sv, X.sk, X.slots, X.thr
     R = G.B.shape[0]
     RW = G.w_k.shape[0]
-    L = G.TI.shape[1] // P.pi[PI_FI]
-    hard = 0 if P.pi[PI_EXACT] else HARD
-    mode = P.pi[PI_MODE]
-    hasw = P.pi[PI_HASW]
-    W = P.pi[PI_W]
-    S = P.pi[PI_S]
-    strat = P.pi[PI_STRAT]
-    ng = P.pi[PI_NG]
-    ns = P.pi[PI_NS]
-    trail = P.pi[PI_TRAIL]
-    start_state = P.pi[PI_START]
-    end_state = P.pi[PI_END]
+    L = G.TI.shape[1] // pi.fi
+    hard = 0 if pi.exact else HARD
+    mode = pi.mode
+    hasw = pi.hasw
+    W = pi.w
+    S = pi.s
+    strat = pi.strat
+    ng = pi.ng
+    ns = pi.ns
+    trail = pi.trail
+    start_state = pi.start
+    end_state = pi.end
     vcap = G.V.shape[0]
     rcap = G.REC.shape[0]
     s = e_state[i]
-    if sc[SC_NV] >= vcap:
-        if sc[SC_VSTART] > 0 or pi[PI_STORE]:
+    if sc.nv >= vcap:
+        if sc.vstart > 0 or pi.store:
             compact(sc, V, v_irank, v_col, v_colv, VI, VF, VM, R, strat, t)
-        if sc[SC_NV] >= vcap:
+        if sc.nv >= vcap:
             return GROW_V, i
-    if rare is not None and sc[SC_NREC] >= rcap:
+    if rare is not None and sc.nrec >= rcap:
         compact_records(sc, REC, r_bkey, RI, RF, RM, grptr)
-        if sc[SC_NREC] >= rcap:
+        if sc.nrec >= rcap:
             return GROW_REC, i
     seq0 = -1
-    if start_state == s and pi[PI_SLO] <= t and t < pi[PI_SHI]:
+    if start_state == s and pi.slo <= t and t < pi.shi:
         seq0 = start_bucket(sc, B, negM, ST[s, ST_LEAD], ng, mode, hasw, S, t)
         if seq0 == -2:
             return GROW_R, i
-    blo = sc[SC_BLO]
-    nb = sc[SC_BHI] - blo + 1
+    blo = sc.blo
+    nb = sc.bhi - blo + 1
     if nb > 0:
         s0 = blo & (R - 1)
         for k in range(nb):
@@ -987,8 +1053,8 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
             else:
                 if scan_into(tI, tF, tM, VI, VF, VM, V, v_col, v_colv, e_col, e_colv, i,
                              e_pos[i], t, tr, der_off, DER, thr, pg_off, PGC, pg_val, sv, sk,
-                             slots, blo, nb, x, R, L, mmin, hard, strat, sc[SC_VSTART],
-                             sc[SC_PEND]):
+                             slots, blo, nb, x, R, L, mmin, hard, strat, sc.vstart,
+                             sc.pend):
                     over = True
             if over:
                 return WIDEN, i
@@ -998,7 +1064,7 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
             # the largest top limb a vertex value may have so that no stored sum wraps
             top = 0
             if hard:
-                terms = sc[SC_NCOMMIT] - B[blo & (R - 1), B_C0] + 1
+                terms = sc.ncommit - B[blo & (R - 1), B_C0] + 1
                 top = rec_limit(terms, R + RW)
             for k in range(nb):
                 if rec_normalize(tI, k, L, top):
@@ -1017,7 +1083,7 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
                 kmax = 0
                 if slide is not None and mode == MODE_SLIDE:
                     bad, kmin, kmax = end_slide(tI, tF, tM, B, slots, t, W, S, nb, R,
-                                                pi[PI_SUFFIX], L, mmin, hard)
+                                                pi.suffix, L, mmin, hard)
                 elif total is not None and mode == MODE_TOTAL:
                     bad = end_total(tI, tF, tM, B, slots, t, hasw, W, nb, R, L, mmin, hard)
                 else:
@@ -1028,13 +1094,13 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
                     keep_record(t, s, blo, nb, kmin, kmax, mode, hasw, W, sc, B, slots, REC, r_bkey,
                                 RI, RF, RM, tI, tF, tM, RW, mmin)
                 if slide is not None and mode == MODE_SLIDE:
-                    if sc[SC_WLO] > sc[SC_WHI]:
-                        sc[SC_WLO] = kmin
-                        sc[SC_WHI] = kmax
-                    if kmin < sc[SC_WLO]:
-                        sc[SC_WLO] = kmin
-                    if kmax > sc[SC_WHI]:
-                        sc[SC_WHI] = kmax
+                    if sc.wlo > sc.whi:
+                        sc.wlo = kmin
+                        sc.whi = kmax
+                    if kmin < sc.wlo:
+                        sc.wlo = kmin
+                    if kmax > sc.whi:
+                        sc.whi = kmax
                     for k in range(kmin, kmax + 1):
                         slot = k & (RW - 1)
                         if w_k[slot] != k:
@@ -1053,7 +1119,7 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
                         if rec_add(AI, AF, AM, slots[k], tI, tF, tM, k, L, mmin, hard):
                             over = True
             # keep the vertex for later events
-            v = sc[SC_NV]
+            v = sc.nv
             V[v, V_TS] = t
             V[v, V_STATE] = s
             V[v, V_POS] = e_pos[i]
@@ -1066,7 +1132,7 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
                 v_col[v, j] = e_col[i, j]
                 v_colv[v, j] = e_colv[i, j]
             rec_copy_to_ring(VI, VF, VM, v * R, tI, tF, tM, 0, s0, nb, R)
-            sc[SC_NV] = v + 1
+            sc.nv = v + 1
             if over:
                 if rare is not None and strat == STRAT_NEXT:
                     kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off,
@@ -1089,15 +1155,17 @@ def neg_run(P, G, E, X, i0, until):
     ``P``, ``G``, ``E``, ``X``: plan, state, batch and scratch (:mod:`.kernel_args`); the batch
     carries the matches of the child negations (nested NOT). A vertex keeps the latest start of
     the sub-pattern matches ending at it; a match whose latest start does not raise the maximum
-    reported so far (``sc[NSC_MAXLS]``) is useless and dropped.
+    reported so far (``sc.maxls``) is useless and dropped.
     """
-    sc, negM, V3, v_col, v_colv, o_t, o_ls = G.sc, G.negM, G.V3, G.v_col, G.v_colv, G.o_t, G.o_ls
+    pi = neg_plan_scalars(P.pi)
+    sc = neg_state_scalars(G.sc)
+    negM, V3, v_col, v_colv, o_t, o_ls = G.negM, G.V3, G.v_col, G.v_colv, G.o_t, G.o_ls
     st_start, st_end, tr_off, TR, der_off, DER = P.st_start, P.st_end, P.tr_off, P.TR, P.der_off, P.DER
     e_ts, e_state, e_col, e_colv = E.e_ts, E.e_state, E.e_col, E.e_colv
     neg_t, neg_ls, neg_off, neg_used = E.neg_t, E.neg_ls, E.neg_off, E.neg_used
     thr = X.thr
-    W = P.pi[NPI_W]
-    ng = P.pi[NPI_NG]
+    W = pi.w
+    ng = pi.ng
     n = e_ts.shape[0]
     cap = V3.shape[0]
     for d in range(DER.shape[0]):
@@ -1106,7 +1174,7 @@ def neg_run(P, G, E, X, i0, until):
     while True:
         final = i >= n
         t = until if final else e_ts[i]
-        if t > sc[NSC_NOW]:
+        if t > sc.now:
             # child matches ending before t; drop vertices no match can use any more
             for g in range(ng):
                 j = neg_off[g] + neg_used[g]
@@ -1118,8 +1186,8 @@ def neg_run(P, G, E, X, i0, until):
             for d in range(DER.shape[0]):
                 thr[d] = lead_threshold(negM, DER[d, D_MASK], ng)
             w = 0
-            for v in range(sc[NSC_NV]):
-                if V3[v, N3_LS] <= sc[NSC_MAXLS] or (W > 0 and V3[v, N3_LS] <= t - W):
+            for v in range(sc.nv):
+                if V3[v, N3_LS] <= sc.maxls or (W > 0 and V3[v, N3_LS] <= t - W):
                     continue
                 if w != v:
                     for j in range(3):
@@ -1128,21 +1196,21 @@ def neg_run(P, G, E, X, i0, until):
                         v_col[w, j] = v_col[v, j]
                         v_colv[w, j] = v_colv[v, j]
                 w += 1
-            sc[NSC_NV] = w
-            sc[NSC_PEND] = w
-            sc[NSC_NOW] = t - 1 if final else t
+            sc.nv = w
+            sc.pend = w
+            sc.now = t - 1 if final else t
         if final:
             break
         s = e_state[i]
         i += 1
-        if sc[NSC_NV] >= cap:
+        if sc.nv >= cap:
             return GROW_V, i - 1
         ls = NEG_INF
         if st_start[s]:
             ls = t
         for tr in range(tr_off[s], tr_off[s + 1]):
             x = TR[tr, TR_SRC]
-            for v in range(sc[NSC_PEND]):
+            for v in range(sc.pend):
                 if V3[v, N3_STATE] != x or V3[v, N3_LS] <= ls:
                     continue
                 ok = False
@@ -1157,25 +1225,25 @@ def neg_run(P, G, E, X, i0, until):
                     break
                 if ok:
                     ls = V3[v, N3_LS]
-        if ls == NEG_INF or ls <= sc[NSC_MAXLS] or (W > 0 and t - ls >= W):
+        if ls == NEG_INF or ls <= sc.maxls or (W > 0 and t - ls >= W):
             continue
         if st_end[s]:
-            m = sc[NSC_OUTN]
+            m = sc.outn
             if m >= o_t.shape[0]:
                 return GROW_REC, i - 1
             o_t[m] = t
             o_ls[m] = ls
-            sc[NSC_OUTN] = m + 1
-            sc[NSC_MAXLS] = ls
+            sc.outn = m + 1
+            sc.maxls = ls
             continue  # extending it can only give matches with starts <= ls: useless
-        v = sc[NSC_NV]
+        v = sc.nv
         V3[v, N3_TS] = t
         V3[v, N3_STATE] = s
         V3[v, N3_LS] = ls
         for j in range(v_col.shape[1]):
             v_col[v, j] = e_col[i - 1, j]
             v_colv[v, j] = e_colv[i - 1, j]
-        sc[NSC_NV] = v + 1
+        sc.nv = v + 1
     return DONE, n
 
 

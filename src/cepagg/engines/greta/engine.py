@@ -418,7 +418,7 @@ class Greta(Engine):
         results of the graphs still stacked are read at the end."""
         kp = layout.positive.kernel_plan
         plan = self._no_limbs(kp) if self.floats else kp
-        code = K.variant(kp.pi)  # the features the kernel compiles (one variant per kind of query)
+        code = K.variant(kp)  # the features the kernel compiles (one variant per kind of query)
         j = i = 0
         while True:
             status, j, i = self.kernels.pos_run(plan, pool.args(), pool.rows, slots, E, lo, hi, until,
@@ -461,8 +461,8 @@ class Greta(Engine):
                             slots: np.ndarray) -> None:
         """:meth:`_drain` for stacked graphs under SLIDE: the window records ``slots`` emitted,
         handed to the window results (one hand-over per group) and their outputs emptied."""
-        sc = pool.field("sc")
-        n = sc[slots, K.SC_OUTN]
+        sc = pool.scalars()
+        n = sc["outn"][slots]
         has = np.flatnonzero(n > 0)
         if not len(has):
             return
@@ -479,7 +479,7 @@ class Greta(Engine):
             bounds = np.concatenate([[0], np.cumsum(n)]).tolist()
             for key, a, b in zip(pool.keys_at(slots), bounds, bounds[1:]):
                 state.windows.add(self._group(key, ()), k[a:b], ints[a:b], OF[a:b], OM[a:b])
-        sc[slots, K.SC_OUTN] = 0
+        sc["outn"][slots] = 0
 
     def _drain_pool_totals(self, state: GretaState, layout: lay.Layout, pool: GraphPool,
                            slots: np.ndarray) -> None:
@@ -716,7 +716,7 @@ class Greta(Engine):
             E = E._replace(e_aint=python_ints(E.e_aint))
         kp = layout.positive.kernel_plan
         nder = kp.DER.shape[0]
-        code = K.variant(kp.pi)  # the features the kernel compiles (one variant per kind of query)
+        code = K.variant(kp)  # the features the kernel compiles (one variant per kind of query)
         i = i0
         while True:
             kern, plan = self._pos_kernel(st, kp)  # (widening may leave int64 limbs)
@@ -787,9 +787,9 @@ class Greta(Engine):
     def _drain(self, state: GretaState, layout: lay.Layout, sub: Sub, totals: bool = True) -> None:
         st = sub.state
         a = st.a
-        sc = a["sc"]
+        sc = st.sc
         q = self.query
-        n = int(sc[K.SC_OUTN])
+        n = int(sc["outn"])
         if n:
             ints = self._ints(layout, st, a["OI"][:n])
             if q.mode == "slide":
@@ -798,7 +798,7 @@ class Greta(Engine):
                 state.windows.add(sub.group, a["o_k"][:n], ints, a["OF"][:n], a["OM"][:n])
             else:
                 sub.log.extend(zip(a["o_k"][:n].tolist(), self._cells(layout, ints, a["OF"][:n], a["OM"][:n])))
-            sc[K.SC_OUTN] = 0
+            sc["outn"] = 0
         if q.mode == "total" and totals:
             ((count, c),) = self._cells(layout, self._ints(layout, st, a["XI"]), a["XF"], a["XM"])
             if count:
@@ -1053,7 +1053,7 @@ POOLED_CAPACITY = {"vcap": 4, "ring": 4, "slide_ring": 4}
 
 def _start_state(layout: lay.Layout) -> int:
     """The START state of the positive graph (the template has one)."""
-    return int(layout.positive.kernel_plan.pi[K.PI_START])
+    return int(layout.positive.kernel_plan.pi.view(K.PLAN_SCALARS)[0]["start"])
 
 
 def _kind_in(view, name: str) -> str | None:

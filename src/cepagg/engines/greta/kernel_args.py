@@ -3,7 +3,8 @@ graph's arrays, the batch and scratch space.
 
 Named tuples (numba types them field by field), so a kernel reads ``G.sc`` or ``P.TR`` instead of
 unpacking a 46-tuple by position; the arrays' own layouts (columns ``ST_*``, ``TR_*``, ``B_*``,
-``V_*``, ``R_*``, the scalars ``PI_*`` and ``SC_*``) are the constants of :mod:`._kernels`.
+``V_*``, ``R_*``) are the constants of :mod:`._kernels`, the scalars (``pi``, ``sc``) int64 arrays
+read as records of its ``PLAN_SCALARS`` and ``STATE_SCALARS``.
 """
 
 from __future__ import annotations
@@ -35,11 +36,11 @@ PosBatch = namedtuple("PosBatch", "e_ts e_state e_pos e_qpos e_ipos e_col e_colv
 #: stacks, the bucket slots, and derivation thresholds ``thr``
 PosScratch = namedtuple("PosScratch", "tI tF tM tmp sv sk slots thr")
 
-#: a negative sub-pattern's plan (:func:`.layout.build_negative`): scalars ``pi`` (``NPI_*``),
+#: a negative sub-pattern's plan (:func:`.layout.build_negative`): scalars ``pi`` (``NEG_PLAN_SCALARS``),
 #: start and end state flags, transitions, derivations and condition programs as in ``PosPlan``
 NegPlan = namedtuple("NegPlan", "pi st_start st_end tr_off TR der_off DER pg_off PGC pg_val")
 
-#: a negative graph's state (:class:`.state.NegState`): scalars ``sc`` (``NSC_*``), latest starts
+#: a negative graph's state (:class:`.state.NegState`): scalars ``sc`` (``NEG_STATE_SCALARS``), latest starts
 #: of the child negations ``negM``, vertices ``V3`` (columns ``N3_*``) with their condition
 #: columns, and the finished matches found, as (end time ``o_t``, latest start ``o_ls``)
 NegArrays = namedtuple("NegArrays", "sc negM V3 v_col v_colv o_t o_ls")

@@ -201,10 +201,10 @@ def build_negative(gp: GraphPlan, bits: dict[int, int], within: int | None, memb
         st_start[s] = 1
     for s in t.end:
         st_end[s] = 1
-    pi = np.zeros(3, dtype=np.int64)
-    pi[K.NPI_W] = within or 0
-    pi[K.NPI_NG] = len(bits)
-    kp = NegPlan(pi, st_start, st_end, tr_off, TR, der_off, DER, *progs.arrays())
+    pi = np.zeros(1, dtype=K.NEG_PLAN_SCALARS)
+    pi["w"] = within or 0
+    pi["ng"] = len(bits)
+    kp = NegPlan(pi.view(np.int64), st_start, st_end, tr_off, TR, der_off, DER, *progs.arrays())
     types = {m: st.index for st in t.states for m in members(st.type)}
     return GraphLayout(gp, types, progs, kp, [], [])
 
@@ -311,25 +311,25 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
         slo, shi = start_range
     lead = bool(ST[start, K.ST_LEAD])
     trail = bool(ST[end, K.ST_TRAIL])
-    pi = np.zeros(17, dtype=np.int64)
-    pi[K.PI_MODE] = mode
-    pi[K.PI_HASW] = 1 if q.within is not None else 0
-    pi[K.PI_W] = q.within or 0
-    pi[K.PI_S] = q.slide or 1
-    pi[K.PI_STRAT] = strat
-    pi[K.PI_SLO] = slo
-    pi[K.PI_SHI] = shi
-    pi[K.PI_NS] = S
-    pi[K.PI_NG] = len(bits)
-    pi[K.PI_FI] = FI
-    pi[K.PI_STORE] = 1 if gplan.store else 0
-    pi[K.PI_START] = start
-    pi[K.PI_END] = end
-    pi[K.PI_EXACT] = 0
-    pi[K.PI_LEAD] = 1 if lead else 0
-    pi[K.PI_TRAIL] = 1 if trail else 0
-    pi[K.PI_SUFFIX] = 0 if lead else 1
-    kp = PosPlan(pi, ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
+    pi = np.zeros(1, dtype=K.PLAN_SCALARS)
+    pi["mode"] = mode
+    pi["hasw"] = 1 if q.within is not None else 0
+    pi["w"] = q.within or 0
+    pi["s"] = q.slide or 1
+    pi["strat"] = strat
+    pi["slo"] = slo
+    pi["shi"] = shi
+    pi["ns"] = S
+    pi["ng"] = len(bits)
+    pi["fi"] = FI
+    pi["store"] = 1 if gplan.store else 0
+    pi["start"] = start
+    pi["end"] = end
+    pi["exact"] = 0
+    pi["lead"] = 1 if lead else 0
+    pi["trail"] = 1 if trail else 0
+    pi["suffix"] = 0 if lead else 1
+    kp = PosPlan(pi.view(np.int64), ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
                  np.array(mmin, dtype=np.int64), *progs.arrays())
     types = {m: st.index for st in t.states for m in q.members(st.type)}  # (a concept: its leaf types)
     positive = GraphLayout(gp, types, progs, kp, specs, idx_src)
@@ -341,7 +341,7 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
 def exact_plan(kp: PosPlan) -> PosPlan:
     """The same kernel plan with the exact flag set (object arrays, no limb limit)."""
     pi = kp.pi.copy()
-    pi[K.PI_EXACT] = 1
+    pi.view(K.PLAN_SCALARS)[0]["exact"] = 1
     return kp._replace(pi=pi)
 
 

@@ -213,12 +213,16 @@ class GraphPool:
         f = self.fields[i]
         return f.reshape((self.slots, int(self.rows[i])) + f.shape[1:])
 
+    def scalars(self) -> np.ndarray:
+        """Each slot's state scalars, as records (:data:`._kernels.STATE_SCALARS`; a view)."""
+        return self.fields[_SC].view(K.STATE_SCALARS)
+
     def starts_before(self, slots: np.ndarray, limit: int) -> np.ndarray:
         """Of each of ``slots``: every start bucket of its graph is earlier than ``limit``, or
         there is none (:meth:`.state.PosState.starts_before` for many graphs)."""
-        sc = self.field("sc")
-        hi = sc[slots, K.SC_BHI]
-        out = sc[slots, K.SC_BLO] > hi
+        sc = self.scalars()
+        hi = sc["bhi"][slots]
+        out = sc["blo"][slots] > hi
         some = np.flatnonzero(~out)  # the latest bucket read only where there is one
         if len(some):
             B = self.field("B")
@@ -228,24 +232,24 @@ class GraphPool:
     def empty(self, slots: np.ndarray) -> np.ndarray:
         """Of each of ``slots``: its graph holds nothing a later event or window could use
         (:meth:`.state.PosState.empty` for many graphs)."""
-        sc = self.field("sc")
-        return ((sc[slots, K.SC_NV] == 0) & (sc[slots, K.SC_BLO] > sc[slots, K.SC_BHI])
-                & (sc[slots, K.SC_WLO] > sc[slots, K.SC_WHI])
-                & (sc[slots, K.SC_NREC] == sc[slots, K.SC_RSTART]) & (sc[slots, K.SC_OUTN] == 0))
+        sc = self.scalars()
+        return ((sc["nv"][slots] == 0) & (sc["blo"][slots] > sc["bhi"][slots])
+                & (sc["wlo"][slots] > sc["whi"][slots])
+                & (sc["nrec"][slots] == sc["rstart"][slots]) & (sc["outn"][slots] == 0))
 
     def closing(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
         """Of each of ``slots`` (SLIDE graphs): a window it holds a record of ends by ``until``
         (window ``k`` ends at ``k * slide + within``), so moving its time there writes a result."""
-        sc = self.field("sc")  # (columns read, not the slots' rows)
-        wlo = sc[slots, K.SC_WLO]
-        return (wlo <= sc[slots, K.SC_WHI]) & (wlo <= (until - within) // slide)
+        sc = self.scalars()
+        wlo = sc["wlo"][slots]
+        return (wlo <= sc["whi"][slots]) & (wlo <= (until - within) // slide)
 
     def idle(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
         """Of each of ``slots`` (SLIDE graphs): nothing in its graph matters to a result once
         time reaches ``until`` -- no window record, no output, and every start bucket (pane)
         leaves the window there -- whether or not its time was moved to ``until``."""
-        sc = self.field("sc")
-        return ((sc[slots, K.SC_WLO] > sc[slots, K.SC_WHI]) & (sc[slots, K.SC_OUTN] == 0)
+        sc = self.scalars()
+        return ((sc["wlo"][slots] > sc["whi"][slots]) & (sc["outn"][slots] == 0)
                 & self.starts_before(slots, (until - within) // slide + 1))
 
     # -- pickling: the live slots only, renumbered from 0, their buffers mostly zero packed ---

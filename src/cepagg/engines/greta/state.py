@@ -121,7 +121,7 @@ class PosState:
         self.floats = floats
         pk = lay.positive.kernel_plan
         q = lay.plan.query
-        self.S = int(pk.pi[K.PI_NS])
+        self.S = int(pk.pi.view(K.PLAN_SCALARS)[0]["ns"])
         self.FI, self.FF, self.FM = lay.FI, lay.FF, lay.FM
         self.mmin = lay.mmin
         self.L = 1
@@ -148,13 +148,13 @@ class PosState:
         self.vocab: list[np.ndarray | None] = [None] * self.NIX  # strings: sorted vocabulary
         G = len(negM)
         a = _Arrays()
-        sc = np.zeros(K.N_SC, dtype=np.int64)
-        sc[K.SC_NOW] = K.NEG_INF
-        sc[K.SC_BHI] = -1
-        sc[K.SC_WLO] = K.POS_INF
-        sc[K.SC_WHI] = K.NEG_INF
-        sc[K.SC_TLAST] = K.NEG_INF
-        a["sc"] = sc
+        sc = np.zeros(1, dtype=K.STATE_SCALARS)
+        sc["now"] = K.NEG_INF
+        sc["bhi"] = -1
+        sc["wlo"] = K.POS_INF
+        sc["whi"] = K.NEG_INF
+        sc["tlast"] = K.NEG_INF
+        a["sc"] = sc.view(np.int64)
         a["negM"] = negM.copy()
         a["gdone"] = np.full(G, K.NEG_INF, dtype=np.int64)
         a["grptr"] = np.zeros(G, dtype=np.int64)
@@ -281,8 +281,9 @@ class PosState:
         return self.a["IDX"][:, K.IX_N]
 
     @property
-    def sc(self) -> np.ndarray:
-        return self.a["sc"]
+    def sc(self) -> np.void:
+        """The graph's scalars, a record (:data:`._kernels.STATE_SCALARS`) viewing its int64 array."""
+        return self.a["sc"].view(K.STATE_SCALARS)[0]
 
     # -- growth -------------------------------------------------------------------------------
 
@@ -332,9 +333,9 @@ class PosState:
         for name, tags in (("N", "NT"), ("L", "LT")):
             I, F, M = (self.a[k] for k in self._triple(name))
             T = self.a[tags]
-            for node in np.flatnonzero((T[:, 0] < sc[K.SC_BLO]) & (T[:, 0] <= T[:, 1])):
-                kern.clean(I, F, M, T, int(node), int(node) * R, int(sc[K.SC_BLO]), R, self.mmin)
-        alive = list(range(int(sc[K.SC_BLO]), int(sc[K.SC_BHI]) + 1))
+            for node in np.flatnonzero((T[:, 0] < sc["blo"]) & (T[:, 0] <= T[:, 1])):
+                kern.clean(I, F, M, T, int(node), int(node) * R, int(sc["blo"]), R, self.mmin)
+        alive = list(range(int(sc["blo"]), int(sc["bhi"]) + 1))
         old_slots = np.array([s & (R - 1) for s in alive], dtype=np.int64)
         new_slots = np.array([s & (R2 - 1) for s in alive], dtype=np.int64)
         B = np.zeros((R2, 5), dtype=np.int64)
@@ -421,7 +422,7 @@ class PosState:
     def _pending(self) -> tuple[int, int, np.ndarray]:
         """The vertices not yet committed (they hold slots), and scratch for their keys."""
         sc = self.sc
-        p0, p1 = int(sc[K.SC_PCOMMIT]), int(sc[K.SC_NV])
+        p0, p1 = int(sc["pcommit"]), int(sc["nv"])
         return p0, p1, np.zeros(max(1, p1 - p0), dtype=np.int64)
 
     def insert_keys(self, ix: int, keys: np.ndarray) -> None:
@@ -445,7 +446,7 @@ class PosState:
                     a["KS"], a["KO"], a["LI"], a["LF"], a["LM"], a["LT"], a["NI"], a["NF"], a["NM"],
                     a["NT"], int(IDX[ix, K.IX_LOFF]), int(IDX[ix, K.IX_OFF]), C,
                     int(IDX[ix, K.IX_POINT]), self.R, 1 if self.exact else self.L, self.mmin,
-                    int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), keys, done, a["v_irank"], ix, p0, p1,
+                    int(sc["blo"]), int(sc["bhi"]), keys, done, a["v_irank"], ix, p0, p1,
                     pkeys, np.empty(C, dtype=np.int64)))
                 if done == len(keys):
                     break
@@ -461,7 +462,7 @@ class PosState:
         p0, p1, _ = self._pending()
         return int(self._kernels_index().live_count(
             a["KS"], a["KO"], a["LI"], a["LF"], a["LM"], a["LT"], int(IDX[ix, K.IX_LOFF]), C, self.R,
-            self.mmin, int(self.sc[K.SC_BLO]), a["v_irank"], ix, p0, p1, keys))
+            self.mmin, int(self.sc["blo"]), a["v_irank"], ix, p0, p1, keys))
 
     def _grow_index(self, ix: int, need: int, keys: np.ndarray) -> None:
         """Re-spread index ``ix`` over ``C`` slots, at most 2/3 full with ``need`` keys."""
@@ -537,7 +538,7 @@ class PosState:
             old["KS"], old["KO"], old["LI"], old["LF"], old["LM"], old["LT"], oloff, oC, a["KS"],
             a["KO"], a["LI"], a["LF"], a["LM"], a["LT"], int(IDX[ix, K.IX_LOFF]), int(IDX[ix, K.IX_N]),
             a["NI"], a["NF"], a["NM"], a["NT"], int(IDX[ix, K.IX_OFF]), int(IDX[ix, K.IX_POINT]), self.R,
-            1 if self.exact else self.L, self.mmin, int(sc[K.SC_BLO]), int(sc[K.SC_BHI]), a["v_irank"],
+            1 if self.exact else self.L, self.mmin, int(sc["blo"]), int(sc["bhi"]), a["v_irank"],
             ix, p0, p1, pkeys, keys)
 
     def key_codes(self, ix: int, parts: list, reverse: bool) -> list[np.ndarray]:
@@ -603,15 +604,15 @@ class PosState:
     def empty(self) -> bool:
         """Nothing left that a later event or window could use (the partition can go)."""
         sc = self.sc
-        return (sc[K.SC_NV] == 0 and sc[K.SC_BLO] > sc[K.SC_BHI] and sc[K.SC_WLO] > sc[K.SC_WHI]
-                and sc[K.SC_NREC] - sc[K.SC_RSTART] == 0 and sc[K.SC_OUTN] == 0)
+        return (sc["nv"] == 0 and sc["blo"] > sc["bhi"] and sc["wlo"] > sc["whi"]
+                and sc["nrec"] - sc["rstart"] == 0 and sc["outn"] == 0)
 
     def starts_before(self, limit: int) -> bool:
         """Every start bucket (the start of every trend the graph holds) is earlier than
         ``limit``, or there is none."""
-        sc, B = self.a["sc"], self.a["B"]
-        hi = int(sc[K.SC_BHI])
-        return int(sc[K.SC_BLO]) > hi or int(B[hi & (B.shape[0] - 1), K.B_KEY]) < limit
+        sc, B = self.sc, self.a["B"]
+        hi = int(sc["bhi"])
+        return int(sc["blo"]) > hi or int(B[hi & (B.shape[0] - 1), K.B_KEY]) < limit
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -732,11 +733,11 @@ class NegState:
     def __init__(self, n_cols: int, G: int):
         self.cap = 16
         self.ocap = 64
-        sc = np.zeros(5, dtype=np.int64)
-        sc[K.NSC_NOW] = K.NEG_INF
-        sc[K.NSC_MAXLS] = K.NEG_INF
+        sc = np.zeros(1, dtype=K.NEG_STATE_SCALARS)
+        sc["now"] = K.NEG_INF
+        sc["maxls"] = K.NEG_INF
         self.a = {
-            "sc": sc,
+            "sc": sc.view(np.int64),
             "negM": np.full(G, K.NEG_INF, dtype=np.int64),
             "V3": np.zeros((self.cap, 3), dtype=np.int64),
             "v_col": np.zeros((self.cap, n_cols), dtype=np.float64),
@@ -767,14 +768,14 @@ class NegState:
         return self.X
 
     def drain(self) -> tuple[np.ndarray, np.ndarray]:
-        sc = self.a["sc"]
-        n = int(sc[K.NSC_OUTN])
+        sc = self.a["sc"].view(K.NEG_STATE_SCALARS)[0]
+        n = int(sc["outn"])
         out = self.a["o_t"][:n].copy(), self.a["o_ls"][:n].copy()
-        sc[K.NSC_OUTN] = 0
+        sc["outn"] = 0
         return out
 
     def empty(self) -> bool:
-        return int(self.a["sc"][K.NSC_NV]) == 0
+        return int(self.a["sc"].view(K.NEG_STATE_SCALARS)[0]["nv"]) == 0
 
     def __getstate__(self):
         d = dict(self.__dict__)

@@ -137,11 +137,11 @@ class Router:
             raise AssertionError("the index and scan plans differ beyond their paths")
         other.strings = primary.strings
         kp = index.positive.kernel_plan
-        if kp.pi[K.PI_STORE]:
+        if kp.pi.view(K.PLAN_SCALARS)[0]["store"]:
             keep = index
         else:
             pi = kp.pi.copy()
-            pi[K.PI_STORE] = 1
+            pi.view(K.PLAN_SCALARS)[0]["store"] = 1
             keep = replace(index, positive=replace(index.positive, kernel_plan=kp._replace(pi=pi)))
         self._layouts = (primary, index, keep, scan)
         return index, keep, scan
@@ -167,7 +167,7 @@ class Router:
         n = len(ts)
         ev = Evidence.of(st)
         if ev is None:
-            if int(st.sc[K.SC_NOW]) == K.NEG_INF and n:  # a new graph: the first batch's rule
+            if int(st.sc["now"]) == K.NEG_INF and n:  # a new graph: the first batch's rule
                 scan_first = pl.prefers_scan(self.query, n, batch_span, 1, self.threshold)
                 if scan_first and on_index(st):
                     to_scan(st)
@@ -194,8 +194,8 @@ class Router:
             if keep_from != NO_KEEP and judged and not sparse:
                 keep_from = NO_KEEP  # no longer sparse: stop keeping (the next commit drops them)
             elif keep_from == NO_KEEP and sparse:
-                keep_from = int(st.sc[K.SC_BHI])  # every vertex dropped so far: buckets <= this
-            if keep_from != NO_KEEP and int(st.sc[K.SC_BLO]) > keep_from:
+                keep_from = int(st.sc["bhi"])  # every vertex dropped so far: buckets <= this
+            if keep_from != NO_KEEP and int(st.sc["blo"]) > keep_from:
                 to_scan(st)
                 self.switches["scan"] += 1
                 keep_from = NO_KEEP
@@ -260,7 +260,7 @@ def to_index(st: PosState, index: lay.Layout, columns) -> bool:
     a["KS"] = np.zeros(0, dtype=np.int64)
     a["KO"] = np.zeros(0, dtype=np.int64)
     a["v_irank"] = np.full((st.vcap, NIX), -1, dtype=np.int64)
-    lo, nv, pc = int(sc[K.SC_VSTART]), int(sc[K.SC_NV]), int(sc[K.SC_PCOMMIT])
+    lo, nv, pc = int(sc["vstart"]), int(sc["nv"]), int(sc["pcommit"])
     V = a["V"]
     decode = {code: s for s, code in index.strings.items()}
     for ix, spec in enumerate(specs):
@@ -310,7 +310,7 @@ def _commit_stored(st: PosState, index: lay.Layout, lo: int, hi: int) -> None:
     a = st.a
     sc = st.sc
     R = st.R
-    blo = int(sc[K.SC_BLO])
+    blo = int(sc["blo"])
     V = a["V"]
     sel = np.arange(lo, hi)
     sel = sel[V[sel, K.V_BHI] >= blo]
@@ -320,16 +320,18 @@ def _commit_stored(st: PosState, index: lay.Layout, lo: int, hi: int) -> None:
     Vc[:, K.V_BLO] = np.maximum(Vc[:, K.V_BLO], blo)
     rows = (sel[:, None] * R + np.arange(R)[None, :]).reshape(-1)
     VI, VF, VM = a["VI"][rows], a["VF"][rows], a["VM"][rows]
-    sc2 = sc.copy()
-    sc2[K.SC_PCOMMIT] = 0
-    sc2[K.SC_NV] = len(sel)
+    own = st.a["sc"].copy()  # the commit's own scalars (it moves them)
+    sc2 = own.view(K.STATE_SCALARS)[0]
+    sc2["pcommit"] = 0
+    sc2["nv"] = len(sel)
     kp = index.positive.kernel_plan
     ST = kp.ST.copy()
     ST[:, K.ST_TOTAL] = 0
     kern = _twin(K.__name__) if (st.exact or st.pure) else K
     L = a["TI"].shape[1] // st.FI
     hard = 0 if (st.exact or st.floats) else K.HARD
-    kern.commit(sc2, Vc, np.ascontiguousarray(a["v_irank"][sel]), VI, VF, VM, a["TI"], a["TF"], a["TM"], ST,
+    kern.commit(kern.state_scalars(own), Vc, np.ascontiguousarray(a["v_irank"][sel]), VI, VF, VM,
+                a["TI"], a["TF"], a["TM"], ST,
                 a["IDX"], a["NI"], a["NF"], a["NM"], a["NT"], a["LI"], a["LF"], a["LM"], a["LT"], R, L,
                 st.mmin, hard, 1)
 
