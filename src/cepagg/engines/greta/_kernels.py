@@ -22,20 +22,20 @@ next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status other 
 asks the caller to grow an array or widen the integers (:mod:`.numbers`) and call again from
 there: nothing is ever truncated or wrapped.
 
-The entry points and the two steps of :func:`pos_one` (:func:`move_time`, :func:`take_event`)
-take named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays
-they use, and the graph's scalars as one record (``sc.nv``: :func:`state_scalars`). The two steps are spliced into :func:`pos_one` by numba (``@step``); the helpers of the
-per-event path (``@inline``: record arithmetic, index cleaning, the condition interpreter, the
-start bucket, the SLIDE windows of an END event, the negation thresholds) are inlined by LLVM: a
-call passing a dozen arrays costs more than their work (``cepagg bench greta --only
-index_vs_scan --engines greta --sizes 1000``: 478,000-502,000 events/s with calls, against
-729,000-833,000 inlined). Every other function (per timestamp, per window, or used by few
-queries) is a call. The code of the rare features (EMIT ON CHANGE, trailing negation: the
-variant with ``rare``) is in functions of its own called from the steps, not spliced: numba
-copies a spliced step's code once per block of it, each copy with all the step's variables, so
-the steps' own size costs compiling time in proportion to its square. The per-event code of the
-common features stays in the steps: split into named parts (inlined either way), the first query
-compiled for 28 to 44 s instead of about 22 (:func:`..kernels.jit` says why).
+The entry points and the two steps of :func:`pos_one` (:func:`move_time`, :func:`take_event`) take
+named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays they use,
+and the graph's scalars as one record (``sc.nv``: :func:`state_scalars`). The two steps are spliced
+into :func:`pos_one` by numba (``@step``); the helpers of the per-event path (``@inline``: record
+arithmetic, index cleaning, the condition interpreter, the start bucket, the SLIDE windows of an
+END event, the negation thresholds) are inlined by LLVM: a call passing a dozen arrays costs more
+than their work (``cepagg bench greta --only index_vs_scan --engines greta --sizes 1000``:
+478,000-502,000 events/s with calls, against 729,000-833,000 inlined). Every other function (per
+timestamp, per window, or used by few queries) is a call. The code of the rare features (EMIT ON
+CHANGE, trailing negation: the variant with ``rare``) is in functions of its own called from the
+steps, not spliced: numba copies a spliced step's code once per block of it, each copy with all the
+step's variables, so the steps' own size costs compiling time in proportion to its square. The
+per-event code of the common features stays in the steps: split into named parts (inlined either
+way), the first query compiled for 28 to 44 s instead of about 22 (:func:`..kernels.jit` says why).
 """
 
 from __future__ import annotations

@@ -330,7 +330,9 @@ def _commit_stored(st: PosState, index: lay.Layout, lo: int, hi: int) -> None:
     kern = _twin(K.__name__) if (st.exact or st.pure) else K
     L = a["TI"].shape[1] // st.FI
     hard = 0 if (st.exact or st.floats) else K.HARD
-    kern.commit(kern.state_scalars(own), Vc, np.ascontiguousarray(a["v_irank"][sel]), VI, VF, VM,
+    # (compiled, the record view of the array: the kernels' own binder has no Python wrapper)
+    scalars = own.view(K.STATE_SCALARS)[0] if kern is K else kern.state_scalars(own)
+    kern.commit(scalars, Vc, np.ascontiguousarray(a["v_irank"][sel]), VI, VF, VM,
                 a["TI"], a["TF"], a["TM"], ST,
                 a["IDX"], a["NI"], a["NF"], a["NM"], a["NT"], a["LI"], a["LF"], a["LM"], a["LT"], R, L,
                 st.mmin, hard, 1)
