@@ -170,7 +170,7 @@ class UnitRun:
         return scr[exact]
 
     def _out_rows(self, state: UnitState, exact: bool, R: int):
-        """Buffers for the rows a kernel call reports (only the first ``C_NOUT`` are read, and
+        """Buffers for the rows a kernel call reports (only the first ``rows`` (a counter) are read, and
         copied out, before the next call), kept per layout: 10^4 partitions per micro-batch
         each allocating their own cost more than their kernel calls."""
         key = (state.kinds, exact, R)
@@ -272,10 +272,10 @@ class UnitRun:
         if not len(slots):
             return
         fam = self._cache[state.kinds][0]
-        prm = self._prm
-        prm[K.P_FLUSH] = flush
-        prm[K.P_CHECKED] = 0 if self.floats else 1
-        prm[K.P_SUMS] = 1
+        plan = self._prm
+        plan.flush = flush
+        plan.checked = 0 if self.floats else 1
+        plan.sums = 1
         SI, SF, scr, vI, vF, tI, tF = self._scratch(state, False)
         R = max(64, 4 * len(self.outnode))
         outM, outI, outF = self._out_rows(state, False, R)
@@ -285,7 +285,7 @@ class UnitRun:
         r, pos = 0, 0
         while True:
             status, r, pos, nout = KERNELS.run_pool(
-                *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, prm, self.parent,
+                *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, plan, self.parent,
                 self.gate, self.outnode, fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                 enc.cls_kind, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF, enc.ts, enc.cls, enc.valI, enc.vldI,
                 enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
@@ -324,7 +324,7 @@ class UnitRun:
             elif status == 3:
                 raise CepaggError("aseq: events of one partition arrived out of time order "
                                   f"(key {keys[r]}); sort each partition by (ts, _id)")
-        if len(keys) and not prm[K.P_OWN]:
+        if len(keys) and not plan.grouped:
             self._fold_arrays(state, keys[0], pool.gI, pool.gF)
 
     def _flush_pool(self, state: UnitState, flush: int, now: int, rows: list) -> None:
@@ -375,7 +375,7 @@ class UnitRun:
     def _advance_all(self, state: UnitState, flush: int, rows: list) -> None:
         enc = None
         for key, st in list(state.parts.items()):
-            if st.empty() and not st.ctr[K.C_HASP]:
+            if st.empty() and not st.ctr[AT["pending"]]:
                 continue
             if enc is None:
                 enc = self._empty_encoded(state)
@@ -392,8 +392,8 @@ class UnitRun:
              rows: list) -> None:
         fam = self._cache[state.kinds][0]
         unit = self.unit
-        prm = self._prm  # read-only for the kernel; two fields change per call
-        prm[K.P_FLUSH] = flush
+        plan = self._prm  # read-only for the kernel; two fields change per call
+        plan.flush = flush
         ts, cls, inst = enc.ts[a:b], enc.cls[a:b], enc.inst[a:b]
         valI, vldI = enc.valI[a:b], enc.vldI[a:b]
         valF, vldF = enc.valF[a:b], enc.vldF[a:b]
@@ -406,21 +406,21 @@ class UnitRun:
                 if unit.lead:
                     st.reserve(1, grow[1])
             exact = st.exact
-            prm[K.P_CHECKED] = 0 if (exact or self.floats) else 1
-            prm[K.P_SUMS] = 0 if st.nosums else 1
+            plan.checked = 0 if (exact or self.floats) else 1
+            plan.sums = 0 if st.nosums else 1
             kern = TWIN if exact else KERNELS
             SI, SF, scr, vI, vF, tI, tF = self._scratch(state, exact)
             outM, outI, outF = self._out_rows(state, exact, R)
             vi = valI.astype(object) if exact and valI.dtype != object else valI
-            st.ctr[K.C_NOUT] = 0
-            status, pos = kern.run(st.seg(0), st.seg(1), st.ctr, prm, self.parent, self.gate, self.outnode,
+            st.ctr[AT["rows"]] = 0
+            status, pos = kern.run(st.seg(0), st.seg(1), st.ctr, plan, self.parent, self.gate, self.outnode,
                                    fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                                    enc.cls_kind, st.pk, st.pVI, st.pVF, st.pres, st.totI, st.totF, st.lastI,
                                    st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
                                    ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
                                    self.col_ptr, self.col_idx, None if self.kmode == K.TOTAL else True)
-            self._collect(state, key, st, outM, outI, outF, int(st.ctr[K.C_NOUT]), rows)
-            st.ctr[K.C_NOUT] = 0
+            self._collect(state, key, st, outM, outI, outF, int(st.ctr[AT["rows"]]), rows)
+            st.ctr[AT["rows"]] = 0
             if status == 0:
                 break
             if status == 1:
@@ -545,7 +545,7 @@ class UnitRun:
             st = state.parts.get(key)
             if st is None or not st.empty():
                 continue
-            ell = int(st.ctr[K.C_ELL])
+            ell = int(st.ctr[AT["lead_ts"]])
             if ell != K.NONE and (w is None or ell + w > max(_settled(st), now)):
                 continue
             if self.kmode == K.EMIT and any(v is not None for v in st.last_final.values()):
@@ -578,7 +578,7 @@ def _known(parts: dict, keys) -> np.ndarray:
 
 
 def _settled(st: PartState) -> int:
-    return int(st.ctr[K.C_PTS])
+    return int(st.ctr[AT["pending_ts"]])
 
 
 def _val(i: int, vI, vF, fam: Families):
