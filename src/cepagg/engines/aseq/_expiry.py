@@ -28,7 +28,6 @@ EMIT = 1
 RECORD = 2
 SLIDE = 3
 
-
 # actions of an event class
 EXTEND = 0
 RESET = 1
@@ -145,9 +144,9 @@ def expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM,
             if S.size(ctr, 1) > 0 and S.oldest_ts(bm1, fm1, ctr, 1, 1) + w == x:  # unblock
                 if not room(seg0, ctr, 0, 1):
                     return 4
-                if ctr.items[1, 1] == 0 and not S.flip(aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1, ctr, 1, AccI, AccF,
-                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx,
-                                              sums):
+                if ctr.items[1, 1] == 0 and not S.flip(aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1, ctr, 1, AccI,
+                                                       AccF, NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr,
+                                                       anc_idx, sums):
                     return 2
                 if not S.current(aggI1, aggF1, fI1, fF1, ctr, 1, vI[1], vF[1], 0, N, kindI, kindF, checked,
                                  anc_ptr, anc_idx):
@@ -161,9 +160,9 @@ def expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM,
                 S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, ts, ell, W, kindI, kindF,
                        checked, True, sums)
             elif S.size(ctr, 0) > 0 and S.oldest_ts(bm0, fm0, ctr, 0, 0) + w == x:  # expire
-                if ctr.items[0, 1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI, AccF,
-                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx,
-                                              sums):
+                if ctr.items[0, 1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI,
+                                                       AccF, NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr,
+                                                       anc_idx, sums):
                     return 2
                 if mode == TOTAL:
                     for o in range(O):  # the START's final vector at each output: checked first

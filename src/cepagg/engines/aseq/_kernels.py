@@ -437,7 +437,8 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
         ctr = ctrs[s]
         a = starts[r]
         b = ends[r]
-        if (a == b and pos == 0 and not reads_start and ctr.items[0, 0] + ctr.items[0, 1] + ctr.items[1, 0] + ctr.items[1, 1] == 0
+        if (a == b and pos == 0 and not reads_start
+                and ctr.items[0, 0] + ctr.items[0, 1] + ctr.items[1, 0] + ctr.items[1, 1] == 0
                 and ctr.pending and ctr.stage == 0 and not ctr.pending_lead and flush != NONE
                 and ctr.pending_ts < flush and ctr.pending_ts + w <= flush):
             # only a pending group, whose STARTs (if any) would expire by ``flush`` having
@@ -515,7 +516,7 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
             copy3(P[1][s], aggF_f)
             copy3(P[8][s], aggI1_f)
             copy3(P[9][s], aggF1_f)
-            copy1(ctr, ctr_f)
+            ctrs[s] = ctr_f
             copy1(pks[s], pk_f)
             copy2(pVIs[s], pVI_f)
             copy2(pVFs[s], pVF_f)

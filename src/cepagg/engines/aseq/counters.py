@@ -32,6 +32,7 @@ import numpy as np
 from .. import kernels
 from ..keys import DictKeys, IntIndex, IntKeys, take_keys
 from . import _algebra, _kernels, windows
+from .layout import AT, counters, new_counters, segment_sizes, stacked_counters
 from .plan import Feed, SeqPlan
 
 LIN, MAX, MIN = _algebra.LIN, _algebra.MAX, _algebra.MIN
@@ -291,14 +292,12 @@ class PartState:
             else:
                 for j in range(N):
                     alg.zero_row(getattr(self, f"aggI{s}"), getattr(self, f"aggF{s}"), fam.kindI, fam.kindF, j, 0)
-        self.ctr = np.zeros(_kernels.N_CTR, np.int64)
-        self.ctr[_kernels.C_ELL] = _kernels.NONE
-        self.ctr[_kernels.C_NEXTK] = _kernels.NONE
+        self.ctr = new_counters()  # the kernels' counters (.layout.COUNTERS)
         self.pk = np.zeros(N, it)
         self.pVI = np.zeros((CI, N), it)
         self.pVF = np.zeros((CF, N), np.float64)
         self.pres = np.zeros(N, np.uint8)
-        (TWIN if exact else _kernels).reset_pending(self.pk, self.pVI, self.pVF, self.pres, self.ctr,
+        (TWIN if exact else _kernels).reset_pending(self.pk, self.pVI, self.pVF, self.pres, counters(self.ctr),
                                                     fam.kindI, fam.kindF)
         self.totI = np.zeros((O, CI), it)
         self.totF = np.zeros((O, CF), np.float64)
@@ -321,11 +320,12 @@ class PartState:
         return Segment(*(getattr(self, f"{n}{s}") for n in Segment._fields))
 
     def items(self, s: int) -> int:
-        return int(self.ctr[2 * s] + self.ctr[2 * s + 1])
+        back, front = segment_sizes(self.ctr, s)
+        return back + front
 
     def empty(self) -> bool:
         """Nothing in the window (without a window the counts never leave: never empty)."""
-        return self.W > 1 and self.items(0) == 0 and self.items(1) == 0 and not self.ctr[_kernels.C_HASP]
+        return self.W > 1 and self.items(0) == 0 and self.items(1) == 0 and not self.ctr[AT["pending"]]
 
     def reserve(self, s: int, extra: int) -> None:
         """Make room for ``extra`` more items in segment ``s`` (front and back alike)."""
@@ -337,7 +337,7 @@ class PartState:
         for n in ("bI", "bF", "bm", "fI", "fF", "fm"):
             old = getattr(self, f"{n}{s}")
             arr = np.zeros((new,) + old.shape[1:], old.dtype)
-            keep = int(self.ctr[2 * s] if n[0] == "b" else self.ctr[2 * s + 1])
+            keep = segment_sizes(self.ctr, s)[0 if n[0] == "b" else 1]
             arr[:keep] = old[:keep]
             setattr(self, f"{n}{s}", arr)
 
@@ -582,7 +582,8 @@ class PartPool:
         """Partition ``p`` (key ``key``) back into the stack if its state fits a slot (the
         items in its window, of the kinds the stack holds); False if it does not."""
         cap = self.cap
-        if (p.exact or p.nosums or int(p.ctr[0]) > cap or int(p.ctr[1]) > cap or p.items(1)
+        back, front = segment_sizes(p.ctr, 0)
+        if (p.exact or p.nosums or back > cap or front > cap or p.items(1)
                 or any(getattr(p, n).shape[1:] != self.fields[n].shape[2:] for n in ("bI0", "fI0", "bF0", "fF0"))):
             return False
 
@@ -594,11 +595,8 @@ class PartPool:
         f = self.fields
         for n in STATE_FIELDS:
             a = getattr(p, n)
-            if n[:2] in ("bI", "bF", "bm"):
-                k = int(p.ctr[0 if n[-1] == "0" else 2])
-                f[n][s, :k] = a[:k]
-            elif n[:2] in ("fI", "fF", "fm"):
-                k = int(p.ctr[1 if n[-1] == "0" else 3])
+            if n[:2] in ("bI", "bF", "bm", "fI", "fF", "fm"):  # the items of a back or front stack
+                k = segment_sizes(p.ctr, int(n[-1]))[0 if n[0] == "b" else 1]
                 f[n][s, :k] = a[:k]
             else:
                 f[n][s] = a
@@ -633,8 +631,9 @@ class PartPool:
 
     def args(self) -> tuple:
         f = self.fields
-        return (tuple(f[n] for n in STATE_FIELDS[:16]), f["ctr"], f["pk"], f["pVI"], f["pVF"], f["pres"],
-                f["totI"], f["totF"], f["lastI"], f["lastF"], self.template)
+        template = tuple(counters(t) if n == "ctr" else t for n, t in zip(TEMPLATE_FIELDS, self.template))
+        return (tuple(f[n] for n in STATE_FIELDS[:16]), stacked_counters(f["ctr"]), f["pk"], f["pVI"], f["pVF"],
+                f["pres"], f["totI"], f["totF"], f["lastI"], f["lastF"], template)
 
 
 def _pool_shape(name: str, a: np.ndarray) -> tuple:

@@ -48,6 +48,7 @@ from .counters import (
     unpack_parts,
 )
 from .encode import Encoded, Encoder
+from .layout import AT, counters, new_plan
 from .merge import EmitMerge, SlideMerge
 
 LO, HI = K.NONE, K.INF
@@ -128,9 +129,18 @@ class UnitRun:
         self.col_idx = np.array(cols, np.int64)
         self.funcs = [tuple(a.func for a in o.plan.aggregates) for o in outs]
         self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
-        self._prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
-                              self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
-                              0, K.NONE, 1, int(any(o.plan.query.group_by for o in outs))], np.int64)
+        self._plan = new_plan()  # the kernels read self._plan[0] (see .layout.PLAN)
+        plan = self._plan[0]
+        plan.mode = self.kmode
+        plan.within = unit.within if unit.within is not None else -1
+        plan.slide = unit.slide or 0
+        plan.lo, plan.hi = self.lo, self.hi
+        plan.every = int(self.every)
+        plan.lead = int(bool(unit.lead))
+        plan.gated = int(unit.gated_total)
+        plan.flush = K.NONE
+        plan.sums = 1
+        plan.grouped = int(any(o.plan.query.group_by for o in outs))
         self._cache: dict = {}  # per column layout: families, encoder, kernel scratch
         self._rows: dict = {}  # (layout, exact, R) -> buffers for the rows a kernel call reports
         self._fresh: dict[tuple, PartState] = {}  # per layout: a new partition's state
@@ -272,7 +282,7 @@ class UnitRun:
         if not len(slots):
             return
         fam = self._cache[state.kinds][0]
-        plan = self._prm
+        plan = self._plan[0]
         plan.flush = flush
         plan.checked = 0 if self.floats else 1
         plan.sums = 1
@@ -392,7 +402,7 @@ class UnitRun:
              rows: list) -> None:
         fam = self._cache[state.kinds][0]
         unit = self.unit
-        plan = self._prm  # read-only for the kernel; two fields change per call
+        plan = self._plan[0]  # read-only for the kernel; three fields change per call
         plan.flush = flush
         ts, cls, inst = enc.ts[a:b], enc.cls[a:b], enc.inst[a:b]
         valI, vldI = enc.valI[a:b], enc.vldI[a:b]
@@ -413,7 +423,7 @@ class UnitRun:
             outM, outI, outF = self._out_rows(state, exact, R)
             vi = valI.astype(object) if exact and valI.dtype != object else valI
             st.ctr[AT["rows"]] = 0
-            status, pos = kern.run(st.seg(0), st.seg(1), st.ctr, plan, self.parent, self.gate, self.outnode,
+            status, pos = kern.run(st.seg(0), st.seg(1), counters(st.ctr), plan, self.parent, self.gate, self.outnode,
                                    fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                                    enc.cls_kind, st.pk, st.pVI, st.pVF, st.pres, st.totI, st.totF, st.lastI,
                                    st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
