@@ -31,6 +31,7 @@ from .. import kernels
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 inline = kernels.jit(_TWIN, inline=True)  # the per-event step (inlined by LLVM into run and run_pool)
+step = kernels.jit(_TWIN, inline="step")  # a per-group step of run (spliced into it by numba)
 A = kernels.sibling(__name__, "_algebra", _TWIN)
 S = kernels.sibling(__name__, "windows", _TWIN)
 X = kernels.sibling(__name__, "_expiry", _TWIN)
@@ -42,8 +43,9 @@ ROW_EMIT, ROW_WINDOW, ROW_RECORD = X.ROW_EMIT, X.ROW_WINDOW, X.ROW_RECORD
 NONE, INF = X.NONE, X.INF
 
 
-@jit
+@step
 def reset_pending(pk, pVI, pVF, pres, ctr, kindI, kindF):
+    """The pending group emptied: no events, no reset, no leading negation, no instants."""
     for j in range(pk.shape[0]):
         pk[j] = 0
         pres[j] = 0
@@ -128,6 +130,228 @@ def accumulate(i, t, ctr, kindI, kindF, maskI, maskF, cls_ptr, cls_node, cls_kin
     return 0, i
 
 
+@step
+def due(t, seg0, seg1, ctr, plan):
+    """Is anything due before ``t`` (a SLIDE window to report, a START to expire or unblock)?
+    A test of a few counters before :func:`._expiry.settle`, run per group."""
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
+    mode = plan.mode
+    w = plan.within
+    dd = False
+    if w >= 0:
+        n0 = ctr.items[0, 0] + ctr.items[0, 1]
+        n1 = ctr.items[1, 0] + ctr.items[1, 1]
+        if mode == SLIDE and (n0 > 0 or n1 > 0) and ctr.next_window * plan.slide + w - 1 < t:
+            dd = True
+        if n1 > 0 and (fm1[ctr.items[1, 1] - 1, 1] if ctr.items[1, 1] > 0 else bm1[0, 1]) + w <= t:
+            dd = True
+        if n0 > 0 and (fm0[ctr.items[0, 1] - 1, 0] if ctr.items[0, 1] > 0 else bm0[0, 0]) + w <= t:
+            dd = True
+    return dd
+
+
+@step
+def map_group(seg0, seg1, ctr, plan, parent, gate, kindI, kindF, pk, pVI, pVF, pres, SI, SF, col_ptr, col_idx):
+    """Step 3, computed: the pending group's map applied to each target -- the aggregate and
+    the newest item of both segments -- into the scratch ``SI``, ``SF`` (row by row, only the
+    rows the group touches); False if an integer would overflow (nothing is changed)."""
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
+    N = parent.shape[0]
+    CI = pVI.shape[0]
+    CF = pVF.shape[0]
+    W = aggI0.shape[2]
+    checked = plan.checked != 0
+    useK = plan.lead != 0
+    gated = plan.gated != 0
+    ok = True
+    ok = True
+    for tgt in range(4):
+        if tgt == 0:
+            XI = aggI0
+            XF = aggF0
+        elif tgt == 1:
+            if W == 1 or ctr.items[0, 0] == 0:
+                continue
+            XI = bI0[ctr.items[0, 0] - 1]
+            XF = bF0[ctr.items[0, 0] - 1]
+        elif tgt == 2:
+            if not useK:
+                continue
+            XI = aggI1
+            XF = aggF1
+        else:
+            if not useK or W == 1 or ctr.items[1, 0] == 0:
+                continue
+            XI = bI1[ctr.items[1, 0] - 1]
+            XF = bF1[ctr.items[1, 0] - 1]
+        zI = SI[tgt]
+        zF = SF[tgt]
+        g_on = gated and tgt >= 2
+        for j in range(1, N):
+            k = pk[j]
+            r = pres[j]
+            if k == 0 and r == 0:
+                continue
+            p = parent[j]
+            # only columns of j's ancestors and the affine one can be non-empty (col_*)
+            for a_ in range(col_ptr[j], col_ptr[j + 1]):
+                col = col_idx[a_]
+                if g_on and gate[j]:
+                    A.zero_row(zI, zF, kindI, kindF, j, col)
+                    continue
+                cp = XI[0, p, col]
+                base = 0 if r else XI[0, j, col]
+                if checked and abs(float(base) + float(k) * float(cp)) > A.LIMIT:
+                    ok = False
+                zI[0, j, col] = base + k * cp
+                for c in range(1, CI):
+                    kd = kindI[c]
+                    if kd == A.LIN:
+                        b = 0 if r else XI[c, j, col]
+                        x = XI[c, p, col]
+                        v = pVI[c, j]
+                        if checked and (abs(float(b)) + abs(float(k) * float(x))
+                                        + abs(float(v) * float(cp))) > A.LIMIT:
+                            ok = False
+                        zI[c, j, col] = b + k * x + v * cp
+                    else:
+                        b = A.sent_i(kd) if r else XI[c, j, col]
+                        if k > 0 and cp > 0:
+                            cand = XI[c, p, col]
+                            v = pVI[c, j]
+                            if A.better_i(kd, v, cand):
+                                cand = v
+                            if A.better_i(kd, cand, b):
+                                b = cand
+                        zI[c, j, col] = b
+                for c in range(CF):
+                    kd = kindF[c]
+                    if kd == A.LIN:
+                        b = 0.0 if r else XF[c, j, col]
+                        zF[c, j, col] = b + k * XF[c, p, col] + pVF[c, j] * cp
+                    else:
+                        b = A.sent_f(kd) if r else XF[c, j, col]
+                        if k > 0 and cp > 0:
+                            cand = XF[c, p, col]
+                            v = pVF[c, j]
+                            if A.better_f(kd, v, cand):
+                                cand = v
+                            if A.better_f(kd, cand, b):
+                                b = cand
+                        zF[c, j, col] = b
+    return ok
+
+
+@step
+def start_vector(seg0, seg1, plan, gate, kindI, kindF, pk, pVI, pVF, vI, vF, target):
+    """The pending group's START vector u (node 0 only) into ``v[0]``: the count, then the
+    values of its events; False if adding it to the aggregate of segment ``target`` would
+    overflow."""
+    aggI0 = seg0[0]
+    aggI1 = seg1[0]
+    CI = pVI.shape[0]
+    CF = pVF.shape[0]
+    W = aggI0.shape[2]
+    checked = plan.checked != 0
+    gated = plan.gated != 0
+    ok = True
+    # the START vector u (node 0 only): count, then values of its events
+    for c in range(CI):
+        vI[0, c, 0] = pVI[c, 0]
+    vI[0, 0, 0] = pk[0]
+    for c in range(CF):
+        vF[0, c, 0] = pVF[c, 0]
+    if target == 1 and gated and gate[0]:  # a blocked single-event match is invalid
+        for c in range(CI):
+            vI[0, c, 0] = 0 if kindI[c] == A.LIN else A.sent_i(kindI[c])
+        for c in range(CF):
+            vF[0, c, 0] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
+    const = W - 1
+    XI = aggI1 if target == 1 else aggI0
+    for c in range(CI):
+        if checked and kindI[c] == A.LIN and \
+                abs(float(XI[c, 0, const])) + abs(float(vI[0, c, 0])) > A.LIMIT:
+            ok = False
+    return ok
+
+
+@step
+def commit_group(seg0, seg1, ctr, plan, gate, kindI, kindF, pk, pres, SI, SF, col_ptr, col_idx):
+    """Step 3, committed: the rows :func:`map_group` computed copied to their targets; node 0
+    (the START) cleared where the group resets it or a gate blocks it."""
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
+    N = pk.shape[0]
+    CI = SI.shape[1]
+    CF = SF.shape[1]
+    W = aggI0.shape[2]
+    useK = plan.lead != 0
+    gated = plan.gated != 0
+    for tgt in range(4):
+        if tgt == 0:
+            XI = aggI0
+            XF = aggF0
+        elif tgt == 1:
+            if W == 1 or ctr.items[0, 0] == 0:
+                continue
+            XI = bI0[ctr.items[0, 0] - 1]
+            XF = bF0[ctr.items[0, 0] - 1]
+        elif tgt == 2:
+            if not useK:
+                continue
+            XI = aggI1
+            XF = aggF1
+        else:
+            if not useK or W == 1 or ctr.items[1, 0] == 0:
+                continue
+            XI = bI1[ctr.items[1, 0] - 1]
+            XF = bF1[ctr.items[1, 0] - 1]
+        zI = SI[tgt]
+        zF = SF[tgt]
+        for j in range(1, N):
+            if pk[j] == 0 and pres[j] == 0:
+                continue
+            for a_ in range(col_ptr[j], col_ptr[j + 1]):
+                col = col_idx[a_]
+                for c in range(CI):
+                    XI[c, j, col] = zI[c, j, col]
+                for c in range(CF):
+                    XF[c, j, col] = zF[c, j, col]
+        if pres[0] != 0 or (gated and tgt >= 2 and gate[0] != 0):
+            for col in range(W):
+                A.zero_row(XI, XF, kindI, kindF, 0, col)
+
+
+@step
+def push_start(seg0, seg1, ctr, plan, vI, vF, target, t, ell, kindI, kindF):
+    """The pending group's STARTs (vector ``v[0]``, time ``t``, last leading negation
+    ``ell``) pushed as the newest item of segment ``target``; under SLIDE the first window
+    to report is set when the segments were empty."""
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
+    mode = plan.mode
+    w = plan.within
+    W = aggI0.shape[2]
+    sums = plan.sums != 0  # else the aggregates' affine columns stay zero (windows.push)
+    if mode == SLIDE and S.size(ctr, 0) == 0 and S.size(ctr, 1) == 0:
+        first = (t - w) // plan.slide + 1
+        if ctr.next_window == NONE or ctr.next_window < first:
+            ctr.next_window = first
+    if not sums:  # the START's own item only (windows.push)
+        if target == 0:
+            S.push_item(bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF)
+        else:
+            S.push_item(bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF)
+    elif target == 0:
+        S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
+               False, True, True)
+    else:
+        S.push(aggI1, aggF1, bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
+               False, True, True)
+
+
 @jit
 def run(seg0, seg1, ctr, plan, parent, gate, outnode, kindI, kindF, maskI, maskF,
         cls_ptr, cls_node, cls_kind, pk, pVI, pVF, pres, totI, totF, lastI, lastF,
@@ -139,14 +363,13 @@ def run(seg0, seg1, ctr, plan, parent, gate, outnode, kindI, kindF, maskI, maskF
     :func:`run_pool`): compiled without the code of the modes that write rows
     (:func:`._expiry.settle`).
 
-    The per-group path (accumulate events, apply the group to the aggregates and the newest
-    item of each segment, push STARTs) is inline (:func:`accumulate`, shared with
-    :func:`run_pool`, is inlined by LLVM): a call that passes arrays passes each as a structure
-    of seven words, so calls are left to steps that are not per event.
+    The per-group path is inline: a call that passes arrays passes each as a structure of
+    seven words, so calls are left to steps that are not per event. Its steps (:func:`due`,
+    :func:`map_group`, :func:`start_vector`, :func:`commit_group`, :func:`push_start`,
+    :func:`reset_pending`) are spliced in by numba, :func:`accumulate` (shared with
+    :func:`run_pool`) is inlined by LLVM.
     """
     N = parent.shape[0]
-    CI = pVI.shape[0]
-    CF = pVF.shape[0]
     aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
     aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
     W = aggI0.shape[2]
@@ -155,8 +378,6 @@ def run(seg0, seg1, ctr, plan, parent, gate, outnode, kindI, kindF, maskI, maskF
     mode = plan.mode
     w = plan.within
     useK = plan.lead != 0
-    gated = plan.gated != 0
-    sums = plan.sums != 0  # else the aggregates' affine columns stay zero (windows.push)
     i = pos
     E = ev_ts.shape[0]
     while True:
@@ -164,19 +385,9 @@ def run(seg0, seg1, ctr, plan, parent, gate, outnode, kindI, kindF, maskI, maskF
                             or (i >= E and ctr.pending_ts < flush)):
             t = ctr.pending_ts
             if ctr.stage == 0:
-                dd = False  # is anything due before t (window close, expiry, unblock)? (inline: cheap)
-                if w >= 0:
-                    n0 = ctr.items[0, 0] + ctr.items[0, 1]
-                    n1 = ctr.items[1, 0] + ctr.items[1, 1]
-                    if mode == SLIDE and (n0 > 0 or n1 > 0) and ctr.next_window * plan.slide + w - 1 < t:
-                        dd = True
-                    if n1 > 0 and (fm1[ctr.items[1, 1] - 1, 1] if ctr.items[1, 1] > 0 else bm1[0, 1]) + w <= t:
-                        dd = True
-                    if n0 > 0 and (fm0[ctr.items[0, 1] - 1, 0] if ctr.items[0, 1] > 0 else bm0[0, 0]) + w <= t:
-                        dd = True
-                if dd:
+                if due(t, seg0, seg1, ctr, plan):
                     st = X.settle(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM, outI, outF,
-                                scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general)
+                                  scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general)
                     if st:
                         return st, i
                 # where do the STARTs go (a leading negation strictly before t within the window blocks)
@@ -190,152 +401,15 @@ def run(seg0, seg1, ctr, plan, parent, gate, outnode, kindI, kindF, maskI, maskF
                     cap = bm1.shape[0] if target == 1 else bm0.shape[0]
                     if S.size(ctr, target) + 1 > cap:
                         return 4, i
-                # the group's map on each target: aggregate and newest item of both segments
-                ok = True
-                for tgt in range(4):
-                    if tgt == 0:
-                        XI = aggI0
-                        XF = aggF0
-                    elif tgt == 1:
-                        if W == 1 or ctr.items[0, 0] == 0:
-                            continue
-                        XI = bI0[ctr.items[0, 0] - 1]
-                        XF = bF0[ctr.items[0, 0] - 1]
-                    elif tgt == 2:
-                        if not useK:
-                            continue
-                        XI = aggI1
-                        XF = aggF1
-                    else:
-                        if not useK or W == 1 or ctr.items[1, 0] == 0:
-                            continue
-                        XI = bI1[ctr.items[1, 0] - 1]
-                        XF = bF1[ctr.items[1, 0] - 1]
-                    zI = SI[tgt]
-                    zF = SF[tgt]
-                    g_on = gated and tgt >= 2
-                    for j in range(1, N):
-                        k = pk[j]
-                        r = pres[j]
-                        if k == 0 and r == 0:
-                            continue
-                        p = parent[j]
-                        # only columns of j's ancestors and the affine one can be non-empty (col_*)
-                        for a_ in range(col_ptr[j], col_ptr[j + 1]):
-                            col = col_idx[a_]
-                            if g_on and gate[j]:
-                                A.zero_row(zI, zF, kindI, kindF, j, col)
-                                continue
-                            cp = XI[0, p, col]
-                            base = 0 if r else XI[0, j, col]
-                            if checked and abs(float(base) + float(k) * float(cp)) > A.LIMIT:
-                                ok = False
-                            zI[0, j, col] = base + k * cp
-                            for c in range(1, CI):
-                                kd = kindI[c]
-                                if kd == A.LIN:
-                                    b = 0 if r else XI[c, j, col]
-                                    x = XI[c, p, col]
-                                    v = pVI[c, j]
-                                    if checked and (abs(float(b)) + abs(float(k) * float(x))
-                                                    + abs(float(v) * float(cp))) > A.LIMIT:
-                                        ok = False
-                                    zI[c, j, col] = b + k * x + v * cp
-                                else:
-                                    b = A.sent_i(kd) if r else XI[c, j, col]
-                                    if k > 0 and cp > 0:
-                                        cand = XI[c, p, col]
-                                        v = pVI[c, j]
-                                        if A.better_i(kd, v, cand):
-                                            cand = v
-                                        if A.better_i(kd, cand, b):
-                                            b = cand
-                                    zI[c, j, col] = b
-                            for c in range(CF):
-                                kd = kindF[c]
-                                if kd == A.LIN:
-                                    b = 0.0 if r else XF[c, j, col]
-                                    zF[c, j, col] = b + k * XF[c, p, col] + pVF[c, j] * cp
-                                else:
-                                    b = A.sent_f(kd) if r else XF[c, j, col]
-                                    if k > 0 and cp > 0:
-                                        cand = XF[c, p, col]
-                                        v = pVF[c, j]
-                                        if A.better_f(kd, v, cand):
-                                            cand = v
-                                        if A.better_f(kd, cand, b):
-                                            b = cand
-                                    zF[c, j, col] = b
-                if start:
-                    # the START vector u (node 0 only): count, then values of its events
-                    for c in range(CI):
-                        vI[0, c, 0] = pVI[c, 0]
-                    vI[0, 0, 0] = pk[0]
-                    for c in range(CF):
-                        vF[0, c, 0] = pVF[c, 0]
-                    if target == 1 and gated and gate[0]:  # a blocked single-event match is invalid
-                        for c in range(CI):
-                            vI[0, c, 0] = 0 if kindI[c] == A.LIN else A.sent_i(kindI[c])
-                        for c in range(CF):
-                            vF[0, c, 0] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
-                    const = W - 1
-                    XI = aggI1 if target == 1 else aggI0
-                    for c in range(CI):
-                        if checked and kindI[c] == A.LIN and \
-                                abs(float(XI[c, 0, const])) + abs(float(vI[0, c, 0])) > A.LIMIT:
-                            ok = False
+                ok = map_group(seg0, seg1, ctr, plan, parent, gate, kindI, kindF, pk, pVI, pVF, pres, SI, SF,
+                               col_ptr, col_idx)
+                if start and not start_vector(seg0, seg1, plan, gate, kindI, kindF, pk, pVI, pVF, vI, vF, target):
+                    ok = False
                 if not ok:
                     return 2, i
-                # commit
-                for tgt in range(4):
-                    if tgt == 0:
-                        XI = aggI0
-                        XF = aggF0
-                    elif tgt == 1:
-                        if W == 1 or ctr.items[0, 0] == 0:
-                            continue
-                        XI = bI0[ctr.items[0, 0] - 1]
-                        XF = bF0[ctr.items[0, 0] - 1]
-                    elif tgt == 2:
-                        if not useK:
-                            continue
-                        XI = aggI1
-                        XF = aggF1
-                    else:
-                        if not useK or W == 1 or ctr.items[1, 0] == 0:
-                            continue
-                        XI = bI1[ctr.items[1, 0] - 1]
-                        XF = bF1[ctr.items[1, 0] - 1]
-                    zI = SI[tgt]
-                    zF = SF[tgt]
-                    for j in range(1, N):
-                        if pk[j] == 0 and pres[j] == 0:
-                            continue
-                        for a_ in range(col_ptr[j], col_ptr[j + 1]):
-                            col = col_idx[a_]
-                            for c in range(CI):
-                                XI[c, j, col] = zI[c, j, col]
-                            for c in range(CF):
-                                XF[c, j, col] = zF[c, j, col]
-                    if pres[0] != 0 or (gated and tgt >= 2 and gate[0] != 0):
-                        for col in range(W):
-                            A.zero_row(XI, XF, kindI, kindF, 0, col)
+                commit_group(seg0, seg1, ctr, plan, gate, kindI, kindF, pk, pres, SI, SF, col_ptr, col_idx)
                 if start:
-                    if mode == SLIDE and S.size(ctr, 0) == 0 and S.size(ctr, 1) == 0:
-                        first = (t - w) // plan.slide + 1
-                        if ctr.next_window == NONE or ctr.next_window < first:
-                            ctr.next_window = first
-                    if not sums:  # the START's own item only (windows.push)
-                        if target == 0:
-                            S.push_item(bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF)
-                        else:
-                            S.push_item(bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF)
-                    elif target == 0:
-                        S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
-                               False, True, True)
-                    else:
-                        S.push(aggI1, aggF1, bI1, bF1, bm1, ctr, 1, vI[0], vF[0], 1, t, ell, W, kindI, kindF,
-                               False, True, True)
+                    push_start(seg0, seg1, ctr, plan, vI, vF, target, t, ell, kindI, kindF)
                 if ctr.pending_lead:
                     ctr.lead_ts = t
                 ctr.stage = 1
@@ -346,15 +420,7 @@ def run(seg0, seg1, ctr, plan, parent, gate, outnode, kindI, kindF, maskI, maskF
                     return st, i
             ctr.stage = 0
             ctr.pending = 0
-            for j in range(N):
-                pk[j] = 0
-                pres[j] = 0
-                for c in range(CI):
-                    pVI[c, j] = 0 if kindI[c] == A.LIN else A.sent_i(kindI[c])
-                for c in range(CF):
-                    pVF[c, j] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
-            ctr.pending_lead = 0
-            ctr.pending_instants = 0
+            reset_pending(pk, pVI, pVF, pres, ctr, kindI, kindF)
             continue
         if i < E:
             t = ev_ts[i]
