@@ -152,20 +152,81 @@ def due(t, seg0, seg1, ctr, plan):
 
 
 @step
+def map_target(XI, XF, zI, zF, g_on, checked, parent, gate, kindI, kindF, pk, pVI, pVF, pres, col_ptr, col_idx):
+    """The pending group's map applied to one target map ``X`` into ``z``: the rows of the nodes
+    the group extends or resets, in the columns those rows can fill (``col_*``: their ancestors'
+    and the affine one); with ``g_on`` a gated node's rows are empty. False if an integer would
+    overflow."""
+    N = parent.shape[0]
+    CI = pVI.shape[0]
+    CF = pVF.shape[0]
+    ok = True
+    for j in range(1, N):
+        k = pk[j]
+        r = pres[j]
+        if k == 0 and r == 0:
+            continue
+        p = parent[j]
+        # only columns of j's ancestors and the affine one can be non-empty (col_*)
+        for a_ in range(col_ptr[j], col_ptr[j + 1]):
+            col = col_idx[a_]
+            if g_on and gate[j]:
+                A.zero_row(zI, zF, kindI, kindF, j, col)
+                continue
+            cp = XI[0, p, col]
+            base = 0 if r else XI[0, j, col]
+            if checked and abs(float(base) + float(k) * float(cp)) > A.LIMIT:
+                ok = False
+            zI[0, j, col] = base + k * cp
+            for c in range(1, CI):
+                kd = kindI[c]
+                if kd == A.LIN:
+                    b = 0 if r else XI[c, j, col]
+                    x = XI[c, p, col]
+                    v = pVI[c, j]
+                    if checked and (abs(float(b)) + abs(float(k) * float(x))
+                                    + abs(float(v) * float(cp))) > A.LIMIT:
+                        ok = False
+                    zI[c, j, col] = b + k * x + v * cp
+                else:
+                    b = A.sent_i(kd) if r else XI[c, j, col]
+                    if k > 0 and cp > 0:
+                        cand = XI[c, p, col]
+                        v = pVI[c, j]
+                        if A.better_i(kd, v, cand):
+                            cand = v
+                        if A.better_i(kd, cand, b):
+                            b = cand
+                    zI[c, j, col] = b
+            for c in range(CF):
+                kd = kindF[c]
+                if kd == A.LIN:
+                    b = 0.0 if r else XF[c, j, col]
+                    zF[c, j, col] = b + k * XF[c, p, col] + pVF[c, j] * cp
+                else:
+                    b = A.sent_f(kd) if r else XF[c, j, col]
+                    if k > 0 and cp > 0:
+                        cand = XF[c, p, col]
+                        v = pVF[c, j]
+                        if A.better_f(kd, v, cand):
+                            cand = v
+                        if A.better_f(kd, cand, b):
+                            b = cand
+                    zF[c, j, col] = b
+    return ok
+
+
+@step
 def map_group(seg0, seg1, ctr, plan, parent, gate, kindI, kindF, pk, pVI, pVF, pres, SI, SF, col_ptr, col_idx):
     """Step 3, computed: the pending group's map applied to each target -- the aggregate and
     the newest item of both segments -- into the scratch ``SI``, ``SF`` (row by row, only the
     rows the group touches); False if an integer would overflow (nothing is changed)."""
     aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
     aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
-    N = parent.shape[0]
-    CI = pVI.shape[0]
-    CF = pVF.shape[0]
     W = aggI0.shape[2]
     checked = plan.checked != 0
     useK = plan.lead != 0
     gated = plan.gated != 0
-    ok = True
     ok = True
     for tgt in range(4):
         if tgt == 0:
@@ -186,61 +247,9 @@ def map_group(seg0, seg1, ctr, plan, parent, gate, kindI, kindF, pk, pVI, pVF, p
                 continue
             XI = bI1[ctr.items[1, 0] - 1]
             XF = bF1[ctr.items[1, 0] - 1]
-        zI = SI[tgt]
-        zF = SF[tgt]
-        g_on = gated and tgt >= 2
-        for j in range(1, N):
-            k = pk[j]
-            r = pres[j]
-            if k == 0 and r == 0:
-                continue
-            p = parent[j]
-            # only columns of j's ancestors and the affine one can be non-empty (col_*)
-            for a_ in range(col_ptr[j], col_ptr[j + 1]):
-                col = col_idx[a_]
-                if g_on and gate[j]:
-                    A.zero_row(zI, zF, kindI, kindF, j, col)
-                    continue
-                cp = XI[0, p, col]
-                base = 0 if r else XI[0, j, col]
-                if checked and abs(float(base) + float(k) * float(cp)) > A.LIMIT:
-                    ok = False
-                zI[0, j, col] = base + k * cp
-                for c in range(1, CI):
-                    kd = kindI[c]
-                    if kd == A.LIN:
-                        b = 0 if r else XI[c, j, col]
-                        x = XI[c, p, col]
-                        v = pVI[c, j]
-                        if checked and (abs(float(b)) + abs(float(k) * float(x))
-                                        + abs(float(v) * float(cp))) > A.LIMIT:
-                            ok = False
-                        zI[c, j, col] = b + k * x + v * cp
-                    else:
-                        b = A.sent_i(kd) if r else XI[c, j, col]
-                        if k > 0 and cp > 0:
-                            cand = XI[c, p, col]
-                            v = pVI[c, j]
-                            if A.better_i(kd, v, cand):
-                                cand = v
-                            if A.better_i(kd, cand, b):
-                                b = cand
-                        zI[c, j, col] = b
-                for c in range(CF):
-                    kd = kindF[c]
-                    if kd == A.LIN:
-                        b = 0.0 if r else XF[c, j, col]
-                        zF[c, j, col] = b + k * XF[c, p, col] + pVF[c, j] * cp
-                    else:
-                        b = A.sent_f(kd) if r else XF[c, j, col]
-                        if k > 0 and cp > 0:
-                            cand = XF[c, p, col]
-                            v = pVF[c, j]
-                            if A.better_f(kd, v, cand):
-                                cand = v
-                            if A.better_f(kd, cand, b):
-                                b = cand
-                        zF[c, j, col] = b
+        if not map_target(XI, XF, SI[tgt], SF[tgt], gated and tgt >= 2, checked, parent, gate, kindI, kindF, pk,
+                          pVI, pVF, pres, col_ptr, col_idx):
+            ok = False
     return ok
 
 
@@ -468,6 +477,45 @@ def copy3(dst, src):
                 dst[i, j, k] = src[i, j, k]
 
 
+@step
+def fold(plan, tot, totf, gI, gF, kindI, kindF):
+    """A stacked partition whose window emptied gives up its totals ``tot*``. Without GROUP BY
+    they are added to the one group's ``g*``: 0, or 6 (nothing added) if that would overflow.
+    With GROUP BY: 2 if it has matches (the caller moves them to its groups), else 0."""
+    O = tot.shape[0]
+    if plan.grouped:
+        for o in range(O):
+            if tot[o, 0] != 0:
+                return 2
+        return 0
+    for o in range(O):
+        if not X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, plan.checked != 0, False):
+            return 6
+    for o in range(O):
+        X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, False, True)
+    return 0
+
+
+@step
+def reset_slot(s, P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fresh):
+    """Slot ``s`` of the stacked state as a new partition's (the template ``fresh``); the
+    segments' items need no reset (they are read only below their counts)."""
+    aggI_f, aggF_f, aggI1_f, aggF1_f, ctr_f, pk_f, pVI_f, pVF_f, pres_f, totI_f, totF_f, lastI_f, lastF_f = fresh
+    copy3(P[0][s], aggI_f)
+    copy3(P[1][s], aggF_f)
+    copy3(P[8][s], aggI1_f)
+    copy3(P[9][s], aggF1_f)
+    ctrs[s] = ctr_f
+    copy1(pks[s], pk_f)
+    copy2(pVIs[s], pVI_f)
+    copy2(pVFs[s], pVF_f)
+    copy1(press[s], pres_f)
+    copy2(totIs[s], totI_f)
+    copy2(totFs[s], totF_f)
+    copy2(lastIs[s], lastI_f)
+    copy2(lastFs[s], lastF_f)
+
+
 @jit
 def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fresh, gI, gF,
              slots, starts, ends, r0, pos0, now, freed, outR, plan, parent, gate, outnode, kindI, kindF, maskI,
@@ -562,34 +610,12 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
             ell = ctr.lead_ts
             if ell != NONE and ell + w > max(ctr.pending_ts, now):
                 continue
-            tot = totIs[s]
-            totf = totFs[s]
-            if plan.grouped:
-                matched = False
-                for o in range(O):
-                    if tot[o, 0] != 0:
-                        matched = True
-                if matched:  # its groups' totals grow: the caller folds them, resets the slot
-                    freed[r] = 2
-                    continue
-            else:
-                for o in range(O):
-                    if not X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, plan.checked != 0, False):
-                        return 6, r, b - a, nout
-                for o in range(O):
-                    X.add_total(gI, gF, o, tot.T, totf.T, o, kindI, kindF, False, True)
-            copy3(P[0][s], aggI_f)
-            copy3(P[1][s], aggF_f)
-            copy3(P[8][s], aggI1_f)
-            copy3(P[9][s], aggF1_f)
-            ctrs[s] = ctr_f
-            copy1(pks[s], pk_f)
-            copy2(pVIs[s], pVI_f)
-            copy2(pVFs[s], pVF_f)
-            copy1(press[s], pres_f)
-            copy2(tot, totI_f)
-            copy2(totf, totF_f)
-            copy2(lastIs[s], lastI_f)
-            copy2(lastFs[s], lastF_f)
+            st = fold(plan, totIs[s], totFs[s], gI, gF, kindI, kindF)
+            if st == 6:
+                return 6, r, b - a, nout
+            if st == 2:  # its groups' totals grow: the caller folds them, resets the slot
+                freed[r] = 2
+                continue
+            reset_slot(s, P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fresh)
             freed[r] = 1
     return 0, slots.shape[0], 0, nout
