@@ -99,6 +99,28 @@ def record(seg0, ctr, outnode, tI, tF, zI, zF, lastI, lastF, outM, outI, outF, t
     return True
 
 
+@step
+def totals_at_end(seg0, ctr, outnode, totI, totF, vI, vF, kindI, kindF, N, W, checked, anc_ptr, anc_idx):
+    """Without a window, at the end of the input: every START's matches are final, so the
+    window sum at each output is added to its totals (0; 5 if they would overflow, nothing
+    added), and the aggregate is emptied."""
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    for o in range(outnode.shape[0]):
+        j = outnode[o]
+        S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
+                     checked, anc_ptr, anc_idx)
+        if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
+            return 5
+    for o in range(outnode.shape[0]):
+        j = outnode[o]
+        S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
+                     False, anc_ptr, anc_idx)
+        add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
+    for j in range(N):
+        A.zero_row(aggI0, aggF0, kindI, kindF, j, 0)
+    return 0
+
+
 @jit
 def expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM, outI, outF,
               scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general):
@@ -110,19 +132,8 @@ def expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM,
     aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
     if w < 0:
         if t == INF and mode == TOTAL:  # no window: every START's matches are final at the end
-            for o in range(outnode.shape[0]):
-                j = outnode[o]
-                S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
-                             checked, anc_ptr, anc_idx)
-                if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
-                    return 5
-            for o in range(outnode.shape[0]):
-                j = outnode[o]
-                S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
-                             False, anc_ptr, anc_idx)
-                add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
-            for j in range(N):
-                A.zero_row(aggI0, aggF0, kindI, kindF, j, 0)
+            return totals_at_end(seg0, ctr, outnode, totI, totF, vI, vF, kindI, kindF, N, W, checked, anc_ptr,
+                                 anc_idx)
         return 0
     aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
     AccI, AccF, NI, NF = scr
