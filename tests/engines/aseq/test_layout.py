@@ -1,5 +1,6 @@
 """The kernels' named records: a partition's counters keep their int64 layout (the state format),
-and a field written through the record view reaches the array, compiled and in the twin."""
+and a field written through the view a kernel takes (a record compiled, :class:`Fields` in the
+twin) reaches the array."""
 
 from __future__ import annotations
 
@@ -27,9 +28,22 @@ def test_a_record_field_written_by_a_kernel_reaches_the_array(twin):
     outM = np.zeros((4, 3), np.int64)
     outI, outF = np.zeros((4, 1), np.int64), np.zeros((4, 0))
     vI, vF = np.full((1, 3), 7, np.int64), np.zeros((0, 3))
-    X.out_row(outM, outI, outF, layout.counters(ctr), 5, 0, X.ROW_EMIT, vI, vF, 1)
+    X.out_row(outM, outI, outF, layout.counters(ctr, python=twin), 5, 0, X.ROW_EMIT, vI, vF, 1)
     assert ctr[layout.AT["rows"]] == 3
     assert outM[2].tolist() == [5, 0, X.ROW_EMIT] and outI[2, 0] == 7
+
+
+def test_python_fields_read_and_write_the_array():
+    ctr = layout.new_counters()
+    c = layout.counters(ctr, python=True)
+    c.items[1, 0] += 2
+    c.pending_ts = 9
+    c.rows += 1
+    assert (c.lead_ts, c.pending_ts, c.rows) == (layout.NONE, 9, 1)
+    assert ctr[layout.AT["items"] + 2] == 2 and ctr[layout.AT["pending_ts"]] == 9
+    prm = layout.new_plan()
+    layout.plan(prm, python=True).within = 4
+    assert layout.plan(prm).within == 4
 
 
 @pytest.mark.parametrize("twin", [False, True])

@@ -297,7 +297,7 @@ class PartState:
         self.pVI = np.zeros((CI, N), it)
         self.pVF = np.zeros((CF, N), np.float64)
         self.pres = np.zeros(N, np.uint8)
-        (TWIN if exact else _kernels).reset_pending(self.pk, self.pVI, self.pVF, self.pres, counters(self.ctr),
+        (TWIN if exact else _kernels).reset_pending(self.pk, self.pVI, self.pVF, self.pres, counters(self.ctr, exact),
                                                     fam.kindI, fam.kindF)
         self.totI = np.zeros((O, CI), it)
         self.totF = np.zeros((O, CF), np.float64)

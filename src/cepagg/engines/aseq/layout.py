@@ -1,22 +1,23 @@
 """The A-Seq kernels' scalars as named fields: a unit's plan, and a partition's counters.
 
 Each is an int64 array in storage (a partition's ``ctr`` is part of its state, so snapshots keep
-that format), and the kernels read it through a numpy *record* view with one named int64 field
-per scalar: ``plan.within``, ``ctr.pending_ts``, ``ctr.rows += 1``. Numba compiles a record's
-field to a load or store at a fixed offset, as fast as an array element; the twin (the same
-source run as Python) reads the same fields of a :class:`numpy.record` view, whose writes reach
-the array as the compiled kernel's do.
+that format). The compiled kernels read it through a numpy *record* view with one named int64
+field per scalar (``plan.within``, ``ctr.pending_ts``, ``ctr.rows += 1``): numba compiles a
+record's field to a load or store at a fixed offset, as fast as an array element, and writes
+reach the array. The dtypes are *aligned* (``align=True``; every field is 8 bytes, so nothing
+is padded): numba types an array of an unaligned structured dtype as an unaligned array.
 
-The dtypes are *aligned* (``align=True``; every field is 8 bytes, so nothing is padded): numba
-types an array of an unaligned structured dtype as an unaligned array.
-
-Python code outside the kernels, on paths run per partition, reads a partition's counters by
-:data:`AT` (a field's position in the int64 array) without a view, and a plan's fields by item
-(``plan["flush"]``): a :class:`numpy.record` looks its attributes up in Python code, some
-four times slower than its items, which are some ten times slower than an array element.
+The twin (the same source run as Python) and the runtime take another view of the same array
+with the same field names, :class:`Fields` (``python=True``): a :class:`numpy.record` looks its
+attributes up in Python code, some thirty times slower than an array element, which made the
+exact twin four times slower. Python code that reads one counter per partition uses :data:`AT`
+(a field's position in the int64 array) without a view.
 """
 
 from __future__ import annotations
+
+import functools
+import operator
 
 import numpy as np
 
@@ -64,9 +65,37 @@ COUNTERS = _record([
 AT = {name: COUNTERS.fields[name][1] // 8 for name in COUNTERS.names}
 
 
+class Fields(np.ndarray):
+    """An int64 array whose fields of a record dtype are attributes (subclasses per dtype:
+    :func:`fields_class`); what Python code takes where the compiled kernels take a record."""
+
+
+def fields_class(name: str, dtype: np.dtype) -> type:
+    """The :class:`Fields` of ``dtype``: a scalar field reads and writes its array element, a
+    nested array field is a plain array viewing its elements (made once per view)."""
+    attrs: dict = {"__doc__": f"The fields of :data:`{name.upper()}` over an int64 array."}
+    for field in dtype.names:
+        sub, offset = dtype.fields[field][:2]
+        i = offset // 8
+        if sub.shape:
+            n = int(np.prod(sub.shape))
+            def view(a, i=i, n=n, shape=sub.shape):
+                return np.asarray(a)[i:i + n].reshape(shape)
+
+            view.__name__ = field
+            attrs[field] = functools.cached_property(view)
+        else:
+            attrs[field] = property(operator.itemgetter(i), lambda a, v, i=i: a.__setitem__(i, v))
+    return type(f"{name.title()}Fields", (Fields,), attrs)
+
+
+PlanFields = fields_class("plan", PLAN)
+CounterFields = fields_class("counters", COUNTERS)
+
+
 def new_plan() -> np.ndarray:
-    """A plan in storage: one record (``plan[0]`` is what the kernels take)."""
-    return np.zeros(1, PLAN)
+    """A plan in storage (int64; set its fields through ``plan(p, python=True)``)."""
+    return np.zeros(PLAN.itemsize // 8, np.int64)
 
 
 def new_counters() -> np.ndarray:
@@ -83,11 +112,19 @@ def segment_sizes(ctr: np.ndarray, s: int) -> tuple[int, int]:
     return int(ctr[i]), int(ctr[i + 1])
 
 
-def counters(ctr: np.ndarray) -> np.record:
-    """The record view of one partition's ``ctr`` (writes reach the array)."""
-    return ctr.view(COUNTERS)[0]
+def plan(prm: np.ndarray, python: bool = False):
+    """The view of a plan the compiled kernels take (a record), or with ``python`` the one the
+    twin takes and Python code sets (:class:`PlanFields`). Writes reach ``prm``."""
+    return prm.view(PlanFields) if python else prm.view(PLAN)[0]
+
+
+def counters(ctr: np.ndarray, python: bool = False):
+    """The view of one partition's ``ctr`` the compiled kernels take (a record), or with
+    ``python`` the one the twin takes (:class:`CounterFields`). Writes reach ``ctr``."""
+    return ctr.view(CounterFields) if python else ctr.view(COUNTERS)[0]
 
 
 def stacked_counters(ctrs: np.ndarray) -> np.ndarray:
-    """The record view of stacked partitions' counters (one row of ``ctrs`` per partition)."""
+    """The record view of stacked partitions' counters (one row of ``ctrs`` per partition; the
+    compiled :func:`._kernels.run_pool` only)."""
     return ctrs.view(COUNTERS).reshape(ctrs.shape[0])

@@ -33,6 +33,7 @@ from .. import aggregates as aggmod
 from ..kernels import stack_batch
 from ..keys import IntKeys, take_keys
 from . import _kernels as K
+from . import layout
 from .counters import (
     KERNELS,
     KERNELS_ARE_TWINS,
@@ -48,7 +49,7 @@ from .counters import (
     unpack_parts,
 )
 from .encode import Encoded, Encoder
-from .layout import AT, counters, new_plan
+from .layout import AT
 from .merge import EmitMerge, SlideMerge
 
 LO, HI = K.NONE, K.INF
@@ -129,8 +130,8 @@ class UnitRun:
         self.col_idx = np.array(cols, np.int64)
         self.funcs = [tuple(a.func for a in o.plan.aggregates) for o in outs]
         self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
-        self._plan = new_plan()  # the kernels read self._plan[0] (see .layout.PLAN)
-        plan = self._plan[0]
+        self._plan = layout.new_plan()  # int64: the kernels read a view (see .layout.PLAN)
+        plan = layout.plan(self._plan, python=True)
         plan.mode = self.kmode
         plan.within = unit.within if unit.within is not None else -1
         plan.slide = unit.slide or 0
@@ -282,10 +283,10 @@ class UnitRun:
         if not len(slots):
             return
         fam = self._cache[state.kinds][0]
-        plan = self._plan[0]  # (set by item: a record's attribute costs a microsecond in Python)
-        plan["flush"] = flush
-        plan["checked"] = 0 if self.floats else 1
-        plan["sums"] = 1
+        plan = layout.plan(self._plan, python=True)
+        plan.flush = flush
+        plan.checked = 0 if self.floats else 1
+        plan.sums = 1
         SI, SF, scr, vI, vF, tI, tF = self._scratch(state, False)
         R = max(64, 4 * len(self.outnode))
         outM, outI, outF = self._out_rows(state, False, R)
@@ -293,9 +294,10 @@ class UnitRun:
         freed = np.zeros(len(slots), np.uint8)
         pool.overflows = 0
         r, pos = 0, 0
+        record = layout.plan(self._plan)
         while True:
             status, r, pos, nout = KERNELS.run_pool(
-                *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, plan, self.parent,
+                *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, record, self.parent,
                 self.gate, self.outnode, fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                 enc.cls_kind, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF, enc.ts, enc.cls, enc.valI, enc.vldI,
                 enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
@@ -334,7 +336,7 @@ class UnitRun:
             elif status == 3:
                 raise CepaggError("aseq: events of one partition arrived out of time order "
                                   f"(key {keys[r]}); sort each partition by (ts, _id)")
-        if len(keys) and not plan["grouped"]:
+        if len(keys) and not plan.grouped:
             self._fold_arrays(state, keys[0], pool.gI, pool.gF)
 
     def _flush_pool(self, state: UnitState, flush: int, now: int, rows: list) -> None:
@@ -402,8 +404,8 @@ class UnitRun:
              rows: list) -> None:
         fam = self._cache[state.kinds][0]
         unit = self.unit
-        plan = self._plan[0]  # read-only for the kernel; three fields change per call (by item, as above)
-        plan["flush"] = flush
+        plan = layout.plan(self._plan, python=True)  # read-only for the kernel; three fields change per call
+        plan.flush = flush
         ts, cls, inst = enc.ts[a:b], enc.cls[a:b], enc.inst[a:b]
         valI, vldI = enc.valI[a:b], enc.vldI[a:b]
         valF, vldF = enc.valF[a:b], enc.vldF[a:b]
@@ -416,14 +418,16 @@ class UnitRun:
                 if unit.lead:
                     st.reserve(1, grow[1])
             exact = st.exact
-            plan["checked"] = 0 if (exact or self.floats) else 1
-            plan["sums"] = 0 if st.nosums else 1
+            plan.checked = 0 if (exact or self.floats) else 1
+            plan.sums = 0 if st.nosums else 1
             kern = TWIN if exact else KERNELS
             SI, SF, scr, vI, vF, tI, tF = self._scratch(state, exact)
             outM, outI, outF = self._out_rows(state, exact, R)
             vi = valI.astype(object) if exact and valI.dtype != object else valI
             st.ctr[AT["rows"]] = 0
-            status, pos = kern.run(st.seg(0), st.seg(1), counters(st.ctr), plan, self.parent, self.gate, self.outnode,
+            # the twin takes the views Python reads quickly, the compiled kernel records (.layout)
+            status, pos = kern.run(st.seg(0), st.seg(1), layout.counters(st.ctr, python=exact),
+                                   layout.plan(self._plan, python=exact), self.parent, self.gate, self.outnode,
                                    fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                                    enc.cls_kind, st.pk, st.pVI, st.pVF, st.pres, st.totI, st.totF, st.lastI,
                                    st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
