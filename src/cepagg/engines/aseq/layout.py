@@ -7,11 +7,12 @@ record's field to a load or store at a fixed offset, as fast as an array element
 reach the array. The dtypes are *aligned* (``align=True``; every field is 8 bytes, so nothing
 is padded): numba types an array of an unaligned structured dtype as an unaligned array.
 
-The twin (the same source run as Python) and the runtime take another view of the same array
-with the same field names, :class:`Fields` (``python=True``): a :class:`numpy.record` looks its
-attributes up in Python code, some thirty times slower than an array element, which made the
-exact twin four times slower. Python code that reads one counter per partition uses :data:`AT`
-(a field's position in the int64 array) without a view.
+A :class:`numpy.record` looks its attributes up in Python code, some thirty times slower than
+an array element, which made the exact twin (the same source run as Python) four times slower.
+So the runtime sets a plan's fields through another view of the same array with the same field
+names, :class:`Fields` (``python=True``); the twin takes the fields copied into plain attributes
+(:class:`Copied`, :func:`for_twin`), written back after it ran; and Python code that reads one
+counter per partition uses :data:`AT` (a field's position in the int64 array) without a view.
 """
 
 from __future__ import annotations
@@ -93,6 +94,45 @@ PlanFields = fields_class("plan", PLAN)
 CounterFields = fields_class("counters", COUNTERS)
 
 
+class Copied:
+    """The fields of a record copied out of its int64 array into attributes, for the twin: it
+    reads them several times faster than through a :class:`Fields` view. A nested array field
+    stays a view of the array; :meth:`store` writes the scalar fields back."""
+
+    __slots__ = ("_array",)
+    _scalars: tuple = ()  # (field, position)
+    _nested: tuple = ()  # (field, position, size, shape)
+
+    def __init__(self, a: np.ndarray):
+        self._array = a
+        for field, i in self._scalars:
+            setattr(self, field, a[i])
+        for field, i, n, shape in self._nested:
+            setattr(self, field, a[i:i + n].reshape(shape))
+
+    def store(self) -> None:
+        a = self._array
+        for field, i in self._scalars:
+            a[i] = getattr(self, field)
+
+
+def copied_class(name: str, dtype: np.dtype) -> type:
+    """The :class:`Copied` of ``dtype``."""
+    scalars, nested = [], []
+    for field in dtype.names:
+        sub, offset = dtype.fields[field][:2]
+        if sub.shape:
+            nested.append((field, offset // 8, int(np.prod(sub.shape)), sub.shape))
+        else:
+            scalars.append((field, offset // 8))
+    return type(f"{name.title()}Copied", (Copied,), {"__slots__": dtype.names, "_scalars": tuple(scalars),
+                                                     "_nested": tuple(nested)})
+
+
+PlanCopied = copied_class("plan", PLAN)
+CounterCopied = copied_class("counters", COUNTERS)
+
+
 def new_plan() -> np.ndarray:
     """A plan in storage (int64; set its fields through ``plan(p, python=True)``)."""
     return np.zeros(PLAN.itemsize // 8, np.int64)
@@ -122,6 +162,12 @@ def counters(ctr: np.ndarray, python: bool = False):
     """The view of one partition's ``ctr`` the compiled kernels take (a record), or with
     ``python`` the one the twin takes (:class:`CounterFields`). Writes reach ``ctr``."""
     return ctr.view(CounterFields) if python else ctr.view(COUNTERS)[0]
+
+
+def for_twin(prm: np.ndarray, ctr: np.ndarray) -> tuple:
+    """A plan and a partition's counters as the twin takes them (:class:`Copied`); call
+    ``store()`` on the counters after the twin has run."""
+    return PlanCopied(prm), CounterCopied(ctr)
 
 
 def stacked_counters(ctrs: np.ndarray) -> np.ndarray:

@@ -425,14 +425,18 @@ class UnitRun:
             outM, outI, outF = self._out_rows(state, exact, R)
             vi = valI.astype(object) if exact and valI.dtype != object else valI
             st.ctr[AT["rows"]] = 0
-            # the twin takes the views Python reads quickly, the compiled kernel records (.layout)
-            status, pos = kern.run(st.seg(0), st.seg(1), layout.counters(st.ctr, python=exact),
-                                   layout.plan(self._plan, python=exact), self.parent, self.gate, self.outnode,
+            # the compiled kernel takes records, the twin copies it reads quickly (.layout)
+            twin = kern._TWIN
+            rec, ctr = layout.for_twin(self._plan, st.ctr) if twin else (layout.plan(self._plan),
+                                                                         layout.counters(st.ctr))
+            status, pos = kern.run(st.seg(0), st.seg(1), ctr, rec, self.parent, self.gate, self.outnode,
                                    fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                                    enc.cls_kind, st.pk, st.pVI, st.pVF, st.pres, st.totI, st.totF, st.lastI,
                                    st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
                                    ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
                                    self.col_ptr, self.col_idx, None if self.kmode == K.TOTAL else True)
+            if twin:
+                ctr.store()
             self._collect(state, key, st, outM, outI, outF, int(st.ctr[AT["rows"]]), rows)
             st.ctr[AT["rows"]] = 0
             if status == 0:
