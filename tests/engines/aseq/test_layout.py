@@ -58,3 +58,20 @@ def test_stacked_counters_are_records_of_the_stack(twin):
     assert S.size(recs[1], 1) == 3 and S.size(recs[1], 0) == 0 and S.size(recs[0], 1) == 0
     recs[1] = layout.counters(layout.new_counters())
     assert stack[1].tolist() == layout.new_counters().tolist()
+
+
+def test_the_twin_copies_are_written_back():
+    """The twin takes the fields copied into attributes; the counters go back to the array."""
+    from cepagg.engines.aseq import windows
+
+    S = kernels.twin(windows.__name__)
+    prm, ctr = layout.new_plan(), layout.new_counters()
+    layout.plan(prm, python=True).within = 7
+    plan, c = layout.for_twin(prm, ctr)
+    vI, vF = np.zeros((1, 2), object), np.zeros((0, 2))
+    bI, bF, bm = np.zeros((2, 1, 2, 3), object), np.zeros((2, 0, 2, 3)), np.zeros((2, 2), np.int64)
+    S.push_item(bI, bF, bm, c, 1, vI, vF, 2, 5, layout.NONE, 3, np.zeros(1, np.int64), np.zeros(0, np.int64))
+    c.pending_ts = 5
+    assert plan.within == 7 and ctr[layout.AT["pending_ts"]] == 0
+    c.store()
+    assert ctr[layout.AT["pending_ts"]] == 5 and ctr[layout.AT["items"] + 2] == 1  # segment 1's back: 1 item
