@@ -7,7 +7,7 @@ at the output nodes is added to the totals then (its trailing negation has been 
 ``start + w``). A SLIDE window ``[k·s, k·s+w)`` is the state at its last instant ``k·s+w-1``. Groups
 spanning partitions get *records*: the window sum whenever it changes (:mod:`.merge`).
 
-Functions take arrays and scalars only (numba); the twin loader runs the same source as Python.
+Functions take arrays, records and scalars only (numba); the twin loader runs the same source as Python.
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
 Sequence Patterns", SIGMOD 2014, §3.2 (Lemma 3, SEM step 4).
@@ -28,13 +28,6 @@ EMIT = 1
 RECORD = 2
 SLIDE = 3
 
-# prm
-# P_SUMS: window sums are kept (else a partition under WITHIN alone leaves them out, .windows.push)
-P_MODE, P_W, P_S, P_LO, P_HI, P_EVERY, P_USEK, P_GATED, P_CHECKED, P_FLUSH, P_SUMS = range(11)
-# ctr (0..3: back/front sizes of segments 0 and 1)
-C_HASP, C_PTS, C_ELL, C_NEXTK, C_NOUT, C_PLEAD, C_PINST, C_STAGE = range(4, 12)
-N_CTR = 12
-
 # actions of an event class
 EXTEND = 0
 RESET = 1
@@ -51,7 +44,7 @@ INF = 2**63 - 1
 
 @jit
 def out_row(outM, outI, outF, ctr, time, o, kind, vI, vF, j):
-    r = ctr[C_NOUT]
+    r = ctr.rows
     outM[r, 0] = time
     outM[r, 1] = o
     outM[r, 2] = kind
@@ -59,7 +52,7 @@ def out_row(outM, outI, outF, ctr, time, o, kind, vI, vF, j):
         outI[r, c] = vI[c, j]
     for c in range(vF.shape[0]):
         outF[r, c] = vF[c, j]
-    ctr[C_NOUT] = r + 1
+    ctr.rows = r + 1
 
 
 @jit
@@ -106,35 +99,46 @@ def record(seg0, ctr, outnode, tI, tF, zI, zF, lastI, lastF, outM, outI, outF, t
     return True
 
 
+@step
+def totals_at_end(seg0, ctr, outnode, totI, totF, vI, vF, kindI, kindF, N, W, checked, anc_ptr, anc_idx):
+    """Without a window, at the end of the input: every START's matches are final, so the
+    window sum at each output is added to its totals (0; 5 if they would overflow, nothing
+    added), and the aggregate is emptied."""
+    aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
+    for o in range(outnode.shape[0]):
+        j = outnode[o]
+        S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
+                     checked, anc_ptr, anc_idx)
+        if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
+            return 5
+    for o in range(outnode.shape[0]):
+        j = outnode[o]
+        S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
+                     False, anc_ptr, anc_idx)
+        add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
+    for j in range(N):
+        A.zero_row(aggI0, aggF0, kindI, kindF, j, 0)
+    return 0
+
+
 @jit
-def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+def expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM, outI, outF,
               scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general):
     """Unblock and expire STARTs up to time ``t`` (both effective at instants >= their time).
     ``general``: as for :func:`settle`."""
-    w = prm[P_W]
-    mode = prm[P_MODE]
-    checked = prm[P_CHECKED] != 0
+    w = plan.within
+    mode = plan.mode
+    checked = plan.checked != 0
     aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0 = seg0
     if w < 0:
         if t == INF and mode == TOTAL:  # no window: every START's matches are final at the end
-            for o in range(outnode.shape[0]):
-                j = outnode[o]
-                S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
-                             checked, anc_ptr, anc_idx)
-                if not add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, checked, False):
-                    return 5
-            for o in range(outnode.shape[0]):
-                j = outnode[o]
-                S.window_sum(aggI0, aggF0, fI0, fF0, ctr, 0, j, vI[1], vF[1], vI[3], vF[3], W, kindI, kindF,
-                             False, anc_ptr, anc_idx)
-                add_total(totI, totF, o, vI[1], vF[1], j, kindI, kindF, False, True)
-            for j in range(N):
-                A.zero_row(aggI0, aggF0, kindI, kindF, j, 0)
+            return totals_at_end(seg0, ctr, outnode, totI, totF, vI, vF, kindI, kindF, N, W, checked, anc_ptr,
+                                 anc_idx)
         return 0
     aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1 = seg1
     AccI, AccF, NI, NF = scr
     O = outnode.shape[0]
-    sums = prm[P_SUMS] != 0
+    sums = plan.sums != 0
     while True:
         xu = INF
         xe = INF
@@ -145,15 +149,15 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
         x = min(xu, xe)
         if x == INF or x > t:
             return 0
-        if general is not None and mode == RECORD and ctr[C_NOUT] + O > outM.shape[0]:
+        if general is not None and mode == RECORD and ctr.rows + O > outM.shape[0]:
             return 1
         while True:
             if S.size(ctr, 1) > 0 and S.oldest_ts(bm1, fm1, ctr, 1, 1) + w == x:  # unblock
                 if not room(seg0, ctr, 0, 1):
                     return 4
-                if ctr[3] == 0 and not S.flip(aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1, ctr, 1, AccI, AccF,
-                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx,
-                                              sums):
+                if ctr.items[1, 1] == 0 and not S.flip(aggI1, aggF1, bI1, bF1, bm1, fI1, fF1, fm1, ctr, 1, AccI,
+                                                       AccF, NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr,
+                                                       anc_idx, sums):
                     return 2
                 if not S.current(aggI1, aggF1, fI1, fF1, ctr, 1, vI[1], vF[1], 0, N, kindI, kindF, checked,
                                  anc_ptr, anc_idx):
@@ -161,15 +165,15 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                 if not S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, 0, 0, W, kindI, kindF,
                               checked, False, sums):
                     return 2
-                ts = fm1[ctr[3] - 1, 0]
-                ell = fm1[ctr[3] - 1, 1]
-                ctr[3] -= 1
+                ts = fm1[ctr.items[1, 1] - 1, 0]
+                ell = fm1[ctr.items[1, 1] - 1, 1]
+                ctr.items[1, 1] -= 1
                 S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, ts, ell, W, kindI, kindF,
                        checked, True, sums)
             elif S.size(ctr, 0) > 0 and S.oldest_ts(bm0, fm0, ctr, 0, 0) + w == x:  # expire
-                if ctr[1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI, AccF,
-                                              NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr, anc_idx,
-                                              sums):
+                if ctr.items[0, 1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI,
+                                                       AccF, NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr,
+                                                       anc_idx, sums):
                     return 2
                 if mode == TOTAL:
                     for o in range(O):  # the START's final vector at each output: checked first
@@ -181,7 +185,7 @@ def expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, 
                             return 5
                     for o in range(O):
                         add_total(totI, totF, o, tI[o], tF[o], outnode[o], kindI, kindF, False, True)
-                ctr[1] -= 1
+                ctr.items[0, 1] -= 1
             else:
                 break
         if general is not None and mode == RECORD:
@@ -218,7 +222,7 @@ def add_total(totI, totF, o, vI, vF, j, kindI, kindF, checked, do):
 
 
 @step
-def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+def settle(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM, outI, outF,
            scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general):
     """Bring the state to instant ``t`` (before its events): report SLIDE windows that closed
     before ``t``, then expire up to ``t``.
@@ -229,31 +233,31 @@ def settle(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, out
 
     Spliced into :func:`._kernels.run` by numba: a function of its own would be optimised by
     LLVM once alone and again in ``run`` (with :func:`expire_to` and all below it linked in)."""
-    mode = prm[P_MODE]
-    checked = prm[P_CHECKED] != 0
-    w = prm[P_W]
-    s = prm[P_S]
+    mode = plan.mode
+    checked = plan.checked != 0
+    w = plan.within
+    s = plan.slide
     O = outnode.shape[0]
     while general is not None and mode == SLIDE and (S.size(ctr, 0) > 0 or S.size(ctr, 1) > 0):
-        k = ctr[C_NEXTK]
+        k = ctr.next_window
         end = k * s + w - 1  # the window's last instant
         if end >= t:
             break
-        if ctr[C_NOUT] + O > outM.shape[0]:
+        if ctr.rows + O > outM.shape[0]:
             return 1
-        st = expire_to(end, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+        st = expire_to(end, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM, outI, outF,
                        scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general)
         if st:
             return st
         if not query_all(seg0, ctr, outnode, tI, tF, vI[3], vF[3], W, kindI, kindF, checked, anc_ptr, anc_idx):
             return 2
-        if prm[P_LO] <= k * s < prm[P_HI]:
+        if plan.lo <= k * s < plan.hi:
             for o in range(O):
                 j = outnode[o]
                 if tI[o][0, j] > 0:
                     out_row(outM, outI, outF, ctr, k * s, o, ROW_WINDOW, tI[o], tF[o], j)
-        ctr[C_NEXTK] = k + 1
-    return expire_to(t, seg0, seg1, ctr, prm, outnode, totI, totF, lastI, lastF, outM, outI, outF,
+        ctr.next_window = k + 1
+    return expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM, outI, outF,
                      scr, vI, vF, tI, tF, kindI, kindF, N, W, anc_ptr, anc_idx, general)
 
 

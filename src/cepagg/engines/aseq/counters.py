@@ -33,6 +33,7 @@ import numpy as np
 from .. import kernels
 from ..keys import DictKeys, IntIndex, IntKeys, take_keys
 from . import _algebra, _kernels, windows
+from .layout import AT, counters, new_counters, segment_sizes, stacked_counters
 from .plan import Feed, SeqPlan
 from .wide import Wide, fits_int64, limbs_of, to_object
 
@@ -305,14 +306,12 @@ class PartState:
             else:
                 for j in range(N):
                     alg.zero_row(getattr(self, f"aggI{s}"), getattr(self, f"aggF{s}"), fam.kindI, fam.kindF, j, 0)
-        self.ctr = np.zeros(_kernels.N_CTR, np.int64)
-        self.ctr[_kernels.C_ELL] = _kernels.NONE
-        self.ctr[_kernels.C_NEXTK] = _kernels.NONE
+        self.ctr = new_counters()  # the kernels' counters (.layout.COUNTERS)
         self.pk = np.zeros(N, it)
         self.pVI = np.zeros((CI, N), it)
         self.pVF = np.zeros((CF, N), np.float64)
         self.pres = np.zeros(N, np.uint8)
-        (TWIN if exact else _kernels).reset_pending(self.pk, self.pVI, self.pVF, self.pres, self.ctr,
+        (TWIN if exact else _kernels).reset_pending(self.pk, self.pVI, self.pVF, self.pres, counters(self.ctr, exact),
                                                     fam.kindI, fam.kindF)
         self.totI = np.zeros((O, CI), it)
         self.totF = np.zeros((O, CF), np.float64)
@@ -345,11 +344,12 @@ class PartState:
         return self.pk, self.pVI, self.totI, self.lastI
 
     def items(self, s: int) -> int:
-        return int(self.ctr[2 * s] + self.ctr[2 * s + 1])
+        back, front = segment_sizes(self.ctr, s)
+        return back + front
 
     def empty(self) -> bool:
         """Nothing in the window (without a window the counts never leave: never empty)."""
-        return self.W > 1 and self.items(0) == 0 and self.items(1) == 0 and not self.ctr[_kernels.C_HASP]
+        return self.W > 1 and self.items(0) == 0 and self.items(1) == 0 and not self.ctr[AT["pending"]]
 
     def reserve(self, s: int, extra: int) -> None:
         """Make room for ``extra`` more items in segment ``s`` (front and back alike)."""
@@ -361,7 +361,7 @@ class PartState:
         for n in ("bI", "bF", "bm", "fI", "fF", "fm"):
             old = getattr(self, f"{n}{s}")
             arr = np.zeros((new,) + old.shape[1:], old.dtype)
-            keep = int(self.ctr[2 * s] if n[0] == "b" else self.ctr[2 * s + 1])
+            keep = segment_sizes(self.ctr, s)[0 if n[0] == "b" else 1]
             arr[:keep] = old[:keep]
             setattr(self, f"{n}{s}", arr)
 
@@ -403,7 +403,8 @@ class PartState:
     def try_int64(self, fam: Families) -> None:
         """Back to int64 once every integer is small again (windows forget old counts)."""
         if self.wide:  # (segment items past their counts are never read: not checked)
-            live = {"bI0": self.ctr[0], "fI0": self.ctr[1], "bI1": self.ctr[2], "fI1": self.ctr[3]}
+            (b0, f0), (b1, f1) = segment_sizes(self.ctr, 0), segment_sizes(self.ctr, 1)
+            live = {"bI0": b0, "fI0": f0, "bI1": b1, "fI1": f1}
             if all(fits_int64(getattr(self, n)[:live[n]] if n in live else getattr(self, n)) for n in INT_FIELDS):
                 for n in INT_FIELDS:
                     setattr(self, n, np.ascontiguousarray(getattr(self, n)[..., 0]))
@@ -628,7 +629,8 @@ class PartPool:
         """Partition ``p`` (key ``key``) back into the stack if its state fits a slot (the
         items in its window, of the kinds the stack holds); False if it does not."""
         cap = self.cap
-        if (p.exact or p.wide or p.nosums or int(p.ctr[0]) > cap or int(p.ctr[1]) > cap or p.items(1)
+        back, front = segment_sizes(p.ctr, 0)
+        if (p.exact or p.wide or p.nosums or back > cap or front > cap or p.items(1)
                 or any(getattr(p, n).shape[1:] != self.fields[n].shape[2:] for n in ("bI0", "fI0", "bF0", "fF0"))):
             return False
 
@@ -640,11 +642,8 @@ class PartPool:
         f = self.fields
         for n in STATE_FIELDS:
             a = getattr(p, n)
-            if n[:2] in ("bI", "bF", "bm"):
-                k = int(p.ctr[0 if n[-1] == "0" else 2])
-                f[n][s, :k] = a[:k]
-            elif n[:2] in ("fI", "fF", "fm"):
-                k = int(p.ctr[1 if n[-1] == "0" else 3])
+            if n[:2] in ("bI", "bF", "bm", "fI", "fF", "fm"):  # the items of a back or front stack
+                k = segment_sizes(p.ctr, int(n[-1]))[0 if n[0] == "b" else 1]
                 f[n][s, :k] = a[:k]
             else:
                 f[n][s] = a
@@ -679,8 +678,9 @@ class PartPool:
 
     def args(self) -> tuple:
         f = self.fields
-        return (tuple(f[n] for n in STATE_FIELDS[:16]), f["ctr"], f["pk"], f["pVI"], f["pVF"], f["pres"],
-                f["totI"], f["totF"], f["lastI"], f["lastF"], self.template)
+        template = tuple(counters(t) if n == "ctr" else t for n, t in zip(TEMPLATE_FIELDS, self.template))
+        return (tuple(f[n] for n in STATE_FIELDS[:16]), stacked_counters(f["ctr"]), f["pk"], f["pVI"], f["pVF"],
+                f["pres"], f["totI"], f["totF"], f["lastI"], f["lastF"], template)
 
 
 def _pool_shape(name: str, a: np.ndarray) -> tuple:

@@ -34,6 +34,7 @@ from .. import aggregates as aggmod
 from ..kernels import stack_batch
 from ..keys import IntKeys, take_keys
 from . import _kernels as K
+from . import layout
 from .counters import (
     KERNELS,
     KERNELS_ARE_TWINS,
@@ -50,6 +51,7 @@ from .counters import (
     wide_kernels,
 )
 from .encode import Encoded, Encoder
+from .layout import AT
 from .merge import EmitMerge, SlideMerge
 from .wide import Wide, limbs_of, to_object
 
@@ -134,9 +136,18 @@ class UnitRun:
         self.col_idx = np.array(cols, np.int64)
         self.funcs = [tuple(a.func for a in o.plan.aggregates) for o in outs]
         self.empty_final = [aggmod.finalize(f, aggmod.empty(f)) for f in self.funcs]
-        self._prm = np.array([self.kmode, unit.within if unit.within is not None else -1, unit.slide or 0,
-                              self.lo, self.hi, int(self.every), int(bool(unit.lead)), int(unit.gated_total),
-                              0, K.NONE, 1, int(any(o.plan.query.group_by for o in outs))], np.int64)
+        self._plan = layout.new_plan()  # int64: the kernels read a view (see .layout.PLAN)
+        plan = layout.plan(self._plan, python=True)
+        plan.mode = self.kmode
+        plan.within = unit.within if unit.within is not None else -1
+        plan.slide = unit.slide or 0
+        plan.lo, plan.hi = self.lo, self.hi
+        plan.every = int(self.every)
+        plan.lead = int(bool(unit.lead))
+        plan.gated = int(unit.gated_total)
+        plan.flush = K.NONE
+        plan.sums = 1
+        plan.grouped = int(any(o.plan.query.group_by for o in outs))
         self._cache: dict = {}  # per column layout: families, encoder, kernel scratch
         self._rows: dict = {}  # (layout, exact, R) -> buffers for the rows a kernel call reports
         self._fresh: dict[tuple, PartState] = {}  # per layout: a new partition's state
@@ -182,7 +193,7 @@ class UnitRun:
         return scr[exact]
 
     def _out_rows(self, state: UnitState, exact: bool, R: int):
-        """Buffers for the rows a kernel call reports (only the first ``C_NOUT`` are read, and
+        """Buffers for the rows a kernel call reports (only the first ``rows`` (a counter) are read, and
         copied out, before the next call), kept per layout: 10^4 partitions per micro-batch
         each allocating their own cost more than their kernel calls."""
         key = (state.kinds, exact, R)
@@ -285,10 +296,10 @@ class UnitRun:
         if not len(slots):
             return
         fam = self._cache[state.kinds][0]
-        prm = self._prm
-        prm[K.P_FLUSH] = flush
-        prm[K.P_CHECKED] = 0 if self.floats else 1
-        prm[K.P_SUMS] = 1
+        plan = layout.plan(self._plan, python=True)
+        plan.flush = flush
+        plan.checked = 0 if self.floats else 1
+        plan.sums = 1
         SI, SF, scr, vI, vF, tI, tF = self._scratch(state, False)
         R = max(64, 4 * len(self.outnode))
         outM, outI, outF = self._out_rows(state, False, R)
@@ -296,9 +307,10 @@ class UnitRun:
         freed = np.zeros(len(slots), np.uint8)
         pool.overflows = 0
         r, pos = 0, 0
+        record = layout.plan(self._plan)
         while True:
             status, r, pos, nout = KERNELS.run_pool(
-                *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, prm, self.parent,
+                *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, record, self.parent,
                 self.gate, self.outnode, fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                 enc.cls_kind, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF, enc.ts, enc.cls, enc.valI, enc.vldI,
                 enc.valF, enc.vldF, enc.inst, self.anc_ptr, self.anc_idx, self.col_ptr, self.col_idx)
@@ -337,7 +349,7 @@ class UnitRun:
             elif status == 3:
                 raise CepaggError("aseq: events of one partition arrived out of time order "
                                   f"(key {keys[r]}); sort each partition by (ts, _id)")
-        if len(keys) and not prm[K.P_OWN]:
+        if len(keys) and not plan.grouped:
             self._fold_arrays(state, keys[0], pool.gI, pool.gF)
 
     def _flush_pool(self, state: UnitState, flush: int, now: int, rows: list) -> None:
@@ -388,7 +400,7 @@ class UnitRun:
     def _advance_all(self, state: UnitState, flush: int, rows: list) -> None:
         enc = None
         for key, st in list(state.parts.items()):
-            if st.empty() and not st.ctr[K.C_HASP]:
+            if st.empty() and not st.ctr[AT["pending"]]:
                 continue
             if enc is None:
                 enc = self._empty_encoded(state)
@@ -405,8 +417,8 @@ class UnitRun:
              rows: list) -> None:
         fam = self._cache[state.kinds][0]
         unit = self.unit
-        prm = self._prm  # read-only for the kernel; two fields change per call
-        prm[K.P_FLUSH] = flush
+        plan = layout.plan(self._plan, python=True)  # read-only for the kernel; three fields change per call
+        plan.flush = flush
         ts, cls, inst = enc.ts[a:b], enc.cls[a:b], enc.inst[a:b]
         valI, vldI = enc.valI[a:b], enc.vldI[a:b]
         valF, vldF = enc.valF[a:b], enc.vldF[a:b]
@@ -420,25 +432,31 @@ class UnitRun:
                     st.reserve(1, grow[1])
             exact = st.exact
             numbers = WIDE if st.wide else exact  # the width of the integer family
-            prm[K.P_CHECKED] = 0 if (exact or self.floats) else 1
-            prm[K.P_SUMS] = 0 if st.nosums else 1
+            plan.checked = 0 if (exact or self.floats) else 1
+            plan.sums = 0 if st.nosums else 1
             kern = TWIN if exact else wide_kernels() if st.wide else KERNELS
             SI, SF, scr, vI, vF, tI, tF = self._scratch(state, numbers)
             outM, outI, outF = self._out_rows(state, numbers, R)
             vi = valI.astype(object) if exact and valI.dtype != object else valI
             pk, pVI, totI, lastI = st.ints()
-            st.ctr[K.C_NOUT] = 0
-            status, pos = kern.run(st.seg(0), st.seg(1), st.ctr, prm, self.parent, self.gate, self.outnode,
+            st.ctr[AT["rows"]] = 0
+            # the compiled kernel takes records, the twin copies it reads quickly (.layout)
+            twin = kern._TWIN
+            rec, ctr = layout.for_twin(self._plan, st.ctr) if twin else (layout.plan(self._plan),
+                                                                         layout.counters(st.ctr))
+            status, pos = kern.run(st.seg(0), st.seg(1), ctr, rec, self.parent, self.gate, self.outnode,
                                    fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
                                    enc.cls_kind, pk, pVI, st.pVF, st.pres, totI, st.totF, lastI,
                                    st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
                                    ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
                                    self.col_ptr, self.col_idx, None if self.kmode == K.TOTAL else True)
-            n = int(st.ctr[K.C_NOUT])
+            if twin:
+                ctr.store()
+            n = int(st.ctr[AT["rows"]])
             if numbers is WIDE and n:
                 outI = to_object(outI.a[:n])
             self._collect(state, key, st, outM, outI, outF, n, rows)
-            st.ctr[K.C_NOUT] = 0
+            st.ctr[AT["rows"]] = 0
             if status == 0:
                 break
             if status == 1:
@@ -572,7 +590,7 @@ class UnitRun:
             st = state.parts.get(key)
             if st is None or not st.empty():
                 continue
-            ell = int(st.ctr[K.C_ELL])
+            ell = int(st.ctr[AT["lead_ts"]])
             if ell != K.NONE and (w is None or ell + w > max(_settled(st), now)):
                 continue
             if self.kmode == K.EMIT and any(v is not None for v in st.last_final.values()):
@@ -605,7 +623,7 @@ def _known(parts: dict, keys) -> np.ndarray:
 
 
 def _settled(st: PartState) -> int:
-    return int(st.ctr[K.C_PTS])
+    return int(st.ctr[AT["pending_ts"]])
 
 
 def _val(i: int, vI, vF, fam: Families):

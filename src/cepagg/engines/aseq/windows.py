@@ -22,9 +22,9 @@ Per event the cost is the rows of ``agg`` (and of the newest item's map) its typ
 O(pattern length) — plus an amortised O(length³) per START for the flip; never O(k).
 
 A window is a *segment*; queries with leading negation use two (:mod:`._kernels`): STARTs
-still blocked by a recent negative event, and the unblocked ones. All functions take arrays
-and scalars only (numba); a segment is the arrays ``agg*, b*, bm, f*, fm`` and its counters in
-``ctr[2s]`` (back size) and ``ctr[2s+1]`` (front size).
+still blocked by a recent negative event, and the unblocked ones. All functions take arrays,
+records and scalars only (numba); a segment is the arrays ``agg*, b*, bm, f*, fm`` and its counters in
+``ctr.items[s, 0]`` (back size) and ``ctr.items[s, 1]`` (front size).
 
 Reference: Qi, Cao, Ray, Rundensteiner, "Complex Event Analytics: Online Aggregation of Stream
 Sequence Patterns", SIGMOD 2014, §3.2 (SEM, Lemma 3-4) — this replaces SEM's per-START loop;
@@ -49,13 +49,13 @@ Segment = namedtuple("Segment", "aggI aggF bI bF bm fI fF fm")
 
 @jit
 def size(ctr, s):
-    return ctr[2 * s] + ctr[2 * s + 1]
+    return ctr.items[s, 0] + ctr.items[s, 1]
 
 
 @jit
 def oldest_ts(bm, fm, ctr, s, field):
     """``field`` 0: START time, 1: time of the last leading negative event before it."""
-    fn = ctr[2 * s + 1]
+    fn = ctr.items[s, 1]
     if fn > 0:
         return fm[fn - 1, field]
     return bm[0, field]
@@ -87,7 +87,7 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
     """Move every back item to the (empty) front, newest first. Nothing is committed on
     overflow (the front is empty, so the slots written are unused). Without ``sums`` the suffix
     sums ``f`` are not computed (see :func:`push`)."""
-    bn = ctr[2 * s]
+    bn = ctr.items[s, 0]
     N = aggI.shape[1]
     A.identity(AccI, AccF, kindI, kindF)
     zero_vec(pI, pF, kindI, kindF)
@@ -108,8 +108,8 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
                 return False
             AccI, NI = NI, AccI  # the product becomes the accumulator (no copy)
             AccF, NF = NF, AccF
-    ctr[2 * s + 1] = bn
-    ctr[2 * s] = 0
+    ctr.items[s, 1] = bn
+    ctr.items[s, 0] = 0
     A.identity(aggI, aggF, kindI, kindF)
     return True
 
@@ -117,7 +117,7 @@ def flip(aggI, aggF, bI, bF, bm, fI, fF, fm, ctr, s, AccI, AccF, NI, NF, pI, pF,
 @jit
 def current(aggI, aggF, fI, fF, ctr, s, oI, oF, j0, j1, kindI, kindF, checked, anc_ptr, anc_idx):
     """Rows j0..j1-1 of the oldest (front top) item's current vector ``Lin(agg) g``."""
-    fn = ctr[2 * s + 1]
+    fn = ctr.items[s, 1]
     # strided views (``::1``): the type of :func:`flip`'s column views, so apply_rows compiles once
     return A.apply_rows(aggI, aggF, fI[fn - 1, 0, :, ::1], fF[fn - 1, 0, :, ::1], oI, oF, j0, j1, False, kindI,
                         kindF, checked, anc_ptr, anc_idx)
@@ -132,7 +132,7 @@ def window_sum(aggI, aggF, fI, fF, ctr, s, j, oI, oF, zI, zF, W, kindI, kindF, c
         for c in range(aggF.shape[0]):
             oF[c, j] = aggF[c, j, 0]
         return True
-    fn = ctr[2 * s + 1]
+    fn = ctr.items[s, 1]
     if fn > 0:
         return A.apply_rows(aggI, aggF, fI[fn - 1, 1, :, ::1], fF[fn - 1, 1, :, ::1], oI, oF, j, j + 1, True,
                             kindI, kindF, checked, anc_ptr, anc_idx)
@@ -169,7 +169,7 @@ def push_item(bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF):
     column) and times."""
     const = W - 1
     if W > 1:
-        idx = ctr[2 * s]
+        idx = ctr.items[s, 0]
         A.identity(bI[idx], bF[idx], kindI, kindF)
         for c in range(uI.shape[0]):
             for j in range(j1):
@@ -179,7 +179,7 @@ def push_item(bI, bF, bm, ctr, s, uI, uF, j1, ts, ell, W, kindI, kindF):
                 bF[idx, c, j, const] = uF[c, j]
         bm[idx, 0] = ts
         bm[idx, 1] = ell
-        ctr[2 * s] = idx + 1
+        ctr.items[s, 0] = idx + 1
     return True
 
 
