@@ -86,7 +86,8 @@ def jit(twin: bool, inline: bool | str = False, python: bool = True):
     ``python=False``: only kernels call the function, never Python code (nor a test: it calls
     such a function through a compiled caller, ``numba.njit(lambda *a: f(*a))``). Numba then
     builds no CPython wrapper for it, the code that unboxes each argument from a Python object;
-    called from Python, it would crash the process. No kernel gets numba's C-callable wrapper,
+    such a function called from Python would crash the process, so its dispatcher refuses the
+    call instead (:func:`_kernel_only_class`). No kernel gets numba's C-callable wrapper,
     which only a ``cfunc`` would use, and division by zero follows numpy's rules (no exception
     path compiled at every ``//``: a kernel divides only by sizes and slides, never zero). The
     wrappers and exception paths left out save GRETA's first query about 1.5 s of compiling
@@ -111,10 +112,29 @@ def jit(twin: bool, inline: bool | str = False, python: bool = True):
             # forceinline set either way: a callee would otherwise inherit its caller's
             dispatcher = njit(forceinline=bool(inline), **options)(f)
         _without_literals(dispatcher)
+        if not python:
+            dispatcher.__class__ = _kernel_only_class(type(dispatcher))
         _listen()
         return dispatcher
 
     return compile_
+
+
+_KERNEL_ONLY: dict[type, type] = {}
+
+
+def _kernel_only_class(base: type) -> type:
+    """The class of a dispatcher without a CPython wrapper (:func:`jit`, ``python=False``):
+    numba's own dispatcher, whose call from Python refuses instead of running code that has no
+    entry for Python objects. Kernels calling it are unaffected (numba types the call, it never
+    goes through ``__call__``)."""
+    if base not in _KERNEL_ONLY:
+        def __call__(self, *args, **kwargs):
+            raise TypeError(f"{self.py_func.__module__}.{self.py_func.__qualname__} is called by "
+                            "kernels only (compiled without an entry for Python)")
+
+        _KERNEL_ONLY[base] = type("_KernelOnly", (base,), {"__call__": __call__})
+    return _KERNEL_ONLY[base]
 
 
 def _without_literals(dispatcher) -> None:

@@ -171,3 +171,17 @@ def test_edge_programs_match_the_vectorised_evaluator(module):
             return Vec("number", values, valid)
 
         assert got.tolist() == holds_mask(e, lookup, n).tolist(), e
+
+
+def test_a_kernel_helper_called_from_python_is_refused_instead_of_crashing():
+    """Helpers compiled without an entry for Python (kernels.jit, python=False) refuse a call
+    from Python: run, they would read Python objects as native arguments."""
+    from cepagg.engines.greta import _kernels as K
+
+    if K._TWIN:
+        pytest.skip("the twin's helpers are plain Python")
+    scalars = np.zeros(K.STATE_SCALARS.itemsize // 8, dtype=np.int64)
+    with pytest.raises(TypeError, match="called by kernels only"):
+        K.state_scalars(scalars)
+    with pytest.raises(TypeError, match="called by kernels only"):
+        _records.copy_rows(scalars, scalars)
