@@ -7,7 +7,10 @@ which enumerates the trends, can follow the dense phases."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -212,3 +215,14 @@ def test_explain_says_the_path_is_rechosen_per_batch_and_on_what_rule():
     assert f"at {sw.UP * 200:g} or more events per window" in text and "below 133.3 averaged" in text
     fixed = plan(compile_query("RETURN COUNT(*) PATTERN Stock S+ WHERE S.price > NEXT(S).price")).explain()
     assert "ordered index on S.price > NEXT(S).price (no window in time" in fixed
+
+
+def test_switching_to_the_index_runs_with_every_kernel_a_twin():
+    """``CEPAGG_TWINS=1`` makes the kernel module itself a twin: the commit of the stored
+    vertices then takes the twin's scalars, not a numpy record."""
+    if os.environ.get("CEPAGG_TWINS") == "1":
+        pytest.skip("already running with the twins")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                           "moves_to_the_index_when_dense"], env={**os.environ, "CEPAGG_TWINS": "1"},
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:]

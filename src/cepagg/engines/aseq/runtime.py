@@ -444,14 +444,16 @@ class UnitRun:
             twin = kern._TWIN
             rec, ctr = layout.for_twin(self._plan, st.ctr) if twin else (layout.plan(self._plan),
                                                                          layout.counters(st.ctr))
-            status, pos = kern.run(st.seg(0), st.seg(1), ctr, rec, self.parent, self.gate, self.outnode,
-                                   fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
-                                   enc.cls_kind, pk, pVI, st.pVF, st.pres, totI, st.totF, lastI,
-                                   st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
-                                   ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
-                                   self.col_ptr, self.col_idx, None if self.kmode == K.TOTAL else True)
-            if twin:
-                ctr.store()
+            try:
+                status, pos = kern.run(st.seg(0), st.seg(1), ctr, rec, self.parent, self.gate, self.outnode,
+                                       fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
+                                       enc.cls_kind, pk, pVI, st.pVF, st.pres, totI, st.totF, lastI,
+                                       st.lastF, outM, outI, outF, SI, SF, scr, vI, vF, tI, tF,
+                                       ts, cls, vi, vldI, valF, vldF, inst, pos, self.anc_ptr, self.anc_idx,
+                                       self.col_ptr, self.col_idx, None if self.kmode == K.TOTAL else True)
+            finally:  # (the twin's counters are copies: written back whatever happens)
+                if twin:
+                    ctr.store()
             n = int(st.ctr[AT["rows"]])
             if numbers is WIDE and n:
                 outI = to_object(outI.a[:n])

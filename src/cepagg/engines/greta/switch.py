@@ -331,7 +331,7 @@ def _commit_stored(st: PosState, index: lay.Layout, lo: int, hi: int) -> None:
     L = a["TI"].shape[1] // st.FI
     hard = 0 if (st.exact or st.floats) else K.HARD
     # (compiled, the record view of the array: the kernels' own binder has no Python wrapper)
-    scalars = own.view(K.STATE_SCALARS)[0] if kern is K else kern.state_scalars(own)
+    scalars = kern.state_scalars(own) if kern._TWIN else own.view(K.STATE_SCALARS)[0]
     kern.commit(scalars, Vc, np.ascontiguousarray(a["v_irank"][sel]), VI, VF, VM,
                 a["TI"], a["TF"], a["TM"], ST,
                 a["IDX"], a["NI"], a["NF"], a["NM"], a["NT"], a["LI"], a["LF"], a["LM"], a["LT"], R, L,
