@@ -297,6 +297,143 @@ def places(KS, KO, LT, loff, a, s, m, new, t, u, D):
 
 
 @jit
+def window_with_room(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, logc, q, r, new, t):
+    """The window of slots that takes the run of ``r`` new keys ``new[t:]`` after slot ``q``,
+    as ``(first slot, size, room, live keys)``; first slot -1 where no window has room."""
+    # the smallest aligned window of slots around q with room for the run and for every
+    # later key of ``new`` that falls inside it (a batch's keys cluster where a price
+    # walks: re-spreading one window once for all of them replaces re-spreading
+    # overlapping windows run after run); failing that, the smallest with room for the
+    # run, which takes the later keys as far as it has room
+    nn = new.shape[0]
+    c = q if q >= 0 else 0
+    a = -1
+    s = 1
+    n = 0
+    cap = 0
+    fa = -1
+    fs = 0
+    fcap = 0
+    fn = 0
+    pa = c
+    ps = 1
+    for w in range(1, logc + 1):
+        s = 1 << w
+        a = c - (c & (s - 1))
+        cap = s if logc <= 1 else s - (s * (w - 1)) // (4 * (logc - 1))  # 3/4 full at the root
+        # live keys of the window: those of the half counted at the level below, and
+        # the other half's
+        for x in range(a, a + s):
+            if pa <= x < pa + ps and w > 1:
+                continue
+            if KO[loff + x] != 0 and live_slot(KO, LI, LF, LM, LT, loff, x, R, mmin, alive):
+                n += 1
+        pa = a
+        ps = s
+        if n + r <= cap:
+            if fa < 0:  # the first window with room for the run
+                fa, fs, fcap, fn = a, s, cap, n
+            nx = a + s  # the later keys that fall in it: below the first key after it
+            while nx < C and KO[loff + nx] == 0:
+                nx += 1
+            ra = 0
+            uu = t
+            while uu < nn and (nx >= C or new[uu] < KS[loff + nx]):
+                if find(KS, KO, loff, C, new[uu]) < 0:
+                    ra += 1
+                uu += 1
+            if n + ra <= cap:
+                break
+        a = -1
+    if a < 0 and fa >= 0:
+        a, s, cap, n = fa, fs, fcap, fn
+    return a, s, cap, n
+
+
+@jit
+def keys_for_window(KS, KO, loff, C, a, s, room, new, t):
+    """How far the keys of ``new[t:]`` that belong in the window ``[a, a + s)`` go, as
+    ``(keys not yet present, end in new)``, at most ``room`` new ones."""
+    # the keys of new[t:] that belong in the window (below the first key after it), as
+    # many as it has room for; keys already present are skipped
+    nn = new.shape[0]
+    nxt = a + s
+    while nxt < C and KO[loff + nxt] == 0:
+        nxt += 1
+    take = 0
+    u = t
+    while u < nn and (nxt >= C or new[u] < KS[loff + nxt]):
+        if find(KS, KO, loff, C, new[u]) < 0:
+            if take == room:
+                break
+            take += 1
+        u += 1
+    return take, u
+
+
+@jit
+def respread_window(KS, KO, LT, LI, LF, LM, NI, NF, NM, NT, loff, off, C, point, a, s, m, new, t, u, D, R,
+                    mmin, alive, newest):
+    """Re-spread the window ``[a, a + s)`` over its ``m`` keys, old and the new ``new[t:u]``."""
+    # every key of the window, old and new, goes straight to its place (the i-th of m at
+    # D[i]: :func:`places`), each moved once: first the keys whose place is to their
+    # left, from the left, then the others and the new keys, from the right (a target
+    # never holds a key not yet moved); dead keys are dropped
+    places(KS, KO, LT, loff, a, s, m, new, t, u, D)
+    i = 0
+    jn = t
+    clo = a + s  # the slots whose leaf changes (a key with records moved in or out)
+    chi = a - 1
+    for x in range(a, a + s):
+        if KO[loff + x] == 0:
+            continue
+        leaf = leaf_of(LT, loff, x)
+        if KO[loff + x] != 2 and dead_leaf(LT, leaf):
+            KO[loff + x] = 0  # (its leaf was cleaned: empty, for the slot's next key)
+            LT[leaf, 0] = 0
+            LT[leaf, 1] = -1
+            continue
+        k = KS[loff + x]
+        while jn < u and new[jn] <= k:
+            if new[jn] < k:  # (an equal one is present: it is this key)
+                i += 1
+            jn += 1
+        dest = D[i]
+        if dest < x:
+            move_key(KS, KO, LT, loff + x, loff + dest)
+            if not dead_leaf(LT, leaf):
+                clo = min(clo, dest)
+                chi = max(chi, x)
+        i += 1
+    i = m - 1
+    jn = u - 1
+    for x in range(a + s - 1, a - 1, -1):
+        if KO[loff + x] == 0:
+            continue
+        k = KS[loff + x]
+        while jn >= t and new[jn] >= k:
+            if new[jn] > k:
+                place_new(KS, KO, loff + D[i], new[jn])
+                i -= 1
+            jn -= 1
+        dest = D[i]
+        if dest > x:
+            if not dead_leaf(LT, leaf_of(LT, loff, x)):
+                clo = min(clo, x)
+                chi = max(chi, dest)
+            move_key(KS, KO, LT, loff + x, loff + dest)
+        i -= 1
+    while jn >= t:
+        place_new(KS, KO, loff + D[i], new[jn])
+        i -= 1
+        jn -= 1
+    fill_free(KS, KO, loff, a, a + s, C)
+    if point == 0 and clo <= chi:
+        rebuild_changed(NI, NF, NM, NT, off, LI, LF, LM, LT, loff, a + 1, a + s, clo, chi, R, mmin,
+                        alive, newest)
+
+
+@jit
 def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, L, mmin, alive,
                 newest, new, t0, v_irank, ix, p0, p1, pkeys, D):
     """Give each of the sorted keys ``new[t0:]`` a slot (keys present keep theirs); every key
@@ -339,126 +476,13 @@ def insert_keys(KS, KO, LI, LF, LM, LT, NI, NF, NM, NT, loff, off, C, point, R, 
             fill_free(KS, KO, loff, q + 1, p, C)
             t = u
             continue
-        # the smallest aligned window of slots around q with room for the run and for every
-        # later key of ``new`` that falls inside it (a batch's keys cluster where a price
-        # walks: re-spreading one window once for all of them replaces re-spreading
-        # overlapping windows run after run); failing that, the smallest with room for the
-        # run, which takes the later keys as far as it has room
-        c = q if q >= 0 else 0
-        a = -1
-        s = 1
-        n = 0
-        cap = 0
-        fa = -1
-        fs = 0
-        fcap = 0
-        fn = 0
-        pa = c
-        ps = 1
-        for w in range(1, logc + 1):
-            s = 1 << w
-            a = c - (c & (s - 1))
-            cap = s if logc <= 1 else s - (s * (w - 1)) // (4 * (logc - 1))  # 3/4 full at the root
-            # live keys of the window: those of the half counted at the level below, and
-            # the other half's
-            for x in range(a, a + s):
-                if pa <= x < pa + ps and w > 1:
-                    continue
-                if KO[loff + x] != 0 and live_slot(KO, LI, LF, LM, LT, loff, x, R, mmin, alive):
-                    n += 1
-            pa = a
-            ps = s
-            if n + r <= cap:
-                if fa < 0:  # the first window with room for the run
-                    fa, fs, fcap, fn = a, s, cap, n
-                nx = a + s  # the later keys that fall in it: below the first key after it
-                while nx < C and KO[loff + nx] == 0:
-                    nx += 1
-                ra = 0
-                uu = t
-                while uu < nn and (nx >= C or new[uu] < KS[loff + nx]):
-                    if find(KS, KO, loff, C, new[uu]) < 0:
-                        ra += 1
-                    uu += 1
-                if n + ra <= cap:
-                    break
-            a = -1
-        if a < 0 and fa >= 0:
-            a, s, cap, n = fa, fs, fcap, fn
+        a, s, cap, n = window_with_room(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, logc, q, r, new, t)
         if a < 0:
             placed = t
             break
-        # the keys of new[t:] that belong in the window (below the first key after it), as
-        # many as it has room for; keys already present are skipped
-        nxt = a + s
-        while nxt < C and KO[loff + nxt] == 0:
-            nxt += 1
-        room = cap - n
-        take = 0
-        u = t
-        while u < nn and (nxt >= C or new[u] < KS[loff + nxt]):
-            if find(KS, KO, loff, C, new[u]) < 0:
-                if take == room:
-                    break
-                take += 1
-            u += 1
-        # every key of the window, old and new, goes straight to its place (the i-th of m at
-        # D[i]: :func:`places`), each moved once: first the keys whose place is to their
-        # left, from the left, then the others and the new keys, from the right (a target
-        # never holds a key not yet moved); dead keys are dropped
-        m = n + take
-        places(KS, KO, LT, loff, a, s, m, new, t, u, D)
-        i = 0
-        jn = t
-        clo = a + s  # the slots whose leaf changes (a key with records moved in or out)
-        chi = a - 1
-        for x in range(a, a + s):
-            if KO[loff + x] == 0:
-                continue
-            leaf = leaf_of(LT, loff, x)
-            if KO[loff + x] != 2 and dead_leaf(LT, leaf):
-                KO[loff + x] = 0  # (its leaf was cleaned: empty, for the slot's next key)
-                LT[leaf, 0] = 0
-                LT[leaf, 1] = -1
-                continue
-            k = KS[loff + x]
-            while jn < u and new[jn] <= k:
-                if new[jn] < k:  # (an equal one is present: it is this key)
-                    i += 1
-                jn += 1
-            dest = D[i]
-            if dest < x:
-                move_key(KS, KO, LT, loff + x, loff + dest)
-                if not dead_leaf(LT, leaf):
-                    clo = min(clo, dest)
-                    chi = max(chi, x)
-            i += 1
-        i = m - 1
-        jn = u - 1
-        for x in range(a + s - 1, a - 1, -1):
-            if KO[loff + x] == 0:
-                continue
-            k = KS[loff + x]
-            while jn >= t and new[jn] >= k:
-                if new[jn] > k:
-                    place_new(KS, KO, loff + D[i], new[jn])
-                    i -= 1
-                jn -= 1
-            dest = D[i]
-            if dest > x:
-                if not dead_leaf(LT, leaf_of(LT, loff, x)):
-                    clo = min(clo, x)
-                    chi = max(chi, dest)
-                move_key(KS, KO, LT, loff + x, loff + dest)
-            i -= 1
-        while jn >= t:
-            place_new(KS, KO, loff + D[i], new[jn])
-            i -= 1
-            jn -= 1
-        fill_free(KS, KO, loff, a, a + s, C)
-        if point == 0 and clo <= chi:
-            rebuild_changed(NI, NF, NM, NT, off, LI, LF, LM, LT, loff, a + 1, a + s, clo, chi, R, mmin,
-                            alive, newest)
+        take, u = keys_for_window(KS, KO, loff, C, a, s, cap - n, new, t)
+        respread_window(KS, KO, LT, LI, LF, LM, NI, NF, NM, NT, loff, off, C, point, a, s, n + take, new, t, u,
+                        D, R, mmin, alive, newest)
         t = u
     mark_keys(KS, KO, loff, C, new, 1)
     remap_pending(KS, KO, loff, C, v_irank, ix, p0, p1, pkeys)
