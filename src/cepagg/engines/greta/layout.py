@@ -228,17 +228,12 @@ class Layout:
     lead: bool
 
 
-def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] | None) -> Layout:
-    """The layout for ``gplan``; ``kinds`` maps aggregated attributes to "int"/"float"/"bool"/"str"."""
-    q = gplan.query
-    bits = {nid: i for i, nid in enumerate(gplan.negations)}
-    strings: dict[str, int] = {}
-    gp = gplan.graphs[0]
-    t = gp.template
+def _aggregate_fields(q, t, kinds: dict[str, str]):
+    """Where each aggregate of ``q`` lives in a vertex's records (:class:`AggSlot`: ``FI`` integer,
+    ``FF`` float and ``FM`` MIN/MAX fields, field 0 the count), the aggregated attributes, and the
+    own contributions a vertex of each state adds (rows of ``OWN``, by state from ``own_off``).
+    Returns ``(aggs, attr_slots, own_off, OWN, mmin, FI, FF, FM)``."""
     S = len(t.states)
-    (start,) = t.start
-    (end,) = t.end
-    # aggregates
     FI, FF, FM = 1, 0, 0
     mmin: list[int] = []
     aggs: list[AggSlot] = []
@@ -290,6 +285,51 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
             own_rows.append((kind, dst, nnz, slot))
         own_off.append(len(own_rows))
     OWN = np.array(own_rows, dtype=np.int64).reshape(len(own_rows), 4)
+    return aggs, attr_slots, own_off, OWN, mmin, FI, FF, FM
+
+
+def _plan_scalars(gplan: GretaPlan, S: int, start: int, end: int, negations: int, FI: int, lead: bool,
+                  trail: bool, start_range: tuple[int, int] | None) -> np.ndarray:
+    """The positive graph's plan scalars (:data:`._kernels.PLAN_SCALARS`, one record)."""
+    q = gplan.query
+    mode = {"slide": K.MODE_SLIDE, "total": K.MODE_TOTAL, "emit": K.MODE_EMIT}[q.mode]
+    strat = {"skip-till-any-match": K.STRAT_ANY, "skip-till-next-match": K.STRAT_NEXT,
+             "contiguous": K.STRAT_CONTIG}[q.strategy]
+    slo, shi = K.NEG_INF, K.POS_INF
+    if start_range is not None and q.mode == "total":
+        slo, shi = start_range
+    pi = np.zeros(1, dtype=K.PLAN_SCALARS)
+    pi["mode"] = mode
+    pi["hasw"] = 1 if q.within is not None else 0
+    pi["w"] = q.within or 0
+    pi["s"] = q.slide or 1
+    pi["strat"] = strat
+    pi["slo"] = slo
+    pi["shi"] = shi
+    pi["ns"] = S
+    pi["ng"] = negations
+    pi["fi"] = FI
+    pi["store"] = 1 if gplan.store else 0
+    pi["start"] = start
+    pi["end"] = end
+    pi["exact"] = 0
+    pi["lead"] = 1 if lead else 0
+    pi["trail"] = 1 if trail else 0
+    pi["suffix"] = 0 if lead else 1
+    return pi
+
+
+def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] | None) -> Layout:
+    """The layout for ``gplan``; ``kinds`` maps aggregated attributes to "int"/"float"/"bool"/"str"."""
+    q = gplan.query
+    bits = {nid: i for i, nid in enumerate(gplan.negations)}
+    strings: dict[str, int] = {}
+    gp = gplan.graphs[0]
+    t = gp.template
+    S = len(t.states)
+    (start,) = t.start
+    (end,) = t.end
+    aggs, attr_slots, own_off, OWN, mmin, FI, FF, FM = _aggregate_fields(q, t, kinds)
     # transitions
     progs = Programs()
     (tr_off, TR, der_off, DER, specs, idx_src) = _transitions(gp, bits, progs, strings)
@@ -303,32 +343,9 @@ def build(gplan: GretaPlan, kinds: dict[str, str], start_range: tuple[int, int] 
         fol[tp.src * S + tp.dst] = 1
         if tp.path == "total":
             ST[tp.src, K.ST_TOTAL] = 1
-    mode = {"slide": K.MODE_SLIDE, "total": K.MODE_TOTAL, "emit": K.MODE_EMIT}[q.mode]
-    strat = {"skip-till-any-match": K.STRAT_ANY, "skip-till-next-match": K.STRAT_NEXT,
-             "contiguous": K.STRAT_CONTIG}[q.strategy]
-    slo, shi = K.NEG_INF, K.POS_INF
-    if start_range is not None and q.mode == "total":
-        slo, shi = start_range
     lead = bool(ST[start, K.ST_LEAD])
     trail = bool(ST[end, K.ST_TRAIL])
-    pi = np.zeros(1, dtype=K.PLAN_SCALARS)
-    pi["mode"] = mode
-    pi["hasw"] = 1 if q.within is not None else 0
-    pi["w"] = q.within or 0
-    pi["s"] = q.slide or 1
-    pi["strat"] = strat
-    pi["slo"] = slo
-    pi["shi"] = shi
-    pi["ns"] = S
-    pi["ng"] = len(bits)
-    pi["fi"] = FI
-    pi["store"] = 1 if gplan.store else 0
-    pi["start"] = start
-    pi["end"] = end
-    pi["exact"] = 0
-    pi["lead"] = 1 if lead else 0
-    pi["trail"] = 1 if trail else 0
-    pi["suffix"] = 0 if lead else 1
+    pi = _plan_scalars(gplan, S, start, end, len(bits), FI, lead, trail, start_range)
     kp = PosPlan(pi.view(np.int64), ST, fol, tr_off, TR, der_off, DER, np.array(own_off, dtype=np.int64), OWN,
                  np.array(mmin, dtype=np.int64), *progs.arrays())
     types = {m: st.index for st in t.states for m in q.members(st.type)}  # (a concept: its leaf types)
