@@ -125,7 +125,8 @@ def test_a_file_read_to_the_end_may_be_moved_out_before_a_restart(tmp_path):
     _put(tmp_path, "c.csv", [("B", 40, 4)], at=3_000_000_000)
     third = restarted.latestOffset(second, ReadAllAvailable())
     assert _read_offsets(restarted, second, third) == [(40, 4)]
-    assert third == {"pos": 4, "base": 2, "files": [["b.csv", 1], ["c.csv", 1]]}  # (a.csv forgotten)
+    assert third["pos"] == 4 and third["base"] == 2
+    assert [entry[:2] for entry in third["files"]] == [["b.csv", 1], ["c.csv", 1]]  # (a.csv forgotten)
 
 
 def test_the_offsets_list_the_files_in_the_directory_by_name_not_every_file_ever_read(tmp_path):
@@ -218,16 +219,19 @@ def test_a_file_back_under_the_name_of_a_forgotten_one_is_refused_naming_it(tmp_
     assert str(a) in str(e.value)
 
 
-def test_a_file_gone_at_a_restart_and_back_must_hold_the_events_the_checkpoint_counted(tmp_path):
+@pytest.mark.parametrize("signatures", [True, False], ids=["checkpoint", "checkpoint-without-signatures"])
+def test_a_file_gone_at_a_restart_and_back_must_hold_the_events_the_checkpoint_counted(tmp_path, signatures):
     """A file the checkpoint lists, gone when the query restarted, was never checked once back."""
     _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
     reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
     first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
     b = _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
     second = reader.latestOffset(first, ReadAllAvailable())
+    if not signatures:  # (as an earlier version wrote it)
+        second = {**second, "files": [entry[:2] for entry in second["files"]]}
     b.rename(tmp_path / "b.away")
     restarted = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
-    assert restarted.latestOffset(second, ReadAllAvailable()) == second
+    assert restarted.latestOffset(second, ReadAllAvailable())["pos"] == second["pos"]
     _put(tmp_path, "b.csv", [("A", 30, 3), ("B", 31, 4)], at=2_000_000_000)
     with pytest.raises(InputError, match="changed after the stream read it") as e:
         restarted.latestOffset(second, ReadAllAvailable())
@@ -273,4 +277,126 @@ def test_a_file_gone_between_the_listing_and_its_look_is_not_yet_seen(tmp_path, 
     monkeypatch.setattr("cepagg.io.input_files", lambda path, fmt=None: listed)
     reader = CepaggStreamReader({"path": str(tmp_path), "finite": "false"}, SCHEMA)
     first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
-    assert first["files"] == [["a.csv", 1]]
+    assert [entry[:2] for entry in first["files"]] == [["a.csv", 1]]
+
+
+def _restarted(folder):
+    return CepaggStreamReader({"path": str(folder), "finite": "false"}, SCHEMA)
+
+
+def test_a_file_replaced_while_the_query_was_stopped_is_refused_saying_what_changed(tmp_path):
+    """The checkpoint listed files by name and count: a file replaced while the query was stopped
+    by one with as many events (same size, same time) was taken for the file read, and a worker
+    read the new file's events at positions counted in the old one."""
+    from cepagg.spark.sources import _load
+
+    events = tmp_path / "in"
+    events.mkdir()
+    _put(events, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    reader = _restarted(events)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    b = _put(events, "b.csv", [("A", 30, 3), ("B", 40, 4)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())  # (logged; the micro-batch not yet run)
+    _put(tmp_path, "b.csv", [("A", 30, 7), ("B", 40, 8)], at=2_000_000_000).rename(b)  # (replaced)
+    _load.cache_clear()
+    restarted = _restarted(events)
+    with pytest.raises(InputError, match="changed while the query was stopped") as e:
+        _read_offsets(restarted, first, second)
+    message = str(e.value)
+    assert message.startswith(f"{b}: ") and "\n" not in message
+    assert "another file: inode" in message and "size" not in message and "modified" not in message
+    with pytest.raises(InputError, match="changed while the query was stopped"):
+        _restarted(events).latestOffset(second, ReadAllAvailable())  # (read to the end: refused too)
+
+
+def test_a_file_that_grew_while_the_query_was_stopped_is_refused_naming_it(tmp_path):
+    """A file appended to while the query was stopped was taken with the count of the run before:
+    its new events were never read."""
+    a = _put(tmp_path, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    reader = _restarted(tmp_path)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    size = a.stat().st_size
+    with open(a, "a") as f:
+        f.write("A,30,3\n")
+    os.utime(a, ns=(1_000_000_000, 1_000_000_000))  # (even with its time kept)
+    with pytest.raises(InputError, match="changed while the query was stopped") as e:
+        _restarted(tmp_path).latestOffset(first, ReadAllAvailable())
+    assert str(e.value).startswith(f"{a}: ")
+    assert f"size {a.stat().st_size} bytes, was {size}" in str(e.value) and "inode" not in str(e.value)
+
+
+def test_a_file_gone_at_a_restart_and_back_must_be_the_file_the_checkpoint_listed(tmp_path):
+    """A file gone when the query restarted was checked once back by its event count alone:
+    another file with as many events was read in its place."""
+    from cepagg.spark.sources import _load
+
+    _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    reader = _restarted(tmp_path)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    b = _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    away = tmp_path / "b.away"
+    b.rename(away)
+    restarted = _restarted(tmp_path)
+    assert restarted.latestOffset(second, ReadAllAvailable())["pos"] == second["pos"]
+    away.rename(b)  # (the same file back)
+    assert restarted.latestOffset(second, ReadAllAvailable())["pos"] == second["pos"]
+    assert _read_offsets(restarted, first, second) == [(30, 3)]
+    b.rename(away)
+    restarted = _restarted(tmp_path)
+    assert restarted.latestOffset(second, ReadAllAvailable())["pos"] == second["pos"]
+    _put(tmp_path, "b.csv", [("A", 30, 9)], at=2_000_000_000)  # (another file, as many events)
+    _load.cache_clear()
+    with pytest.raises(InputError, match="changed after the stream read it") as e:
+        restarted.latestOffset(second, ReadAllAvailable())
+    assert str(b) in str(e.value)
+
+
+def test_a_new_file_under_the_name_of_one_gone_at_a_restart_and_forgotten_is_read(tmp_path):
+    """A restarted query knew a file gone when it restarted by name alone: once forgotten, any
+    file under its name was refused, a spool's new file too; the file itself back is refused."""
+    events = tmp_path / "in"
+    events.mkdir()
+    batch = _put(events, "batch.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    reader = _restarted(events)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    batch.rename(tmp_path / "archived.csv")
+    restarted = _restarted(events)
+    _put(events, "other.csv", [("A", 25, 9)], at=2_000_000_000)
+    second = restarted.latestOffset(first, ReadAllAvailable())
+    assert second["base"] == 2  # (batch.csv forgotten)
+    (tmp_path / "archived.csv").rename(batch)
+    with pytest.raises(InputError, match="read twice"):
+        restarted.latestOffset(second, ReadAllAvailable())
+    batch.rename(tmp_path / "archived.csv")
+    _put(events, "batch.csv", [("A", 30, 3), ("B", 40, 4)], at=3_000_000_000)
+    third = restarted.latestOffset(second, ReadAllAvailable())
+    assert _read_offsets(restarted, first, third) == [(25, 9), (30, 3), (40, 4)]
+
+
+def test_a_checkpoint_without_signatures_still_restarts(tmp_path):
+    """Offsets written before files were listed with their signatures: the files are taken as
+    they are (nothing to compare them with)."""
+    _put(tmp_path, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_000_000_000)
+    b = _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    first = {"pos": 2, "base": 0, "files": [["a.csv", 2]]}
+    second = {"pos": 3, "base": 0, "files": [["a.csv", 2], ["b.csv", 1]]}
+    _put(tmp_path, "b.away", [("A", 30, 3)], at=3_000_000_000).rename(b)
+    restarted = _restarted(tmp_path)
+    assert _read_offsets(restarted, first, second) == [(30, 3)]
+    third = restarted.latestOffset(second, ReadAllAvailable())
+    assert third["pos"] == 3 and [entry[:2] for entry in third["files"]] == second["files"]
+    assert all(len(entry) == 3 for entry in third["files"])  # (the next offsets carry them)
+
+
+def test_the_refusal_of_a_changed_file_says_each_thing_that_changed():
+    from cepagg.spark.sources import _check_listed
+
+    _check_listed("a.csv", None, (1, 2, 3))  # (an earlier version's checkpoint: nothing to compare)
+    _check_listed("a.csv", (1, 2, 3), None)  # (gone: refused when read, or checked when back)
+    _check_listed("a.csv", (1, 2, 3), (1, 2, 3))
+    with pytest.raises(InputError) as e:
+        _check_listed("a.csv", (1, 2, 1_000_000_000), (5, 9, 1_700_000_000_000_000_001))
+    assert str(e.value).startswith("a.csv: changed while the query was stopped (another file: inode 5, was 1; "
+                                   "size 9 bytes, was 2; modified 2023-11-14 22:13:20.000000001 UTC, was "
+                                   "1970-01-01 00:00:01.000000000 UTC); ")

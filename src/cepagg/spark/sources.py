@@ -24,16 +24,21 @@ which, :func:`_signature`): a file replaced under a known name, even by one with
 and time, is refused, and so is one back under the name of a file this run forgot (read to the
 end and gone: its events would be read twice) with that file's size and modification time; a
 new file under a forgotten name (other size or time: a spool reusing names) is read. The run
-remembers the last 10,000 files it forgot (:data:`FORGOTTEN_KEPT`), and of a file gone when a
-restarted query took it from its checkpoint only the name (a file back under it is refused
-whatever its size and time). The offsets (kept in the checkpoint) list the
-files by name with their event counts: a restarted query numbers the positions as the run
-before without reading the files again, and a file read to the end may be moved out or deleted
--- it is then forgotten (its events still count in the numbering), so the offsets list the
-files in the directory plus those not yet read to the end; a file gone before all its events
-were read is refused naming it. (A restarted query knows the files its checkpoint lists by name
-and count: a file forgotten before the restart is not known after it, and a listed file
-replaced while the query was down by one with as many events is not told apart.) Its columns
+remembers the last 10,000 files it forgot (:data:`FORGOTTEN_KEPT`). The offsets (kept in the
+checkpoint) list the files by name with their event counts and signatures: a restarted query
+numbers the positions as the run before without reading the files again, and takes a listed
+file only as the file the checkpoint saw, as a running query does: one replaced or changed while
+the query was stopped is refused naming it and what changed (:func:`_check_listed`), also one
+that only grew (a file's events are numbered in time order: appended ones would move the
+positions read) and one whose events were all read; a copy of the directory (other inodes) is
+other files. A file read to the end may be moved out or deleted, while the query runs or while
+it is stopped -- it is then forgotten (its events still count in the numbering), so the offsets
+list the files in the directory plus those not yet read to the end; a file gone before all its
+events were read is refused naming it (a listed file gone when the query restarts and back later
+must be the file listed). A restarted query knows the files its checkpoint lists: a file
+forgotten before the restart is not known after it. A checkpoint of an earlier version lists
+no signatures: its files are taken as they are, and of one gone at the restart only the name
+is known once forgotten (a file back under it is refused whatever its size and time). Its columns
 are cast to the stream's, fixed when the stream starts (a missing one is null; one that does
 not fit is refused naming the file).
 With a reject file ``R`` (``reject`` option), each file's bad rows go to a reject file of its
@@ -163,8 +168,9 @@ class CepaggStreamReader(DataSourceStreamReader):
         self.max_batch = int(options["maxeventsperbatch"]) if options.get("maxeventsperbatch") else None
         self._last_call = time.monotonic()
         self.target = _arrow_target(schema)
-        #: arriving files: (file, signature, events), in arrival order (signature None: gone when a
-        #: restarted query took it from its checkpoint); ``base`` events of forgotten files before
+        #: arriving files: (file, signature, events), in arrival order (a file gone when a restarted
+        #: query took it from its checkpoint has the checkpoint's signature, None when the checkpoint
+        #: gave none); ``base`` events of forgotten files before
         self.index: list[tuple[str, tuple | None, int]] = []
         self.base = 0
         #: files forgotten in this run (read to the end, then gone from the directory): name ->
@@ -186,7 +192,7 @@ class CepaggStreamReader(DataSourceStreamReader):
             except FileNotFoundError:  # (gone since the listing: as if not yet seen)
                 continue
             if f in known:
-                if known[f] is None:  # gone when the query restarted, back
+                if known[f] is None:  # gone when the query restarted from a checkpoint without signatures, back
                     self._identify(f, signature)
                 elif signature != known[f]:
                     raise _changed(f)
@@ -197,8 +203,9 @@ class CepaggStreamReader(DataSourceStreamReader):
             self.index.append((f, signature, self._file_events(f, signature).num_rows))
 
     def _identify(self, f: str, signature: tuple) -> None:
-        """Take the signature of ``f``, listed by a restarted query's checkpoint and gone when
-        it restarted, now back: it must hold as many events as the checkpoint counted."""
+        """Take the signature of ``f``, listed without one by a restarted query's checkpoint (of
+        an earlier version) and gone when it restarted, now back: it must hold as many events as
+        the checkpoint counted."""
         k = next(k for k, (g, _, _) in enumerate(self.index) if g == f)
         n = self.index[k][2]
         if self._file_events(f, signature).num_rows != n:
@@ -226,37 +233,44 @@ class CepaggStreamReader(DataSourceStreamReader):
 
     def _offset(self, pos: int) -> dict:
         """An offset: the position, and for arriving files the files in their order with their
-        event counts (names in the directory), numbered from ``base``, so that a query restarted
-        from its checkpoint numbers the positions as the run before did (a file moved in keeps
-        an older modification time than files read before it)."""
+        event counts and signatures (:func:`_listing`: names in the directory), numbered from
+        ``base``, so that a query restarted from its checkpoint numbers the positions as the run
+        before did (a file moved in keeps an older modification time than files read before it)
+        and knows a file replaced while it was stopped."""
         if self.finite:
             return {"pos": pos}
-        return {"pos": pos, "base": self.base, "files": [[os.path.basename(f), n] for f, _, n in self.index]}
+        return {"pos": pos, "base": self.base, "files": [_listing(f, signature, n) for f, signature, n in self.index]}
 
     def _seed(self, offset: dict) -> None:
         """Take the file order of ``offset`` (a restarted query's) before any file arrived since.
-        A listed file that is gone is kept with its count: only reading its events refuses it."""
+        A listed file must be the file the offset saw (:func:`_check_listed`); one that is gone
+        is kept with its count and signature: only reading its events refuses it, and back in
+        the directory it is taken only as the same file (as in a running query)."""
         files = offset.get("files")
         if files is None:
             return
         at = offset.get("base", 0)
         if not self.index:
             self.base = at
-        known = {f: n for f, _, n in self.index}
+        known = {f: (signature, n) for f, signature, n in self.index}
         for entry in files:
             if isinstance(entry, str):  # (an absolute path without a count: a checkpoint of an earlier version)
-                f, n = entry, known.get(entry)
+                f, n, listed = entry, known.get(entry, (None, None))[1], None
             else:
-                f, n = os.path.join(self.root, entry[0]), entry[1]
-            if f not in known:
+                f, n, listed = os.path.join(self.root, entry[0]), entry[1], _listed_signature(entry)
+            if f in known:
+                if n is not None and at + n > self.base:
+                    _check_listed(f, listed, known[f][0])
+            else:
                 signature = _signature(f) if os.path.exists(f) else None
                 if n is None:
                     if signature is None:
                         raise _gone(f)
                     n = self._file_events(f, signature).num_rows
                 if at + n > self.base:  # (not forgotten by this reader)
-                    self.index.append((f, signature, n))
-                    known[f] = n
+                    _check_listed(f, listed, signature)
+                    self.index.append((f, signature or listed, n))
+                    known[f] = (signature or listed, n)
             at += n
 
     def _forget(self, pos: int) -> None:
@@ -344,6 +358,55 @@ def _changed(file: str):
 
     return InputError("changed after the stream read it; put complete files into the directory (write them "
                       "elsewhere on the same file system, then move them in)", file)
+
+
+def _listing(file: str, signature: tuple | None, n: int) -> list:
+    """A file as an offset lists it: its name in the directory, its event count and its
+    signature (:func:`_signature`; left out when unknown, for a file an earlier version's
+    checkpoint listed that was gone when the query restarted)."""
+    return [os.path.basename(file), n] + ([list(signature)] if signature else [])
+
+
+def _listed_signature(entry: list) -> tuple[int, int, int] | None:
+    """The signature an offset's entry ``[name, count, signature]`` gives its file; None for an
+    entry of an earlier version's checkpoint, ``[name, count]``."""
+    return tuple(entry[2]) if len(entry) > 2 and entry[2] else None
+
+
+def _check_listed(file: str, listed: tuple | None, now: tuple | None) -> None:
+    """Refuse ``file`` when its signature ``now`` is not the one its checkpoint ``listed``: the
+    file was replaced or changed while the query was stopped, so the checkpoint's positions do
+    not count its events. As in a running query, a file that grew is refused too: a file's
+    events are numbered in time order, so appended ones would move the positions read. Nothing
+    to compare (an earlier version's checkpoint, or a file gone) passes: a gone file is checked
+    when read, or when back."""
+    if listed is not None and now is not None and tuple(now) != tuple(listed):
+        raise _replaced(file, listed, now)
+
+
+def _replaced(file: str, listed: tuple, now: tuple):
+    """The one-line refusal of a file changed while the query was stopped, saying what changed."""
+    from ..errors import InputError
+
+    (ino0, size0, time0), (ino1, size1, time1) = listed, now
+    changed = []
+    if ino1 != ino0:
+        changed.append(f"another file: inode {ino1}, was {ino0}")
+    if size1 != size0:
+        changed.append(f"size {size1} bytes, was {size0}")
+    if time1 != time0:
+        changed.append(f"modified {_when(time1)}, was {_when(time0)}")
+    return InputError(f"changed while the query was stopped ({'; '.join(changed)}); the checkpoint counted the "
+                      "events of the file it read: put new events into a new file (write it elsewhere on the "
+                      "same file system, then move it in)", file)
+
+
+def _when(ns: int) -> str:
+    """A modification time (ns since the epoch) as UTC, to the nanosecond."""
+    import datetime
+
+    at = datetime.datetime.fromtimestamp(ns // 10**9, datetime.timezone.utc)
+    return f"{at:%Y-%m-%d %H:%M:%S}.{ns % 10**9:09d} UTC"
 
 
 def _current(file: str) -> tuple[int, int, int]:
