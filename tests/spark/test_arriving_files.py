@@ -400,3 +400,87 @@ def test_the_refusal_of_a_changed_file_says_each_thing_that_changed():
     assert str(e.value).startswith("a.csv: changed while the query was stopped (another file: inode 5, was 1; "
                                    "size 9 bytes, was 2; modified 2023-11-14 22:13:20.000000001 UTC, was "
                                    "1970-01-01 00:00:01.000000000 UTC); ")
+
+
+@pytest.mark.parametrize("how", ["renamed", "hard-linked"])
+def test_a_file_under_a_second_name_in_the_directory_is_refused_naming_both(tmp_path, how):
+    """A file read to the end and renamed in the directory (or hard-linked) was taken for a new
+    file: its events were read again, silently."""
+    a = _put(tmp_path, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_700_000_000_123_456_789)
+    reader = _restarted(tmp_path)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    assert _read_offsets(reader, reader.initialOffset(), first) == [(10, 1), (20, 2)]
+    a2 = tmp_path / "a2.csv"
+    if how == "renamed":
+        a.rename(a2)
+    else:
+        os.link(a, a2)
+    with pytest.raises(InputError) as e:
+        reader.latestOffset(first, ReadAllAvailable())
+    assert str(e.value).startswith(f"{a2}: the file {a} under another name (")
+    assert "read twice" in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(InputError, match="under another name"):  # (also after a restart)
+        _restarted(tmp_path).latestOffset(first, ReadAllAvailable())
+
+
+def test_a_forgotten_file_back_under_another_name_is_refused_naming_both(tmp_path):
+    events = tmp_path / "in"
+    events.mkdir()
+    a = _put(events, "a.csv", [("A", 10, 1), ("B", 20, 2)], at=1_700_000_000_123_456_789)
+    reader = _restarted(events)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    a.rename(tmp_path / "a.csv")  # (read to the end: archived)
+    _put(events, "b.csv", [("A", 30, 3)], at=1_700_000_001_000_000_001)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    assert second["base"] == 2  # (a.csv forgotten)
+    (tmp_path / "a.csv").rename(events / "a-again.csv")
+    with pytest.raises(InputError) as e:
+        reader.latestOffset(second, ReadAllAvailable())
+    assert str(e.value).startswith(f"{events / 'a-again.csv'}: the file {a} under another name (")
+
+
+def test_a_new_file_with_the_inode_of_a_forgotten_one_is_read(tmp_path):
+    """The file system gives a deleted file's inode again: only a file with the same inode, size
+    and modification time is the forgotten one."""
+    events = tmp_path / "in"
+    events.mkdir()
+    a = _put(events, "a.csv", [("A", 10, 1)], at=1_700_000_000_123_456_789)
+    reader = _restarted(events)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    a.unlink()
+    _put(events, "b.csv", [("A", 20, 2)], at=1_700_000_001_000_000_001)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    assert second["base"] == 1  # (a.csv forgotten)
+    c = _put(events, "c.csv", [("A", 30, 3)], at=1_700_000_002_000_000_002)  # (often a.csv's inode again)
+    ino, size, mtime = c.stat().st_ino, c.stat().st_size, c.stat().st_mtime_ns
+    reader.forgotten[str(a)] = (ino, size, mtime + 1)  # (the same inode and size: another time)
+    third = reader.latestOffset(second, ReadAllAvailable())
+    assert _read_offsets(reader, second, third) == [(30, 3)]
+    d = _put(events, "d.csv", [("A", 40, 4)], at=1_700_000_003_000_000_003)
+    reader.forgotten[str(a)] = (d.stat().st_ino, d.stat().st_size + 1, d.stat().st_mtime_ns)  # (another size)
+    fourth = reader.latestOffset(third, ReadAllAvailable())
+    assert _read_offsets(reader, third, fourth) == [(40, 4)]
+
+
+def test_a_listed_file_deleted_as_a_restarted_query_looks_at_it_is_gone_not_a_traceback(tmp_path, monkeypatch):
+    from cepagg.spark import sources
+
+    _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    reader = _restarted(tmp_path)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    b = _put(tmp_path, "b.csv", [("A", 30, 3)], at=2_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    signature = sources._signature
+
+    def deleted_as_looked_at(f):
+        if f == str(b) and b.exists():
+            b.unlink()
+        return signature(f)
+
+    monkeypatch.setattr(sources, "_signature", deleted_as_looked_at)
+    restarted = _restarted(tmp_path)
+    assert restarted.latestOffset(second, ReadAllAvailable()) == second  # (read to the end: gone is fine)
+    with pytest.raises(InputError, match="gone before the stream read all its events") as e:
+        _read_offsets(_restarted(tmp_path), first, second)
+    assert str(e.value).startswith(f"{b}: ")
+

@@ -61,8 +61,8 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 END_TYPE = "__end__"
 END_TS_MS = 9_000_000_000_000  # year 2255: beyond real event times, inside every time type
 
-#: how many forgotten files a stream remembers (by name, size and modification time), to refuse
-#: one of them back in the directory: one entry per file read to the end and gone, so bounded
+#: how many forgotten files a stream remembers (by name and signature), to refuse one of them
+#: back in the directory: one entry per file read to the end and gone, so bounded
 FORGOTTEN_KEPT = 10_000
 
 
@@ -174,8 +174,8 @@ class CepaggStreamReader(DataSourceStreamReader):
         self.index: list[tuple[str, tuple | None, int]] = []
         self.base = 0
         #: files forgotten in this run (read to the end, then gone from the directory): name ->
-        #: (size, modification time), None when unknown; the last FORGOTTEN_KEPT only, oldest first
-        self.forgotten: dict[str, tuple[int, int] | None] = {}
+        #: signature, None when unknown; the last FORGOTTEN_KEPT only, oldest first
+        self.forgotten: dict[str, tuple[int, int, int] | None] = {}
         path = os.path.abspath(self.path)
         self.root = path if os.path.isdir(path) else os.path.dirname(path)  # (offsets name files in it)
 
@@ -184,8 +184,13 @@ class CepaggStreamReader(DataSourceStreamReader):
         stands for one file for as long as the stream knows it: a known file that is now
         another (replaced, or gone and back as another file) is refused, and so is a file
         back under the name of one this run forgot with its size and modification time (its
-        events would be read twice; another file under that name is new)."""
+        events would be read twice; another file under that name is new). A file stands under
+        one name: a new name for a file the stream knows or forgot (renamed in the directory,
+        hard-linked, moved back under another name: the same inode, size and modification
+        time) is refused, its events would be read twice; an inode the file system gives again
+        after a deletion is another file (its size or modification time differs)."""
         known = {f: signature for f, signature, _ in self.index}
+        named = None  # (signature -> name of the files known or forgotten: built at the first new name)
         for f in _arrived(self.path, self.fmt):
             try:
                 signature = _signature(f)
@@ -197,10 +202,22 @@ class CepaggStreamReader(DataSourceStreamReader):
                 elif signature != known[f]:
                     raise _changed(f)
                 continue
-            if f in self.forgotten and self.forgotten[f] in (None, signature[1:]):
+            if f in self.forgotten and (self.forgotten[f] is None or self.forgotten[f][1:] == signature[1:]):
                 raise _back(f)
+            if named is None:
+                named = self._names_by_signature()
+            if signature in named:
+                raise _renamed(f, named[signature])
             self.forgotten.pop(f, None)  # (a new file under a reused name)
             self.index.append((f, signature, self._file_events(f, signature).num_rows))
+            known[f], named[signature] = signature, f
+
+    def _names_by_signature(self) -> dict[tuple, str]:
+        """The files the stream knows or forgot, by signature (an indexed file gone when a
+        restarted query took it from its checkpoint by the checkpoint's)."""
+        named = {tuple(signature): f for f, signature in self.forgotten.items() if signature}
+        named.update((tuple(signature), f) for f, signature, _ in self.index if signature)
+        return named
 
     def _identify(self, f: str, signature: tuple) -> None:
         """Take the signature of ``f``, listed without one by a restarted query's checkpoint (of
@@ -262,7 +279,10 @@ class CepaggStreamReader(DataSourceStreamReader):
                 if n is not None and at + n > self.base:
                     _check_listed(f, listed, known[f][0])
             else:
-                signature = _signature(f) if os.path.exists(f) else None
+                try:
+                    signature = _signature(f)
+                except FileNotFoundError:  # (gone, also between a look and the next)
+                    signature = None
                 if n is None:
                     if signature is None:
                         raise _gone(f)
@@ -280,7 +300,7 @@ class CepaggStreamReader(DataSourceStreamReader):
             f, signature, n = self.index.pop(0)
             self.base += n
             self.forgotten.pop(f, None)
-            self.forgotten[f] = signature[1:] if signature else None
+            self.forgotten[f] = tuple(signature) if signature else None
             if len(self.forgotten) > FORGOTTEN_KEPT:
                 del self.forgotten[next(iter(self.forgotten))]
 
@@ -415,6 +435,14 @@ def _current(file: str) -> tuple[int, int, int]:
         return _signature(file)
     except FileNotFoundError:
         raise _gone(file) from None
+
+
+def _renamed(file: str, known: str):
+    from ..errors import InputError
+
+    return InputError(f"the file {known} under another name (renamed or hard-linked: the same inode, size and "
+                      "modification time); its events would be read twice: move it out of the directory, or back "
+                      "under its name if not all its events were read", file)
 
 
 def _back(file: str):
