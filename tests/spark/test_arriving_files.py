@@ -384,8 +384,10 @@ def test_a_checkpoint_without_signatures_still_restarts(tmp_path):
     _put(tmp_path, "b.away", [("A", 30, 3)], at=3_000_000_000).rename(b)
     restarted = _restarted(tmp_path)
     assert _read_offsets(restarted, first, second) == [(30, 3)]
+    assert restarted.latestOffset(second, ReadAllAvailable()) == second  # (nothing to read: no micro-batch)
+    _put(tmp_path, "c.csv", [("A", 40, 4)], at=4_000_000_000)
     third = restarted.latestOffset(second, ReadAllAvailable())
-    assert third["pos"] == 3 and [entry[:2] for entry in third["files"]] == second["files"]
+    assert third["pos"] == 4 and [entry[:2] for entry in third["files"]] == second["files"] + [["c.csv", 1]]
     assert all(len(entry) == 3 for entry in third["files"])  # (the next offsets carry them)
 
 
@@ -484,3 +486,17 @@ def test_a_listed_file_deleted_as_a_restarted_query_looks_at_it_is_gone_not_a_tr
         _read_offsets(_restarted(tmp_path), first, second)
     assert str(e.value).startswith(f"{b}: ")
 
+
+def test_nothing_to_read_gives_the_start_offset_itself(tmp_path):
+    """Spark runs a micro-batch whenever the offset's JSON differs from the start's: a file
+    without events arriving, or a restart from a checkpoint without signatures, added an empty
+    micro-batch."""
+    _put(tmp_path, "a.csv", [("A", 10, 1)], at=1_000_000_000)
+    reader = _restarted(tmp_path)
+    first = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    (tmp_path / "empty.csv").write_text("type,ts,x\n")
+    assert reader.latestOffset(first, ReadAllAvailable()) == first
+    _put(tmp_path, "b.csv", [("A", 20, 2)], at=3_000_000_000)
+    second = reader.latestOffset(first, ReadAllAvailable())
+    assert [entry[0] for entry in second["files"]] == ["a.csv", "empty.csv", "b.csv"]
+    assert _read_offsets(reader, first, second) == [(20, 2)]

@@ -323,8 +323,12 @@ class CepaggStreamReader(DataSourceStreamReader):
         cap = limit.max_rows if isinstance(limit, ReadMaxRows) else self.max_batch
         if cap:
             end = min(end, pos + cap)
-        if end > pos:  # (then the offset changes anyway: forgetting adds no micro-batch)
-            self._forget(pos)
+        if end == pos:
+            # Spark runs a micro-batch when the offset's JSON differs from the start's, even by
+            # a listing alone (a file without events arrived, a checkpoint of an earlier version
+            # listed no signatures): nothing to read, the start is the offset
+            return start
+        self._forget(pos)  # (the position changes anyway: forgetting adds no micro-batch)
         return self._offset(end)
 
     def reportLatestOffset(self):
