@@ -402,6 +402,7 @@ def test_the_refusal_of_a_changed_file_says_each_thing_that_changed():
     assert str(e.value).startswith("a.csv: changed while the query was stopped (another file: inode 5, was 1; "
                                    "size 9 bytes, was 2; modified 2023-11-14 22:13:20.000000001 UTC, was "
                                    "1970-01-01 00:00:01.000000000 UTC); ")
+    assert str(e.value).endswith("; if all its events were read, move it out of the directory")
 
 
 @pytest.mark.parametrize("how", ["renamed", "hard-linked"])

@@ -421,8 +421,9 @@ def _replaced(file: str, listed: tuple, now: tuple):
     if time1 != time0:
         changed.append(f"modified {_when(time1)}, was {_when(time0)}")
     return InputError(f"changed while the query was stopped ({'; '.join(changed)}); the checkpoint counted the "
-                      "events of the file it read: put new events into a new file (write it elsewhere on the "
-                      "same file system, then move it in)", file)
+                      "events of the file it read: put new events into a new file under a new name (write it "
+                      "elsewhere on the same file system, then move it in); if all its events were read, move it "
+                      "out of the directory", file)
 
 
 def _when(ns: int) -> str:
