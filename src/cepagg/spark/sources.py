@@ -23,7 +23,10 @@ it was read is refused. A name stands for one file (its inode, size and modifica
 which, :func:`_signature`): a file replaced under a known name, even by one with the same size
 and time, is refused, and so is one back under the name of a file this run forgot (read to the
 end and gone: its events would be read twice) with that file's size and modification time; a
-new file under a forgotten name (other size or time: a spool reusing names) is read. The run
+new file under a forgotten name (other size or time: a spool reusing names) is read. A file
+stands for one name: one the stream knows or forgot under a new name (renamed in the directory,
+hard-linked, moved back under another name: the same inode, size and modification time) is
+refused naming both; a new file given a deleted file's inode differs in size or time. The run
 remembers the last 10,000 files it forgot (:data:`FORGOTTEN_KEPT`). The offsets (kept in the
 checkpoint) list the files by name with their event counts and signatures: a restarted query
 numbers the positions as the run before without reading the files again, and takes a listed
