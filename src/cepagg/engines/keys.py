@@ -152,13 +152,28 @@ class IntIndex:
         return np.where(self.keys[at] == ints, self.slots[at], -1)
 
     def add(self, keys, slots: np.ndarray) -> None:
-        ints = keys.ints
-        order = np.argsort(ints, kind="stable")
-        ints, slots = ints[order], slots[order]
-        pos = np.searchsorted(self.keys, ints)
-        self.keys = np.insert(self.keys, pos, ints)
-        self.slots = np.insert(self.slots, pos, slots)
+        """Keys ``keys`` (distinct, none known) hold ``slots``: merged into the sorted keys in
+        one pass, each old key moved by the number of new keys before it (a new array of
+        each, written once; ``np.insert`` sorts its positions and builds a mask per array)."""
+        ints = np.asarray(keys.ints, dtype=np.int64)
+        slots = np.asarray(slots, dtype=np.int64)
         self.key_at[slots] = ints
+        if len(ints) > 1 and not (ints[1:] > ints[:-1]).all():
+            # (a batch's new keys come as a few increasing runs, which numpy's stable sort
+            # merges in linear time)
+            order = np.argsort(ints, kind="stable")
+            ints, slots = ints[order], slots[order]
+        n, m = len(self.keys), len(ints)
+        if not n:
+            self.keys, self.slots = ints.copy(), slots.copy()
+            return
+        before = np.searchsorted(self.keys, ints)  # old keys before each new one
+        at = before + np.arange(m)  # where each new key goes
+        moved = np.arange(n) + np.cumsum(np.bincount(before, minlength=n + 1)[:n])
+        merged_keys, merged_slots = np.empty(n + m, np.int64), np.empty(n + m, np.int64)
+        merged_keys[at], merged_slots[at] = ints, slots
+        merged_keys[moved], merged_slots[moved] = self.keys, self.slots
+        self.keys, self.slots = merged_keys, merged_slots
 
     def remove(self, slots: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, self.key_at[slots])
