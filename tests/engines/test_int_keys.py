@@ -63,7 +63,12 @@ def test_int_index_matches_a_dictionary_through_adds_and_removes(kind, seed):
                 cut = len(new) // 2
                 new = np.concatenate([np.sort(new[:cut]), np.sort(new[cut:])])
             slots = np.array([free.pop() for _ in new], dtype=np.int64)
-            index.add(IntKeys(new), slots)
+            if step % 3:  # where they go, as found by the look-up
+                found, before = index.locate(IntKeys(new))
+                assert (found == -1).all()
+                index.add(IntKeys(new), slots, before)
+            else:
+                index.add(IntKeys(new), slots)
             model.update(zip(new.tolist(), slots.tolist()))
         elif model:
             gone = rng.choice(list(model.values()), size=int(rng.integers(1, len(model) + 1)), replace=False)

@@ -107,10 +107,11 @@ class GraphPool:
         elif not ints and isinstance(self.index, IntIndex):  # (a batch whose keys are not all integers)
             self.index = self.index.as_dict()
         batch_keys = IntKeys(values) if isinstance(self.index, IntIndex) else keys
-        slots = self.index.find(batch_keys)
+        if isinstance(self.index, IntIndex):
+            slots, below = self.index.locate(batch_keys)
+        else:
+            slots, below = self.index.find(batch_keys), None
         new = np.flatnonzero(slots < 0)
-        if first is not None:
-            new = np.concatenate([new[first[new]], new[~first[new]]])
         m = len(new)
         if m:
             # released slots first, then slots never used (lowest first: keys in order get
@@ -125,10 +126,17 @@ class GraphPool:
                 self._grow(max(64, 4 * self.slots, 4 * top))
             taken = np.concatenate([reused, np.arange(self.top, top, dtype=np.int64)])
             self.top = top
-            self.index.add(take_keys(batch_keys, new), taken)
+            got = taken  # the slot of each new key, in the batch's order of keys
+            if first is not None:
+                got = np.empty(m, dtype=np.int64)
+                got[np.concatenate([np.flatnonzero(first[new]), np.flatnonzero(~first[new])])] = taken
+            if below is None:
+                self.index.add(take_keys(batch_keys, new), got)
+            else:
+                self.index.add(take_keys(batch_keys, new), got, below[new])
             self.alive[taken] = True
             self._reset(reused, taken[r:])
-            slots[new] = taken
+            slots[new] = got
         return slots
 
     def _reset(self, reused: np.ndarray, unused: np.ndarray) -> None:
