@@ -144,21 +144,45 @@ class IntIndex:
         return list(zip(self.key_at[slots].tolist()))
 
     def find(self, keys) -> np.ndarray:
-        ints = keys.ints
-        pos = np.searchsorted(self.keys, ints)
-        if not len(self.keys):
-            return np.full(len(ints), -1, np.int64)
-        at = np.minimum(pos, len(self.keys) - 1)
-        return np.where(self.keys[at] == ints, self.slots[at], -1)
+        return self.locate(keys)[0]
 
-    def add(self, keys, slots: np.ndarray) -> None:
+    def locate(self, keys) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`find`, and for each key the number of keys held below it (where it goes:
+        :meth:`add` takes these for the new keys, not searching again)."""
         ints = keys.ints
-        order = np.argsort(ints, kind="stable")
-        ints, slots = ints[order], slots[order]
-        pos = np.searchsorted(self.keys, ints)
-        self.keys = np.insert(self.keys, pos, ints)
-        self.slots = np.insert(self.slots, pos, slots)
+        before = np.searchsorted(self.keys, ints)
+        if not len(self.keys):
+            return np.full(len(ints), -1, np.int64), before
+        at = np.minimum(before, len(self.keys) - 1)
+        return np.where(self.keys[at] == ints, self.slots[at], -1), before
+
+    def add(self, keys, slots: np.ndarray, before: np.ndarray | None = None) -> None:
+        """Keys ``keys`` (distinct, none known) hold ``slots``: merged into the sorted keys in
+        one pass, each old key moved by the number of new keys before it (a new array of
+        each, written once; ``np.insert`` sorts its positions and builds a mask per array).
+        ``before``: of each key, the number of keys held below it (:meth:`locate`), where the
+        caller has them."""
+        ints = np.asarray(keys.ints, dtype=np.int64)
+        slots = np.asarray(slots, dtype=np.int64)
         self.key_at[slots] = ints
+        if len(ints) > 1 and not (ints[1:] > ints[:-1]).all():
+            # (new keys come in the order of a batch's sorted keys, or as a few increasing
+            # runs, which numpy's stable sort merges in linear time)
+            order = np.argsort(ints, kind="stable")
+            ints, slots = ints[order], slots[order]
+            before = None if before is None else before[order]
+        n, m = len(self.keys), len(ints)
+        if not n:
+            self.keys, self.slots = ints.copy(), slots.copy()
+            return
+        if before is None:
+            before = np.searchsorted(self.keys, ints)  # old keys before each new one
+        at = before + np.arange(m)  # where each new key goes
+        moved = np.arange(n) + np.cumsum(np.bincount(before, minlength=n + 1)[:n])
+        merged_keys, merged_slots = np.empty(n + m, np.int64), np.empty(n + m, np.int64)
+        merged_keys[at], merged_slots[at] = ints, slots
+        merged_keys[moved], merged_slots[moved] = self.keys, self.slots
+        self.keys, self.slots = merged_keys, merged_slots
 
     def remove(self, slots: np.ndarray) -> None:
         pos = np.searchsorted(self.keys, self.key_at[slots])

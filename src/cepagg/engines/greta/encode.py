@@ -141,8 +141,7 @@ def grouped(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple], np.ndarra
     if len(vecs) == 1 and vecs[0].kind == "number" and vecs[0].values.dtype.kind in "iu" \
             and vecs[0].valid.all():
         values = vecs[0].values
-        order = np.argsort(values, kind="stable")
-        ordered = values[order]
+        order, ordered = stable_sort(values)
         first = np.empty(n, dtype=bool)  # the first row of each value, in sorted order
         first[:1] = True
         np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
@@ -155,6 +154,30 @@ def grouped(vecs: list[Vec], n: int) -> tuple[np.ndarray, list[tuple], np.ndarra
         return codes, IntKeys(values), order, values
     codes, keys = factorize(vecs, n)
     return codes, keys, np.argsort(codes, kind="stable"), None
+
+
+def stable_sort(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``order = np.argsort(values, kind="stable")`` and ``values[order]``, for integers. Where
+    the values' span leaves room for the row numbers in 63 bits, by one unstable sort of
+    ``(value - min) << bits | row`` (distinct numbers whose order is the stable one): numpy sorts
+    int64 with SIMD instructions, several times faster than its stable sort of a batch's key
+    column, which was a large part of a batch over many keys."""
+    n = len(values)
+    bits = max(n - 1, 1).bit_length()
+    if n > 1 and values.dtype != np.uint64:
+        lo, hi = int(values.min()), int(values.max())
+        if (hi - lo) >> (63 - bits) == 0:
+            packed = values.astype(np.int64)
+            packed -= lo
+            packed <<= bits
+            packed |= np.arange(n, dtype=np.int64)
+            packed.sort()
+            order = packed & ((1 << bits) - 1)
+            packed >>= bits
+            packed += lo
+            return order, packed.astype(values.dtype, copy=False)
+    order = np.argsort(values, kind="stable")
+    return order, values[order]
 
 
 def _py(x: Any) -> Any:

@@ -107,10 +107,11 @@ class GraphPool:
         elif not ints and isinstance(self.index, IntIndex):  # (a batch whose keys are not all integers)
             self.index = self.index.as_dict()
         batch_keys = IntKeys(values) if isinstance(self.index, IntIndex) else keys
-        slots = self.index.find(batch_keys)
+        if isinstance(self.index, IntIndex):
+            slots, below = self.index.locate(batch_keys)
+        else:
+            slots, below = self.index.find(batch_keys), None
         new = np.flatnonzero(slots < 0)
-        if first is not None:
-            new = np.concatenate([new[first[new]], new[~first[new]]])
         m = len(new)
         if m:
             # released slots first, then slots never used (lowest first: keys in order get
@@ -125,10 +126,17 @@ class GraphPool:
                 self._grow(max(64, 4 * self.slots, 4 * top))
             taken = np.concatenate([reused, np.arange(self.top, top, dtype=np.int64)])
             self.top = top
-            self.index.add(take_keys(batch_keys, new), taken)
+            got = taken  # the slot of each new key, in the batch's order of keys
+            if first is not None:
+                got = np.empty(m, dtype=np.int64)
+                got[np.concatenate([np.flatnonzero(first[new]), np.flatnonzero(~first[new])])] = taken
+            if below is None:
+                self.index.add(take_keys(batch_keys, new), got)
+            else:
+                self.index.add(take_keys(batch_keys, new), got, below[new])
             self.alive[taken] = True
             self._reset(reused, taken[r:])
-            slots[new] = taken
+            slots[new] = got
         return slots
 
     def _reset(self, reused: np.ndarray, unused: np.ndarray) -> None:
@@ -137,17 +145,18 @@ class GraphPool:
         for f, t, r in zip(self.fields, self.template, self.rows.tolist()):
             if r and len(reused):
                 f.reshape((self.slots, r) + t.shape[1:])[reused] = t
+        for rows in (reused, _as_range(unused)):
+            self.count[rows] = 0
+            self.last_ts[rows] = K.NEG_INF
+        unused = _as_range(unused)
         self.field("sc")[unused] = self.template[_SC]
         self.blank[unused] = True
-        both = np.concatenate([reused, unused])
-        self.count[both] = 0
-        self.last_ts[both] = K.NEG_INF
 
     def fill(self, slots: np.ndarray) -> None:
         """The blank graphs of ``slots`` written whole, for the kernel (or a copy) to read: the
         fields whose template is not zero (the others are zero since the stack grew)."""
-        slots = slots[self.blank[slots]]
-        if not len(slots):
+        slots = _as_range(slots[self.blank[slots]])
+        if isinstance(slots, np.ndarray) and not len(slots):
             return
         for f, t, r, zero in zip(self.fields, self.template, self.rows.tolist(), self.zero):
             if r and not zero:
@@ -165,17 +174,15 @@ class GraphPool:
         """Room for ``n`` slots. The new rows are zeros that cost nothing until written
         (``np.zeros`` maps untouched pages of zeros): a slot is written when it is taken, and
         then only in the fields whose template is not zero."""
-        old, top = self.slots, self.top
+        top = self.top
         for i, (f, r) in enumerate(zip(self.fields, self.rows.tolist())):
             new = np.zeros((n * r,) + f.shape[1:], dtype=f.dtype)
             new[: top * r] = f[: top * r]  # (the slots above ``top`` are zero in both)
             self.fields[i] = new
         if self.index is not None:
             self.index.grow(n)
-        self.alive = np.concatenate([self.alive, np.zeros(n - old, dtype=bool)])
-        self.count = np.concatenate([self.count, np.zeros(n - old, dtype=np.int64)])
-        self.last_ts = np.concatenate([self.last_ts, np.zeros(n - old, dtype=np.int64)])
-        self.blank = np.concatenate([self.blank, np.zeros(n - old, dtype=bool)])
+        self.alive, self.count, self.last_ts, self.blank = (
+            _longer(a, n) for a in (self.alive, self.count, self.last_ts, self.blank))
         self._args = None
 
     def release(self, slots: np.ndarray) -> None:
@@ -220,9 +227,9 @@ class GraphPool:
     def starts_before(self, slots: np.ndarray, limit: int) -> np.ndarray:
         """Of each of ``slots``: every start bucket of its graph is earlier than ``limit``, or
         there is none (:meth:`.state.PosState.starts_before` for many graphs)."""
-        sc = self.scalars()
-        hi = sc["bhi"][slots]
-        out = sc["blo"][slots] > hi
+        sc = self.scalars()[_in_order(slots)]
+        hi = sc["bhi"]
+        out = sc["blo"] > hi
         some = np.flatnonzero(~out)  # the latest bucket read only where there is one
         if len(some):
             B = self.field("B")
@@ -232,24 +239,23 @@ class GraphPool:
     def empty(self, slots: np.ndarray) -> np.ndarray:
         """Of each of ``slots``: its graph holds nothing a later event or window could use
         (:meth:`.state.PosState.empty` for many graphs)."""
-        sc = self.scalars()
-        return ((sc["nv"][slots] == 0) & (sc["blo"][slots] > sc["bhi"][slots])
-                & (sc["wlo"][slots] > sc["whi"][slots])
-                & (sc["nrec"][slots] == sc["rstart"][slots]) & (sc["outn"][slots] == 0))
+        sc = self.scalars()[_in_order(slots)]
+        return ((sc["nv"] == 0) & (sc["blo"] > sc["bhi"]) & (sc["wlo"] > sc["whi"])
+                & (sc["nrec"] == sc["rstart"]) & (sc["outn"] == 0))
 
     def closing(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
         """Of each of ``slots`` (SLIDE graphs): a window it holds a record of ends by ``until``
         (window ``k`` ends at ``k * slide + within``), so moving its time there writes a result."""
-        sc = self.scalars()
-        wlo = sc["wlo"][slots]
-        return (wlo <= sc["whi"][slots]) & (wlo <= (until - within) // slide)
+        sc = self.scalars()[_in_order(slots)]
+        wlo = sc["wlo"]
+        return (wlo <= sc["whi"]) & (wlo <= (until - within) // slide)
 
     def idle(self, slots: np.ndarray, until: int, within: int, slide: int) -> np.ndarray:
         """Of each of ``slots`` (SLIDE graphs): nothing in its graph matters to a result once
         time reaches ``until`` -- no window record, no output, and every start bucket (pane)
         leaves the window there -- whether or not its time was moved to ``until``."""
-        sc = self.scalars()
-        return ((sc["wlo"][slots] > sc["whi"][slots]) & (sc["outn"][slots] == 0)
+        sc = self.scalars()[_in_order(slots)]
+        return ((sc["wlo"] > sc["whi"]) & (sc["outn"] == 0)
                 & self.starts_before(slots, (until - within) // slide + 1))
 
     # -- pickling: the live slots only, renumbered from 0, their buffers mostly zero packed ---
@@ -262,6 +268,36 @@ class GraphPool:
         keys = self.index.key_at[live] if isinstance(self.index, IntIndex) else self.keys_at(live)
         return _restored_pool, (self.shell, self.template, self.others, self.scratch, fields,
                                 keys, self.count[live], self.last_ts[live])
+
+
+def _longer(a: np.ndarray, n: int) -> np.ndarray:
+    """``a`` followed by zeros to length ``n`` (pages of zeros, not written)."""
+    out = np.zeros(n, dtype=a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+def _in_order(slots: np.ndarray) -> "slice | np.ndarray":
+    """``slots`` as a slice where they are consecutive slots in increasing order (all of a
+    stack's, as a watermark reads them), else themselves. The state scalars are records of
+    120 bytes: a slice of them is a view, where ``slots`` would gather each field read (one
+    pass over the records each)."""
+    n = len(slots)
+    if n and int(slots[-1]) - int(slots[0]) == n - 1 and (n == 1 or bool((np.diff(slots) == 1).all())):
+        return slice(int(slots[0]), int(slots[0]) + n)
+    return slots
+
+
+def _as_range(slots: np.ndarray) -> "slice | np.ndarray":
+    """Distinct ``slots`` as the slice of the same slots where they are one run of consecutive
+    slots in any order (new slots are taken so), else themselves: where a value is written to
+    each slot, a slice writes the rows in order, without gathering them."""
+    n = len(slots)
+    if n:
+        lo, hi = int(slots.min()), int(slots.max())
+        if hi - lo == n - 1:
+            return slice(lo, hi + 1)
+    return slots
 
 
 def _restored_pool(shell, template, others, scratch, fields, keys, count, last_ts) -> GraphPool:
