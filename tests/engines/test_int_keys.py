@@ -79,7 +79,7 @@ def test_int_index_matches_a_dictionary_through_adds_and_removes(kind, seed):
         _check(pickle.loads(pickle.dumps(index)), model)
 
 
-def test_int_index_add_of_known_keys_only_changes_nothing_and_one_key_at_a_time():
+def test_int_index_add_of_no_keys_changes_nothing_and_keys_one_at_a_time():
     index = IntIndex()
     index.grow(8)
     index.add(IntKeys(np.zeros(0, np.int64)), np.zeros(0, np.int64))
@@ -132,3 +132,10 @@ def test_grouped_integer_key_agrees_with_factorize():
     assert codes.tolist() == fcodes.tolist() and list(keys) == fkeys
     assert order.tolist() == np.argsort(fcodes, kind="stable").tolist()
     assert ints.tolist() == [k for (k,) in fkeys]
+
+
+def test_stable_sort_of_big_endian_uint64_past_int64():
+    values = np.array([2**63 + 5, 2**63 + 1, 2**63 + 5], dtype=">u8")
+    order, ordered = stable_sort(values)
+    assert order.tolist() == [1, 0, 2]
+    assert ordered.tolist() == [2**63 + 1, 2**63 + 5, 2**63 + 5]

@@ -164,7 +164,7 @@ def stable_sort(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     column, which was a large part of a batch over many keys."""
     n = len(values)
     bits = max(n - 1, 1).bit_length()
-    if n > 1 and values.dtype != np.uint64:
+    if n > 1 and not (values.dtype.kind == "u" and values.dtype.itemsize == 8):  # (any byte order)
         lo, hi = int(values.min()), int(values.max())
         if (hi - lo) >> (63 - bits) == 0:
             packed = values.astype(np.int64)
