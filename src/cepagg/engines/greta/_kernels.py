@@ -59,6 +59,7 @@ from .kernel_args import PosArrays, PosBatch  # noqa: E402  (the records built i
 rec_add = _rec.add
 rec_sub = _rec.sub
 rec_clear = _rec.clear
+rec_clear_rows = _rec.clear_rows
 rec_copy = _rec.copy
 rec_nonzero = _rec.nonzero
 rec_any_count = _rec.any_count
@@ -1027,7 +1028,7 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
         s0 = blo & (R - 1)
         for k in range(nb):
             slots[k] = (blo + k) & (R - 1)
-            rec_clear(tI, tF, tM, k, mmin)
+        rec_clear_rows(tI, tF, tM, 0, nb, mmin)
         over = False
         for tr in range(tr_off[s], tr_off[s + 1]):
             x = TR[tr, TR_SRC]
