@@ -213,6 +213,18 @@ def add_ring_to_ring(dI, dF, dM, dbase, sI, sF, sM, sbase, s0, n, R, mmin):
 
 
 @inline
+def add_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R, mmin):
+    """Ring rows ``dbase + slot`` (slots from ``s0``) += linear rows ``s_lin0..``: at most two
+    contiguous blocks."""
+    n1 = R - s0
+    if n1 > n:
+        n1 = n
+    add_rows(dI, dF, dM, dbase + s0, sI, sF, sM, s_lin0, n1, mmin)
+    if n > n1:
+        add_rows(dI, dF, dM, dbase, sI, sF, sM, s_lin0 + n1, n - n1, mmin)
+
+
+@inline
 def copy_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R):
     """Ring rows ``dbase + slot`` (slots from ``s0``) = linear rows ``s_lin0..``: at most two
     contiguous blocks."""
