@@ -107,13 +107,14 @@ def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
 def add_flat(d, d0, s, s0, n):
     """Rows ``d0 .. d0+n-1`` of ``d`` += rows ``s0 .. s0+n-1`` of ``s`` (two C-ordered arrays of
     one width). The rows of a block are one contiguous run of ``n * width`` words: compiled,
-    word ``k`` of the run is addressed as ``d[d0, k]``, which numba (no bounds checks in kernels,
-    a C-ordered array's address computed from its shape) turns into the run's ``k``-th word, so
+    word ``k`` of the run is addressed as ``d[d0, k]``, which numba (no bounds checks in kernels;
+    every record array is C-ordered, rows one after the other) turns into the run's word, so
     the loop is one flat loop that LLVM vectorises whatever the width. A loop over rows and
     then columns is not vectorised (the row stride is a value read from the array), and a
-    flat view (``reshape``) costs a helper call per block; both cost 4 to 10 times as much per
-    row (exact records of 6 limbs, float records of one word). The twin, whose numpy arrays
-    check bounds, loops over rows."""
+    flat view (``reshape``) costs a helper call per block: with the loop over rows, exact Q1 at
+    10^4 events per window spent 1.6 times as long making room in its indexes and 1.4 times as
+    long in the per-event kernel (docs/benchmarks.md, "Float mode"). The twin, whose numpy
+    arrays check bounds, loops over rows."""
     w = d.shape[1]
     if _TWIN:
         for r in range(n):
