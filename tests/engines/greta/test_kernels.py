@@ -122,6 +122,76 @@ def test_fenwick_prefix_sums_minima_and_expiry(module):
             assert dM[k, 0] == min((m for _, m in want), default=_records.MIN_EMPTY)
 
 
+@pytest.mark.parametrize("module", ["compiled", "twin"])
+def test_blocks_of_rows_add_copy_and_clear_as_row_by_row(module):
+    """The block operations (flat runs of words when compiled) on records of several fields:
+    integer limbs, floats and MIN/MAX codes, blocks anywhere in the arrays."""
+    rec = _records if module == "compiled" else _twin(_records.__name__)
+    add_rows, copy_rows = _from_python(rec.add_rows), _from_python(rec.copy_rows)
+    clear_rows = _from_python(rec.clear_rows)
+    rng = np.random.default_rng(11)
+    mmin = np.array([1, 0], dtype=np.int64)
+    for _ in range(60):
+        wi, wf = int(rng.integers(1, 7)), int(rng.integers(0, 3))
+        rows = 12
+        I = rng.integers(-99, 99, (rows, wi)).astype(np.int64)
+        F = rng.random((rows, wf))
+        M = rng.integers(-99, 99, (rows, 2)).astype(np.int64)
+        d0, s0 = int(rng.integers(0, 6)), int(rng.integers(0, 6))
+        n = int(rng.integers(0, 7))
+        want_I, want_F, want_M = I.copy(), F.copy(), M.copy()
+        op = int(rng.integers(0, 3))
+        if op == 0:
+            want_I[d0:d0 + n] += I[s0:s0 + n]
+            want_F[d0:d0 + n] += F[s0:s0 + n]
+            want_M[d0:d0 + n, 0] = np.minimum(M[d0:d0 + n, 0], M[s0:s0 + n, 0])
+            want_M[d0:d0 + n, 1] = np.maximum(M[d0:d0 + n, 1], M[s0:s0 + n, 1])
+            if abs(d0 - s0) < n:  # overlapping blocks: row by row, as the kernels never do
+                continue
+            add_rows(I, F, M, d0, I, F, M, s0, n, mmin)
+        elif op == 1:
+            if abs(d0 - s0) < n:
+                continue
+            want_I[d0:d0 + n], want_F[d0:d0 + n], want_M[d0:d0 + n] = I[s0:s0 + n], F[s0:s0 + n], M[s0:s0 + n]
+            copy_rows(I, F, M, d0, I, F, M, s0, n)
+        else:
+            want_I[d0:d0 + n], want_F[d0:d0 + n] = 0, 0.0
+            want_M[d0:d0 + n] = [_records.MIN_EMPTY, _records.MAX_EMPTY]
+            clear_rows(I, F, M, d0, n, mmin)
+        assert (I == want_I).all() and (F == want_F).all() and (M == want_M).all()
+
+
+@pytest.mark.parametrize("module", ["compiled", "twin"])
+def test_cleaning_a_node_forgets_exactly_its_expired_buckets(module):
+    """``index.clean`` clears the ring slots of the buckets that expired since the node was
+    last touched (a run that may wrap around the ring, or all of it), and no other."""
+    ix = index if module == "compiled" else _twin(index.__name__)
+    rng = random.Random(13)
+    R = 8
+    mmin = np.array([1], dtype=np.int64)
+    for _ in range(200):
+        lo = rng.randint(0, 40)
+        hi = lo + rng.randint(-1, R - 1)  # a node holds at most R buckets (-1: none)
+        alive = lo + rng.randint(0, 2 * R + 2)
+        node = 2
+        I = np.arange(1, 4 * R * 3 + 1, dtype=np.int64).reshape(4 * R, 3)
+        F = np.ones((4 * R, 1))
+        M = np.zeros((4 * R, 1), dtype=np.int64)
+        T = np.zeros((4, 2), dtype=np.int64)
+        T[node] = lo, hi
+        want = I.copy()
+        if lo < alive:
+            for seq in range(lo, min(hi, alive - 1) + 1):
+                want[node * R + (seq & (R - 1))] = 0
+        ix.clean(I, F, M, T, node, node * R, alive, R, mmin)
+        assert (I == want).all(), (lo, hi, alive)
+        cleared = (want[:, 0] == 0)
+        assert (F[cleared] == 0).all() and (F[~cleared] == 1).all()
+        assert (M[cleared] == _records.MIN_EMPTY).all() and (M[~cleared] == 0).all()
+        if lo < alive:
+            assert T[node, 0] == alive and T[node, 1] == (alive - 1 if hi < alive else hi)
+
+
 def _expr(rng: random.Random, depth: int = 2) -> ast.Expr:
     def val(d):
         r = rng.random()

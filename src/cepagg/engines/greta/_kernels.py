@@ -59,6 +59,7 @@ from .kernel_args import PosArrays, PosBatch  # noqa: E402  (the records built i
 rec_add = _rec.add
 rec_sub = _rec.sub
 rec_clear = _rec.clear
+rec_clear_rows = _rec.clear_rows
 rec_copy = _rec.copy
 rec_nonzero = _rec.nonzero
 rec_any_count = _rec.any_count
@@ -70,6 +71,7 @@ rec_normalize = _rec.normalize
 rec_add_from_ring = _rec.add_from_ring
 rec_add_ring_to_ring = _rec.add_ring_to_ring
 rec_copy_to_ring = _rec.copy_to_ring
+rec_add_to_ring = _rec.add_to_ring
 rec_limit = _rec.limit
 fen_clean = _idx.clean
 fen_held = _idx.held
@@ -372,8 +374,6 @@ def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
     kmin = floordiv(t - W, S) + 1
     kmax = floordiv(t, S)
     K = kmax - kmin + 1
-    for w in range(K):
-        rec_clear(tI, tF, tM, R + w, mmin)
     if suffix:
         # no leading negation: window k sums the buckets whose pane is >= k
         kb = nb - 1
@@ -386,6 +386,8 @@ def end_slide(tI, tF, tM, B, slots, t, W, S, nb, R, suffix, L, mmin, hard):
                 kb -= 1
             rec_copy(tI, tF, tM, R + k - kmin, tI, tF, tM, run)
     else:
+        for w in range(K):
+            rec_clear(tI, tF, tM, R + w, mmin)
         for kb in range(nb):
             slot = slots[kb]
             lo = B[slot, B_KLO]
@@ -1027,7 +1029,7 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
         s0 = blo & (R - 1)
         for k in range(nb):
             slots[k] = (blo + k) & (R - 1)
-            rec_clear(tI, tF, tM, k, mmin)
+        rec_clear_rows(tI, tF, tM, 0, nb, mmin)
         over = False
         for tr in range(tr_off[s], tr_off[s + 1]):
             x = TR[tr, TR_SRC]
@@ -1066,17 +1068,22 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
             if hard:
                 terms = sc.ncommit - B[blo & (R - 1), B_C0] + 1
                 top = rec_limit(terms, R + RW)
-            for k in range(nb):
-                if rec_normalize(tI, k, L, top):
-                    return WIDEN, i
+            # (nothing to normalise or check in records of one word without a limit: float
+            # mode, and the exact twin)
+            norm = L > 1 or top > 0
+            if norm:
+                for k in range(nb):
+                    if rec_normalize(tI, k, L, top):
+                        return WIDEN, i
             # a call only when the state has own contributions (COUNT(E), SUM, MIN, MAX of it)
-            if own_off[s] < own_off[s + 1] and own_contribution(
-                    tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, e_aval, mmin, L, hard,
-                    tmp):
-                return WIDEN, i
-            for k in range(nb):
-                if rec_normalize(tI, k, L, top):
+            if own_off[s] < own_off[s + 1]:
+                if own_contribution(tI, tF, tM, own_off, OWN, s, nb, i, e_aint, e_aflt, e_amm, e_aval,
+                                    mmin, L, hard, tmp):
                     return WIDEN, i
+                if norm:
+                    for k in range(nb):
+                        if rec_normalize(tI, k, L, top):
+                            return WIDEN, i
             over = False
             if end_state == s:
                 kmin = 0
@@ -1106,9 +1113,9 @@ def take_event(P, G, E, X, i, t, slide, total, rare):
                         if w_k[slot] != k:
                             rec_clear(WI, WF, WM, slot, mmin)
                             w_k[slot] = k
-                        if not trail:
-                            if rec_add(WI, WF, WM, slot, tI, tF, tM, R + k - kmin, L, mmin, hard):
-                                over = True
+                    if not trail:  # the windows' rows: at most two contiguous blocks of the ring
+                        rec_add_to_ring(WI, WF, WM, 0, tI, tF, tM, R, kmin & (RW - 1), kmax - kmin + 1,
+                                        RW, mmin)
                 elif total is not None and mode == MODE_TOTAL:
                     if not trail:
                         rec_add(XI, XF, XM, 0, tI, tF, tM, R, L, mmin, hard)

@@ -104,23 +104,61 @@ def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
 
 
 @inline
-def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
-    """Rows ``d0 .. d0+n-1`` += rows ``s0 .. s0+n-1``. Plain 2-D loops: a flat view
-    (``reshape``) would cost a helper call and reference counting on every call, which made up
-    a third of the time of small-window queries (several calls per event)."""
-    w = dI.shape[1]
-    if w == 1:  # one field (float mode's COUNT): a loop over rows, which LLVM vectorises
-        for r in range(n):
-            dI[d0 + r, 0] += sI[s0 + r, 0]
-    else:
+def add_flat(d, d0, s, s0, n):
+    """Rows ``d0 .. d0+n-1`` of ``d`` += rows ``s0 .. s0+n-1`` of ``s`` (two C-ordered arrays of
+    one width). The rows of a block are one contiguous run of ``n * width`` words: compiled,
+    word ``k`` of the run is addressed as ``d[d0, k]``, which numba (no bounds checks in kernels;
+    every record array is C-ordered, rows one after the other) turns into the run's word, so
+    the loop is one flat loop that LLVM vectorises whatever the width. A loop over rows and
+    then columns is not vectorised (the row stride is a value read from the array), and a
+    flat view (``reshape``) costs a helper call per block: with the loop over rows, exact Q1 at
+    10^4 events per window spent 1.6 times as long making room in its indexes and 1.4 times as
+    long in the per-event kernel (docs/benchmarks.md, "Float mode"). The twin, whose numpy
+    arrays check bounds, loops over rows."""
+    w = d.shape[1]
+    if _TWIN:
         for r in range(n):
             for j in range(w):
-                dI[d0 + r, j] += sI[s0 + r, j]
-    fw = dF.shape[1]
-    if fw > 0:
+                d[d0 + r, j] += s[s0 + r, j]
+    else:
+        for k in range(n * w):
+            d[d0, k] += s[s0, k]
+
+
+@inline
+def copy_flat(d, d0, s, s0, n):
+    """Rows ``d0 .. d0+n-1`` of ``d`` = rows ``s0 .. s0+n-1`` of ``s`` (one flat loop: see
+    :func:`add_flat`)."""
+    w = d.shape[1]
+    if _TWIN:
         for r in range(n):
-            for j in range(fw):
-                dF[d0 + r, j] += sF[s0 + r, j]
+            for j in range(w):
+                d[d0 + r, j] = s[s0 + r, j]
+    else:
+        for k in range(n * w):
+            d[d0, k] = s[s0, k]
+
+
+@inline
+def fill_flat(d, d0, n, x):
+    """Rows ``d0 .. d0+n-1`` of ``d`` = ``x`` (one flat loop: see :func:`add_flat`)."""
+    w = d.shape[1]
+    if _TWIN:
+        for r in range(n):
+            for j in range(w):
+                d[d0 + r, j] = x
+    else:
+        for k in range(n * w):
+            d[d0, k] = x
+
+
+@inline
+def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
+    """Rows ``d0 .. d0+n-1`` += rows ``s0 .. s0+n-1``: the integer and float fields as flat
+    runs (:func:`add_flat`), MIN/MAX codes row by row. No flat views: a ``reshape`` costs a
+    helper call and reference counting on every call."""
+    add_flat(dI, d0, sI, s0, n)
+    add_flat(dF, d0, sF, s0, n)
     mw = dM.shape[1]
     if mw > 0:
         for r in range(n):
@@ -135,34 +173,17 @@ def add_rows(dI, dF, dM, d0, sI, sF, sM, s0, n, mmin):
 
 @inline
 def copy_rows(dI, dF, dM, d0, sI, sF, sM, s0, n):
-    """Rows ``d0 .. d0+n-1`` = rows ``s0 .. s0+n-1`` (no flat views: see :func:`add_rows`)."""
-    if dI.shape[1] == 1:
-        for r in range(n):
-            dI[d0 + r, 0] = sI[s0 + r, 0]
-    else:
-        for r in range(n):
-            for j in range(dI.shape[1]):
-                dI[d0 + r, j] = sI[s0 + r, j]
-    if dF.shape[1] > 0:
-        for r in range(n):
-            for j in range(dF.shape[1]):
-                dF[d0 + r, j] = sF[s0 + r, j]
-    if dM.shape[1] > 0:
-        for r in range(n):
-            for j in range(dM.shape[1]):
-                dM[d0 + r, j] = sM[s0 + r, j]
+    """Rows ``d0 .. d0+n-1`` = rows ``s0 .. s0+n-1`` (flat runs: :func:`add_flat`)."""
+    copy_flat(dI, d0, sI, s0, n)
+    copy_flat(dF, d0, sF, s0, n)
+    copy_flat(dM, d0, sM, s0, n)
 
 
 @inline
 def clear_rows(I, F, M, r0, n, mmin):
     """Rows ``r0 .. r0+n-1`` emptied."""
-    for r in range(r0, r0 + n):
-        for j in range(I.shape[1]):
-            I[r, j] = 0
-    if F.shape[1] > 0:
-        for r in range(r0, r0 + n):
-            for j in range(F.shape[1]):
-                F[r, j] = 0.0
+    fill_flat(I, r0, n, 0)
+    fill_flat(F, r0, n, 0.0)
     if M.shape[1] > 0:
         for r in range(r0, r0 + n):
             for j in range(M.shape[1]):
@@ -193,16 +214,27 @@ def add_ring_to_ring(dI, dF, dM, dbase, sI, sF, sM, sbase, s0, n, R, mmin):
 
 
 @inline
+def add_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R, mmin):
+    """Ring rows ``dbase + slot`` (slots from ``s0``) += linear rows ``s_lin0..``: at most two
+    contiguous blocks."""
+    n1 = R - s0
+    if n1 > n:
+        n1 = n
+    add_rows(dI, dF, dM, dbase + s0, sI, sF, sM, s_lin0, n1, mmin)
+    if n > n1:
+        add_rows(dI, dF, dM, dbase, sI, sF, sM, s_lin0 + n1, n - n1, mmin)
+
+
+@inline
 def copy_to_ring(dI, dF, dM, dbase, sI, sF, sM, s_lin0, s0, n, R):
-    """Ring rows ``dbase + slot`` (slots from ``s0``) = linear rows ``s_lin0..``."""
-    for k in range(n):
-        slot = (s0 + k) & (R - 1)
-        for j in range(dI.shape[1]):
-            dI[dbase + slot, j] = sI[s_lin0 + k, j]
-        for j in range(dF.shape[1]):
-            dF[dbase + slot, j] = sF[s_lin0 + k, j]
-        for j in range(dM.shape[1]):
-            dM[dbase + slot, j] = sM[s_lin0 + k, j]
+    """Ring rows ``dbase + slot`` (slots from ``s0``) = linear rows ``s_lin0..``: at most two
+    contiguous blocks."""
+    n1 = R - s0
+    if n1 > n:
+        n1 = n
+    copy_rows(dI, dF, dM, dbase + s0, sI, sF, sM, s_lin0, n1)
+    if n > n1:
+        copy_rows(dI, dF, dM, dbase, sI, sF, sM, s_lin0 + n1, n - n1)
 
 
 @inline

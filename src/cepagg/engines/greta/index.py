@@ -32,7 +32,7 @@ _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-event path
 _rec = kernels.sibling(__name__, "_records", _TWIN)
-rec_clear = _rec.clear
+rec_clear_rows = _rec.clear_rows
 rec_copy_rows = _rec.copy_rows
 rec_add_rows = _rec.add_rows
 
@@ -48,8 +48,19 @@ def clean(I, F, M, T, node, base, alive, R, mmin):
         return
     hi = T[node, 1]
     end = hi if hi < alive - 1 else alive - 1
-    for seq in range(lo, end + 1):
-        rec_clear(I, F, M, base + (seq & (R - 1)), mmin)
+    # the slots of buckets lo..end: at most two contiguous blocks of the ring (all of it when
+    # R or more buckets expired since the node was last touched)
+    n = end - lo + 1
+    if n >= R:
+        rec_clear_rows(I, F, M, base, R, mmin)
+    elif n > 0:
+        s0 = lo & (R - 1)
+        n1 = R - s0
+        if n1 > n:
+            n1 = n
+        rec_clear_rows(I, F, M, base + s0, n1, mmin)
+        if n > n1:
+            rec_clear_rows(I, F, M, base, n - n1, mmin)
     T[node, 0] = alive
     if hi < alive:
         T[node, 1] = alive - 1
