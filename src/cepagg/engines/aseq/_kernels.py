@@ -549,34 +549,43 @@ def prefetch_rows(a, s):
 
 
 @step
-def prefetch_slot(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, s):
-    """Prefetch the state of slot ``s`` that :func:`run_pool` reads. With 10^4 partitions the
-    stack outgrows the caches: a partition's fields, one array each, cost a miss apiece, and a
-    visit's loads wait on one another (its steps branch on what they read); fetched while the
-    partition before it runs, they are there when its turn comes."""
+def prefetch_slot(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, s, whole):
+    """Prefetch the state of slot ``s`` that :func:`run_pool` reads: its counters and pending
+    group, and with ``whole`` its window and totals too (a partition with one event mostly
+    only joins its pending group: with 10^6 keys, most of them).
+
+    With 10^4 partitions the stack outgrows the caches: a partition's fields, one array each,
+    cost a miss apiece, and a visit's loads wait on one another (its steps branch on what they
+    read); fetched while the partitions before it run, they are there when its turn comes."""
     prefetch_rows(ctrs, s)
     prefetch_rows(pks, s)
     prefetch_rows(pVIs, s)
     prefetch_rows(pVFs, s)
     prefetch_rows(press, s)
-    prefetch_rows(totIs, s)
-    prefetch_rows(totFs, s)
-    prefetch_rows(P[0], s)
-    prefetch_rows(P[1], s)
-    prefetch_rows(P[2], s)
-    prefetch_rows(P[3], s)
-    prefetch_rows(P[4], s)
-    prefetch_rows(P[5], s)
-    prefetch_rows(P[6], s)
-    prefetch_rows(P[7], s)
-    prefetch_rows(P[8], s)
-    prefetch_rows(P[9], s)
-    prefetch_rows(P[10], s)
-    prefetch_rows(P[11], s)
-    prefetch_rows(P[12], s)
-    prefetch_rows(P[13], s)
-    prefetch_rows(P[14], s)
-    prefetch_rows(P[15], s)
+    if whole:
+        prefetch_rows(totIs, s)
+        prefetch_rows(totFs, s)
+        prefetch_rows(P[0], s)
+        prefetch_rows(P[1], s)
+        prefetch_rows(P[2], s)
+        prefetch_rows(P[3], s)
+        prefetch_rows(P[4], s)
+        prefetch_rows(P[5], s)
+        prefetch_rows(P[6], s)
+        prefetch_rows(P[7], s)
+        prefetch_rows(P[8], s)
+        prefetch_rows(P[9], s)
+        prefetch_rows(P[10], s)
+        prefetch_rows(P[11], s)
+        prefetch_rows(P[12], s)
+        prefetch_rows(P[13], s)
+        prefetch_rows(P[14], s)
+        prefetch_rows(P[15], s)
+
+
+#: how many partitions ahead :func:`run_pool` prefetches (a visit of a partition with one event
+#: is shorter than a miss)
+AHEAD = 2
 
 
 @jit
@@ -609,12 +618,14 @@ def run_pool(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, lastIs, lastFs, fres
     for o in range(O):
         if outnode[o] == 0:
             reads_start = True
-    if r0 < slots.shape[0]:
-        prefetch_slot(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, slots[r0])
-    for r in range(r0, slots.shape[0]):
+    R = slots.shape[0]
+    for q in range(r0, min(r0 + AHEAD, R)):
+        prefetch_slot(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, slots[q], ends[q] - starts[q] != 1)
+    for r in range(r0, R):
         s = slots[r]
-        if r + 1 < slots.shape[0]:
-            prefetch_slot(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, slots[r + 1])
+        q = r + AHEAD
+        if q < R:
+            prefetch_slot(P, ctrs, pks, pVIs, pVFs, press, totIs, totFs, slots[q], ends[q] - starts[q] != 1)
         ctr = ctrs[s]
         a = starts[r]
         b = ends[r]
