@@ -480,20 +480,20 @@ def run(seg0, seg1, ctr, plan, parent, gate, outnode, kindI, kindF, maskI, maskF
 # §3.3 (negation), §3.4 (HPC); docs/semantics.md §4, §7 (scopes, result modes).
 
 
-@jit
+@inline
 def copy1(dst, src):
     for i in range(src.shape[0]):
         dst[i] = src[i]
 
 
-@jit
+@inline
 def copy2(dst, src):
     for i in range(src.shape[0]):
         for j in range(src.shape[1]):
             dst[i, j] = src[i, j]
 
 
-@jit
+@inline
 def copy3(dst, src):
     for i in range(src.shape[0]):
         for j in range(src.shape[1]):
