@@ -32,6 +32,7 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-partition steps (LLVM inlines them)
 
 LIN = 0
 MAX = 1
@@ -69,7 +70,7 @@ def better_f(kind, a, b):
     return a > b if kind == MAX else a < b
 
 
-@jit
+@inline
 def zero_row(XI, XF, kindI, kindF, j, col):
     """Component values of an empty prefix set at node ``j``, column ``col``."""
     for c in range(XI.shape[0]):
@@ -78,7 +79,7 @@ def zero_row(XI, XF, kindI, kindF, j, col):
         XF[c, j, col] = 0.0 if kindF[c] == LIN else sent_f(kindF[c])
 
 
-@jit
+@inline
 def identity(XI, XF, kindI, kindF):
     """The identity map (columns 0..N-1) with an empty affine column."""
     N = XI.shape[1]

@@ -19,6 +19,7 @@ from .. import kernels
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
 step = kernels.jit(_TWIN, inline="step")  # spliced into its caller by numba (see settle)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-partition steps (LLVM inlines them)
 A = kernels.sibling(__name__, "_algebra", _TWIN)
 S = kernels.sibling(__name__, "windows", _TWIN)
 
@@ -200,7 +201,7 @@ def room(seg, ctr, s, extra):
     return S.size(ctr, s) + extra <= seg.bm.shape[0]
 
 
-@jit
+@inline
 def add_total(totI, totF, o, vI, vF, j, kindI, kindF, checked, do):
     for c in range(vI.shape[0]):
         kd = kindI[c]

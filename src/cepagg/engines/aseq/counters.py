@@ -626,11 +626,11 @@ class PartPool:
         return p
 
     def attach(self, key, p: PartState) -> bool:
-        """Partition ``p`` (key ``key``) back into the stack if its state fits a slot (the
-        items in its window, of the kinds the stack holds); False if it does not."""
-        cap = self.cap
-        back, front = segment_sizes(p.ctr, 0)
-        if (p.exact or p.wide or p.nosums or back > cap or front > cap or p.items(1)
+        """Partition ``p`` (key ``key``) back into the stack if its state fits a slot with room
+        for one more START (the kernel asks for room when a START would make a window's items,
+        back and front together, more than a slot holds: a partition attached without that room
+        would go on alone again at its next START); False if it does not."""
+        if (p.exact or p.wide or p.nosums or p.items(0) >= self.cap or p.items(1)
                 or any(getattr(p, n).shape[1:] != self.fields[n].shape[2:] for n in ("bI0", "fI0", "bF0", "fF0"))):
             return False
 
@@ -658,7 +658,7 @@ class PartPool:
         (counted in :attr:`overflows`, zeroed per kernel run of a batch), every slot now holds
         twice the items (up to :data:`POOL_MAX_CAP`): True. Else the partition goes on alone."""
         self.overflows += 1
-        if self.overflows <= 8 + partitions // 1024 or not 0 < self.cap < POOL_MAX_CAP:
+        if self.overflows <= 2 + partitions // 4096 or not 0 < self.cap < POOL_MAX_CAP:
             return False
         cap = min(2 * self.cap, POOL_MAX_CAP)
         for n in ITEM_FIELDS:

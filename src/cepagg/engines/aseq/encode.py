@@ -100,6 +100,19 @@ def partition_codes(table: pa.Table, attrs: tuple[str, ...]) -> tuple[np.ndarray
     return codes, keys
 
 
+def stable_order(codes: np.ndarray, k: int) -> np.ndarray:
+    """The stable order of ``codes``, integers in ``[0, k)``: the events of each partition
+    together, in their order. Numpy sorts 16-bit integers by radix, in linear time, and int64
+    by merging runs, some 20 times slower on a batch of 65,536 events over 10^4 keys (a tenth
+    of such a batch's time); codes of up to 32 bits take two radix passes, low half first."""
+    if k <= 1 << 16:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    if k > 1 << 32:
+        return np.argsort(codes, kind="stable")
+    order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+    return order[np.argsort((codes[order] >> 16).astype(np.uint16), kind="stable")]
+
+
 class Encoder:
     """Encodes batches for one unit (its feeds, classes and component sources)."""
 
@@ -195,7 +208,7 @@ class Encoder:
         sel = np.nonzero(keep)[0]
         pc_sel = codes[sel]
         if len(keys) > 1:
-            order = np.argsort(pc_sel, kind="stable")
+            order = stable_order(pc_sel, len(keys))
             sel = sel[order]
             pc_sel = pc_sel[order]
         valI, vldI, valF, vldF = self.values(table, sel, python_values)

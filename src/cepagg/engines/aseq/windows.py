@@ -39,6 +39,7 @@ from .. import kernels
 
 _TWIN = kernels.is_twin(globals())
 jit = kernels.jit(_TWIN)
+inline = kernels.jit(_TWIN, inline=True)  # small helpers of the per-partition steps (LLVM inlines them)
 A = kernels.sibling(__name__, "_algebra", _TWIN)
 
 #: one window segment as the kernels take it: the aggregate map ``agg*``, the back items' maps
@@ -61,7 +62,7 @@ def oldest_ts(bm, fm, ctr, s, field):
     return bm[0, field]
 
 
-@jit
+@inline
 def zero_vec(vI, vF, kindI, kindF):
     for c in range(vI.shape[0]):
         for j in range(vI.shape[1]):
@@ -71,7 +72,7 @@ def zero_vec(vI, vF, kindI, kindF):
             vF[c, j] = 0.0 if kindF[c] == A.LIN else A.sent_f(kindF[c])
 
 
-@jit
+@inline
 def copy_vec(aI, aF, bI, bF):
     for c in range(aI.shape[0]):
         for j in range(aI.shape[1]):
