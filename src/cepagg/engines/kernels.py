@@ -93,6 +93,10 @@ def jit(twin: bool, inline: bool | str = False, python: bool = True):
     wrappers and exception paths left out save GRETA's first query about 1.5 s of compiling
     (docs/benchmarks.md, "Cold start").
 
+    Kernels are compiled without bounds checks (numba's default): GRETA's records add and
+    copy a block of rows as one run of words indexed past each row's end
+    (``_records.add_flat``), which ``NUMBA_BOUNDSCHECK=1`` would refuse with an IndexError.
+
     Code a query cannot run is kept out of its compilation by an argument that is ``None``
     (GRETA's ``pos_run`` variants, A-Seq's ``general``): numba drops the branches behind
     ``x is not None`` before typing them, and the functions called there are not compiled.

@@ -255,3 +255,20 @@ def test_a_kernel_helper_called_from_python_is_refused_instead_of_crashing():
         K.state_scalars(scalars)
     with pytest.raises(TypeError, match="called by kernels only"):
         _records.copy_rows(scalars, scalars)
+
+
+
+@pytest.mark.parametrize("module", ["compiled", "twin"])
+def test_blocks_of_rows_cut_by_columns_are_added_copied_and_filled_row_by_row(module):
+    """A block of rows is one run of words only where the rows lie one after the other: an
+    array cut by columns (not C-ordered) takes the loop over rows."""
+    rec = _records if module == "compiled" else _twin(_records.__name__)
+    add, copy, fill = (_from_python(f) for f in (rec.add_flat, rec.copy_flat, rec.fill_flat))
+    big = np.zeros((6, 4), np.int64)
+    big[3:5, :2] = 1
+    for d in (np.zeros((6, 4), np.int64)[:, :2], np.zeros((6, 2), np.int64)):
+        src = big[:, :2]
+        add(d, 0, src, 3, 2)
+        copy(d, 2, src, 3, 2)
+        fill(d, 4, 2, 7)
+        assert d.tolist() == [[1, 1]] * 4 + [[7, 7]] * 2
