@@ -95,7 +95,10 @@ def jit(twin: bool, inline: bool | str = False, python: bool = True):
 
     Kernels are compiled without bounds checks (numba's default): GRETA's records add and
     copy a block of rows as one run of words indexed past each row's end
-    (``_records.add_flat``), which ``NUMBA_BOUNDSCHECK=1`` would refuse with an IndexError.
+    (``_records.add_flat``), which ``NUMBA_BOUNDSCHECK=1`` would refuse with an IndexError,
+    and which is right only for C-ordered arrays, the only ones kernels are given (a test
+    checks every compiled signature; a check in the kernels made GRETA's first query compile
+    6 s longer).
 
     Code a query cannot run is kept out of its compilation by an argument that is ``None``
     (GRETA's ``pos_run`` variants, A-Seq's ``general``): numba drops the branches behind

@@ -3,6 +3,7 @@ agree, and the small pieces they are built from are right."""
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -17,6 +18,7 @@ from cepagg.engines.kernels import twin as _twin
 from cepagg.events import EventBatch
 from cepagg.lang import ast, compile_query
 from generators import cases, random_stream
+from helpers import run_in_pieces
 
 
 def _from_python(f):
@@ -258,17 +260,43 @@ def test_a_kernel_helper_called_from_python_is_refused_instead_of_crashing():
 
 
 
-@pytest.mark.parametrize("module", ["compiled", "twin"])
-def test_blocks_of_rows_cut_by_columns_are_added_copied_and_filled_row_by_row(module):
-    """A block of rows is one run of words only where the rows lie one after the other: an
-    array cut by columns (not C-ordered) takes the loop over rows."""
-    rec = _records if module == "compiled" else _twin(_records.__name__)
-    add, copy, fill = (_from_python(f) for f in (rec.add_flat, rec.copy_flat, rec.fill_flat))
-    big = np.zeros((6, 4), np.int64)
-    big[3:5, :2] = 1
-    for d in (np.zeros((6, 4), np.int64)[:, :2], np.zeros((6, 2), np.int64)):
-        src = big[:, :2]
-        add(d, 0, src, 3, 2)
-        copy(d, 2, src, 3, 2)
-        fill(d, 4, 2, 7)
-        assert d.tolist() == [[1, 1]] * 4 + [[7, 7]] * 2
+
+def _array_layouts(ty):
+    """The layouts of the arrays in numba type ``ty`` (an array, or a tuple of them)."""
+    from numba.core import types
+
+    if isinstance(ty, types.Array):
+        return [ty.layout]
+    if isinstance(ty, types.BaseTuple):
+        return [lay for t in ty.types for lay in _array_layouts(t)]
+    return []
+
+
+@pytest.mark.skipif(os.environ.get("CEPAGG_TWINS") == "1", reason="no compiled kernels under CEPAGG_TWINS=1")
+def test_kernels_are_only_ever_given_c_ordered_arrays():
+    """The kernels add, copy and clear a block of record rows as one run of words
+    (``_records.add_flat``), right only where the rows lie one after the other: every array a
+    GRETA kernel was compiled for, over the index, the scan, stacked partitions, negation and
+    restored snapshots, is C-ordered (an array cut by columns would compile a variant that
+    writes in the wrong places)."""
+    rng = random.Random(5)
+    rows = [{"type": rng.choice("ABC"), "ts": t, "x": rng.randint(0, 30), "y": rng.randint(0, 9),
+             "g": rng.randint(0, 99)} for t in range(600)]
+    batch = EventBatch.from_rows(rows)
+    for text in ["RETURN COUNT(*), SUM(B.x), MAX(B.x) PATTERN B+ WHERE B.x < NEXT(B).x WITHIN 40 SLIDE 4",
+                 "RETURN g, COUNT(*) PATTERN SEQ(A, B+) WHERE [g] AND B.x >= NEXT(B).x GROUP BY g WITHIN 40",
+                 "RETURN COUNT(*) PATTERN SEQ(A, NOT C, B+) WHERE B.x <= NEXT(B).x WITHIN 40 SLIDE 4",
+                 "RETURN COUNT(*) PATTERN SEQ(A, B+, C) WHERE [g] WITHIN 30 SLIDE 5"]:
+        for numbers in ("exact", "float"):
+            run_in_pieces(Greta(compile_query(text), numbers=numbers), batch, random.Random(3))
+    import importlib
+
+    seen = 0
+    for name in ("_kernels", "index", "_records"):
+        module = importlib.import_module(f"cepagg.engines.greta.{name}")
+        for attr, f in vars(module).items():
+            for sig in getattr(f, "signatures", None) or []:
+                seen += 1
+                bad = [lay for ty in sig for lay in _array_layouts(ty) if lay != "C"]
+                assert not bad, (name, attr, sig)
+    assert seen > 5

@@ -104,14 +104,6 @@ def add(dI, dF, dM, drow, sI, sF, sM, srow, L, mmin, hard):
 
 
 @inline
-def packed(d):
-    """The rows of ``d`` lie one after the other (C order), so a block of rows is one run of
-    words (:func:`add_flat`). Every record array is; an array cut by columns would not be,
-    and would then take the loop over rows instead of being written in the wrong places."""
-    return d.strides[1] == d.itemsize and d.strides[0] == d.shape[1] * d.itemsize
-
-
-@inline
 def add_flat(d, d0, s, s0, n):
     """Rows ``d0 .. d0+n-1`` of ``d`` += rows ``s0 .. s0+n-1`` of ``s`` (two C-ordered arrays of
     one width). The rows of a block are one contiguous run of ``n * width`` words: compiled,
@@ -124,7 +116,7 @@ def add_flat(d, d0, s, s0, n):
     long in the per-event kernel (docs/benchmarks.md, "Float mode"). The twin, whose numpy
     arrays check bounds, loops over rows."""
     w = d.shape[1]
-    if _TWIN or not (packed(d) and packed(s)):
+    if _TWIN:
         for r in range(n):
             for j in range(w):
                 d[d0 + r, j] += s[s0 + r, j]
@@ -138,7 +130,7 @@ def copy_flat(d, d0, s, s0, n):
     """Rows ``d0 .. d0+n-1`` of ``d`` = rows ``s0 .. s0+n-1`` of ``s`` (one flat loop: see
     :func:`add_flat`)."""
     w = d.shape[1]
-    if _TWIN or not (packed(d) and packed(s)):
+    if _TWIN:
         for r in range(n):
             for j in range(w):
                 d[d0 + r, j] = s[s0 + r, j]
@@ -151,7 +143,7 @@ def copy_flat(d, d0, s, s0, n):
 def fill_flat(d, d0, n, x):
     """Rows ``d0 .. d0+n-1`` of ``d`` = ``x`` (one flat loop: see :func:`add_flat`)."""
     w = d.shape[1]
-    if _TWIN or not packed(d):
+    if _TWIN:
         for r in range(n):
             for j in range(w):
                 d[d0 + r, j] = x
