@@ -307,6 +307,15 @@ def places(KS, KO, LT, loff, a, s, m, new, t, u, D):
         x += 1
 
 
+@inline
+def occupied_from(KO, loff, C, x):
+    """The first occupied slot from ``x`` on (``C`` if none): the keys of a batch that fall in
+    a window of slots are those below this slot's key."""
+    while x < C and KO[loff + x] == 0:
+        x += 1
+    return x
+
+
 @jit
 def window_with_room(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, logc, q, r, new, t):
     """The window of slots that takes the run of ``r`` new keys ``new[t:]`` after slot ``q``,
@@ -344,9 +353,7 @@ def window_with_room(KS, KO, LI, LF, LM, LT, loff, C, R, mmin, alive, logc, q, r
         if n + r <= cap:
             if fa < 0:  # the first window with room for the run
                 fa, fs, fcap, fn = a, s, cap, n
-            nx = a + s  # the later keys that fall in it: below the first key after it
-            while nx < C and KO[loff + nx] == 0:
-                nx += 1
+            nx = occupied_from(KO, loff, C, a + s)  # the later keys that fall in it: below the first key after it
             ra = 0
             uu = t
             while uu < nn and (nx >= C or new[uu] < KS[loff + nx]):
@@ -368,9 +375,7 @@ def keys_for_window(KS, KO, loff, C, a, s, room, new, t):
     # the keys of new[t:] that belong in the window (below the first key after it), as
     # many as it has room for; keys already present are skipped
     nn = new.shape[0]
-    nxt = a + s
-    while nxt < C and KO[loff + nxt] == 0:
-        nxt += 1
+    nxt = occupied_from(KO, loff, C, a + s)
     take = 0
     u = t
     while u < nn and (nxt >= C or new[u] < KS[loff + nxt]):
