@@ -297,9 +297,6 @@ class UnitRun:
             return
         fam = self._cache[state.kinds][0]
         plan = layout.plan(self._plan, python=True)
-        plan.flush = flush
-        plan.checked = 0 if self.floats else 1
-        plan.sums = 1
         SI, SF, scr, vI, vF, tI, tF = self._scratch(state, False)
         R = max(64, 4 * len(self.outnode))
         outM, outI, outF = self._out_rows(state, False, R)
@@ -309,6 +306,10 @@ class UnitRun:
         r, pos = 0, 0
         record = layout.plan(self._plan)
         while True:
+            # (set before every call: a partition run alone in between, :meth:`_run`, sets its own)
+            plan.flush = flush
+            plan.checked = 0 if self.floats else 1
+            plan.sums = 1  # every stacked partition keeps its window sums (the kernels read them)
             status, r, pos, nout = KERNELS.run_pool(
                 *pool.args(), pool.gI, pool.gF, slots, starts, ends, r, pos, now, freed, outR, record, self.parent,
                 self.gate, self.outnode, fam.kindI, fam.kindF, fam.maskI, fam.maskF, enc.cls_ptr, enc.cls_node,
