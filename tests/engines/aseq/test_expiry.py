@@ -79,8 +79,30 @@ def test_the_twin_expires_a_window_of_one_start_without_a_flip(monkeypatch):
         assert_same(text, rows, "aseq")
     assert not flips
     rows = [{"type": t, "ts": ts, "g": 1, "x": 1, "y": 1.0} for ts, t in enumerate("AABCC")]
+    rows.append({"type": "B", "ts": 20, "g": 1, "x": 1, "y": 1.0})
     assert_same("RETURN COUNT(*) PATTERN SEQ(A a, B b, C c) WHERE [g] WITHIN 6", rows, "aseq")
-    assert flips  # two STARTs in a window: the oldest leaves through a flip
+    assert flips  # two STARTs in a window before the end: the oldest leaves through a flip
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_the_starts_left_at_the_end_of_the_input_give_the_reference_rows(twin, monkeypatch):
+    """Under WITHIN alone, windows of one START or many (some flipped to the front) when the
+    input ends, every aggregate, stacked or alone: the rows are the reference's."""
+    if twin:
+        monkeypatch.setattr(runtime, "KERNELS", counters.TWIN)
+    rng = random.Random(17)
+    for _ in range(cases(30, 300)):
+        w = rng.randint(3, 40)
+        agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(c.x), MAX(b.x), MIN(c.y)", "AVG(b.y), COUNT(c), SUM(b.x)",
+                          "MAX(a.y), MIN(a.x), COUNT(*)"])
+        neg = rng.choice(["", ", NOT D"])
+        head, where = rng.choice([("", ""), ("", " WHERE [g]"), ("g, ", " WHERE [g]")])
+        group = " GROUP BY g" if head else ""
+        text = f"RETURN {head}{agg} PATTERN SEQ(A a, B b{neg}, C c){where}{group} WITHIN {w}"
+        n = rng.randint(1, 60)
+        rows = [{"type": rng.choice("ABCD"), "ts": i // rng.choice([1, 2]), "g": rng.randrange(3),
+                 "x": rng.choice([None, 0, 1, 2, 5]), "y": rng.choice([None, 0.5, 1.5, -2.0])} for i in range(n)]
+        assert_same(text, rows, "aseq")
 
 
 @pytest.mark.parametrize("tail", ["SLIDE 1000", "EMIT ON CHANGE"])
@@ -97,3 +119,4 @@ def test_a_window_of_one_start_past_int64(compiled_only, tail):  # noqa: F811
         assert got == [(0, 4000, n ** (L - 1))]
     else:  # a row per H event (each adds 500**6 matches)
         assert len(got) >= n and max(r[-1] for r in got) == n ** (L - 1)
+

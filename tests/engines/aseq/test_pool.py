@@ -324,3 +324,36 @@ def test_batches_stacked_or_alone_by_the_threshold_give_the_same_rows(chunk, mon
             seen.add((threshold, st.parts[0].pool is not None))
         assert outs[0] == outs[1] == outs[2] == expected, (text, cuts, rows)
     assert (1, True) in seen and (10**9, True) not in seen  # both paths drawn
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_windows_of_one_start_as_a_watermark_or_the_end_passes(twin, monkeypatch):
+    """Many keys, each with a START and a later pending group when a watermark or the end of the
+    input passes: the START leaves before the group or after it (then the group extends it, or a
+    negation resets it), alone in its window (:func:`cepagg.engines.aseq._expiry.expire_to`
+    reads its vector from the window's aggregate); rows as the reference's, compiled or twin."""
+    from cepagg.engines.aseq import counters
+
+    if twin:
+        monkeypatch.setattr(runtime, "KERNELS", counters.TWIN)
+    rng = random.Random(41)
+    for _ in range(cases(20, 200)):
+        w = rng.randint(2, 12)
+        agg = rng.choice(["COUNT(*)", "COUNT(*), SUM(b.x), MAX(a.x)", "AVG(a.x), MIN(b.x), COUNT(b)"])
+        neg = rng.choice(["", ", NOT C"])
+        group = rng.random() < 0.4
+        text = (f"RETURN {'g, ' if group else ''}{agg} PATTERN SEQ(A a{neg}, B b) WHERE [g]"
+                f"{' GROUP BY g' if group else ''} WITHIN {w}")
+        q = compile_query(text)
+        rows = []
+        for g in range(rng.randint(1, 30)):
+            t = rng.randint(0, 5)
+            rows.append({"type": "A", "ts": t, "g": g, "x": rng.randint(0, 5)})
+            for _ in range(rng.randint(0, 3)):
+                t += rng.randint(1, w + 2)
+                rows.append({"type": rng.choice("ABBC"), "ts": t, "g": g, "x": rng.choice([None, 1, 4])})
+        batch = EventBatch.from_rows(rows).sorted()
+        n = len(batch)
+        expected = sorted(ENGINES["reference"](q).run(batch).rows, key=repr)
+        for cuts in ([0, n], sorted({0, n, rng.randint(0, n), rng.randint(0, n)})):
+            assert _rows(q, batch, cuts) == expected, (text, rows, cuts)

@@ -172,38 +172,33 @@ def expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM,
                 S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, ts, ell, W, kindI, kindF,
                        checked, True, sums)
             elif S.size(ctr, 0) > 0 and S.oldest_ts(bm0, fm0, ctr, 0, 0) + w == x:  # expire
-                if sums and ctr.items[0, 1] == 0 and ctr.items[0, 0] == 1:
-                    # the window's one START: its vector is the aggregate's affine column (the
-                    # sum of the back's vectors), read there without a flip; the window empties
-                    if mode == TOTAL:
-                        for o in range(O):
-                            j = outnode[o]
-                            for c in range(aggI0.shape[0]):
-                                tI[o][c, j] = aggI0[c, j, W - 1]
-                            for c in range(aggF0.shape[0]):
-                                tF[o][c, j] = aggF0[c, j, W - 1]
-                            if not add_total(totI, totF, o, tI[o], tF[o], j, kindI, kindF, checked, False):
-                                return 5
-                        for o in range(O):
-                            add_total(totI, totF, o, tI[o], tF[o], outnode[o], kindI, kindF, False, True)
-                    ctr.items[0, 0] = 0
-                    A.identity(aggI0, aggF0, kindI, kindF)
-                    continue
-                if ctr.items[0, 1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0, ctr, 0, AccI,
-                                                       AccF, NI, NF, vI[2], vF[2], kindI, kindF, checked, anc_ptr,
-                                                       anc_idx, sums):
+                # the window's one START: its vector is the aggregate's affine column (the sum of
+                # the back's vectors), read there without a flip; the window empties
+                alone = sums and ctr.items[0, 1] == 0 and ctr.items[0, 0] == 1
+                if not alone and ctr.items[0, 1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0,
+                                                                     ctr, 0, AccI, AccF, NI, NF, vI[2], vF[2], kindI,
+                                                                     kindF, checked, anc_ptr, anc_idx, sums):
                     return 2
                 if mode == TOTAL:
                     for o in range(O):  # the START's final vector at each output: checked first
                         j = outnode[o]
-                        if not S.current(aggI0, aggF0, fI0, fF0, ctr, 0, tI[o], tF[o], j, j + 1, kindI, kindF,
-                                         checked, anc_ptr, anc_idx):
+                        if alone:
+                            for c in range(aggI0.shape[0]):
+                                tI[o][c, j] = aggI0[c, j, W - 1]
+                            for c in range(aggF0.shape[0]):
+                                tF[o][c, j] = aggF0[c, j, W - 1]
+                        elif not S.current(aggI0, aggF0, fI0, fF0, ctr, 0, tI[o], tF[o], j, j + 1, kindI, kindF,
+                                           checked, anc_ptr, anc_idx):
                             return 2
                         if not add_total(totI, totF, o, tI[o], tF[o], j, kindI, kindF, checked, False):
                             return 5
                     for o in range(O):
                         add_total(totI, totF, o, tI[o], tF[o], outnode[o], kindI, kindF, False, True)
-                ctr.items[0, 1] -= 1
+                if alone:
+                    ctr.items[0, 0] = 0
+                    A.identity(aggI0, aggF0, kindI, kindF)
+                else:
+                    ctr.items[0, 1] -= 1
             else:
                 break
         if general is not None and mode == RECORD:
