@@ -277,6 +277,8 @@ class IntIndex:
 
     def __setstate__(self, state):
         dense = state.pop("dense", False)
+        if "keys" in state:  # (an index pickled with its sorted arrays only)
+            state = dict(state, _keys=state.pop("keys"), _slots=state.pop("slots"), table=None, lo=0, n=0)
         self.__dict__.update(state)
         if dense:
             self.table, self.n = np.zeros(0, np.int32), 0
