@@ -164,3 +164,13 @@ def test_int_index_keeps_near_keys_in_a_table_and_spread_keys_sorted():
     model[2**40] = 6
     assert index.table is None
     _check(index, model)
+
+
+def test_int_index_pickled_with_sorted_arrays_only_loads_them():
+    # an index pickled as its sorted keys and slots (no table) finds them, and takes new keys
+    index = IntIndex.__new__(IntIndex)
+    index.__setstate__({"keys": np.array([3, 9], np.int64), "slots": np.array([1, 0], np.int64),
+                        "key_at": np.array([9, 3, 0, 0], np.int64)})
+    _check(index, {3: 1, 9: 0})
+    index.add(IntKeys(np.array([5], np.int64)), np.array([2], np.int64))
+    _check(index, {3: 1, 9: 0, 5: 2})
