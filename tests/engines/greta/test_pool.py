@@ -253,3 +253,21 @@ def test_a_stacked_integer_key_met_again_as_a_float_is_the_same_partition():
     out += eng.finish(st)
     want = ENGINES["reference"](q).run(EventBatch.from_rows(first + second)).rows
     assert sorted(out) == sorted(want)
+
+
+@pytest.mark.parametrize("numbers", ["exact", "float"])
+def test_the_end_of_the_input_closes_every_stacked_window_and_empties_the_stack(numbers):
+    # at the end of the input the stacked SLIDE graphs still hold window records and start
+    # buckets of recent panes: the windows close in the stack, and every slot is freed
+    q = compile_query("RETURN k, COUNT(*) PATTERN SEQ(A, B+, C) WHERE [k] GROUP BY k WITHIN 10 SLIDE 3")
+    rows = [{"type": "ABC"[t % 3], "ts": t // 20, "k": t % 70} for t in range(2000)]
+    batch = EventBatch.from_rows(rows).sorted()
+    eng = Greta(q, numbers=numbers)
+    st = eng.new_state()
+    eng.process(st, batch)
+    assert len(st.pool) == 70 and not st.partitions
+    assert st.pool.closing(st.pool.live(), 2**62, 10, 3).any()
+    out = sorted(eng.finish(st))
+    assert len(st.pool) == 0 and not st.partitions
+    want = sorted(ENGINES["reference"](q).run(batch).rows)
+    assert out == want == sorted(Greta(q, pool=False, numbers=numbers).run(batch).rows)

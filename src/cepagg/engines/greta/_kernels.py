@@ -17,7 +17,7 @@ constrains (Definition 5 as a time threshold: a previous-type event ``p`` may pr
 following-type event ``e`` iff ``p.ts >= max{start of an N match ending before e}``).
 
 :func:`pos_one` returns ``(status, next_event)``; :func:`pos_run` runs a stack of graphs of
-one shape (:mod:`.pool`) through it, one after the other, and returns ``(status, graph,
+one shape (:mod:`.pool`) as it does, one after the other, and returns ``(status, graph,
 next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status other than ``DONE``
 asks the caller to grow an array or widen the integers (:mod:`.numbers`) and call again from
 there: nothing is ever truncated or wrapped.
@@ -25,7 +25,7 @@ there: nothing is ever truncated or wrapped.
 The entry points and the two steps of :func:`pos_one` (:func:`move_time`, :func:`take_event`) take
 named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays they use,
 and the graph's scalars as one record (``sc.nv``: :func:`state_scalars`). The two steps are spliced
-into :func:`pos_one` by numba (``@step``); the helpers of the per-event path (``@inline``: record
+into :func:`pos_one` and :func:`pos_run` by numba (``@step``); the helpers of the per-event path (``@inline``: record
 arithmetic, index cleaning, the condition interpreter, the start bucket, the SLIDE windows of an
 END event, the negation thresholds) are inlined by LLVM: a call passing a dozen arrays costs more
 than their work (``cepagg bench greta --only index_vs_scan --engines greta --sizes 1000``:
@@ -759,7 +759,8 @@ def pos_one(P, G, E, X, i0, until, slide, total, rare):
     ``rare``: the code the query may run (:func:`variant`), ``None`` where it may not: numba drops
     the branches behind an ``x is not None`` test of a ``None`` argument before typing them, so a
     variant compiles only the functions its queries call. A graph alone runs here; the stacked
-    graphs of a batch over many partitions through :func:`pos_run`, which calls this one."""
+    graphs of a batch over many partitions through :func:`pos_run`, whose loop runs each graph
+    as this one does."""
     pi = plan_scalars(P.pi)
     sc = state_scalars(G.sc)
     n = E.e_ts.shape[0]
@@ -787,22 +788,47 @@ def pos_one(P, G, E, X, i0, until, slide, total, rare):
 
 @jit
 def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rare):
-    """:func:`pos_one` for the graphs ``slots[j0:]``, one after the other: graph ``j`` processes
-    its events ``EP[lo[j]:hi[j]]`` (from ``i0`` for the first, ``j0``), then moves time to
-    ``untils[j]``. Returns ``(status, j, next_event)``: ``DONE`` once every graph ran; otherwise
-    graph ``j`` asks to grow or widen (its arrays grown, it is run again from ``next_event``).
+    """:func:`pos_one` for the graphs ``slots[j0:]`` of ``GP``, one after the other: graph ``j``
+    processes its events ``EP[lo[j]:hi[j]]`` (from ``i0`` for the first, ``j0``), then moves time
+    to ``untils[j]``. Returns
+    ``(status, j, next_event)``: ``DONE`` once every graph ran; otherwise graph ``j`` asks to
+    grow or widen (its arrays grown, it is run again from ``next_event``).
 
     ``GP`` holds graphs of one shape stacked (:class:`.pool.GraphPool`): field ``f`` of graph
     ``s`` is rows ``s * rows[f]`` to ``(s + 1) * rows[f]`` of ``GP``'s field ``f``. The records
     of views are built here, without a call from Python per graph: unboxing the 82 arrays of the
-    four records cost more than a small batch's work. Compiled the first time a batch stacks
-    graphs (:data:`..kernels.STACK_MIN_PARTITIONS`): numba links :func:`pos_one` in and LLVM
-    optimises it again here, a cost a query over a few partitions does not pay."""
+    four records cost more than a small batch's work. Each graph runs as in :func:`pos_one`, its
+    loop written out here rather than called: a call per graph would pass the ~80 arrays of its
+    records by value and build every view, used or not, more than a graph with one event costs
+    (at 10^6 keys, 0.62 µs for a visit with no event, against 0.27 µs). Compiled the first time
+    a batch stacks graphs (:data:`..kernels.STACK_MIN_PARTITIONS`), a cost a query over a few
+    partitions does not pay."""
     for j in range(j0, slots.shape[0]):
-        st, i = pos_one(P, graph_of(GP, rows, slots[j]), batch_of(EP, lo[j], hi[j]), X,
-                        i0 if j == j0 else 0, untils[j], slide, total, rare)
-        if st != DONE:
-            return st, j, i
+        G = graph_of(GP, rows, slots[j])
+        E = batch_of(EP, lo[j], hi[j])
+        until = untils[j]
+        pi = plan_scalars(P.pi)
+        sc = state_scalars(G.sc)
+        n = E.e_ts.shape[0]
+        thresholds(P.DER, X.thr, G.negM, pi.ng)
+        i = i0 if j == j0 else 0
+        while True:
+            final = i >= n
+            if final:
+                t = until
+                if t <= sc.now:
+                    break
+            else:
+                t = E.e_ts[i]
+            if t > sc.now:
+                st = move_time(P, G, E, X, t, final, slide, total, rare)
+                if st != DONE:
+                    return st, j, i
+                if final:
+                    break
+            st, i = take_event(P, G, E, X, i, t, slide, total, rare)
+            if st != DONE:
+                return st, j, i
     return DONE, slots.shape[0], 0
 
 

@@ -835,7 +835,11 @@ class Greta(Engine):
             live = pool.live()
             live = live[pool.last_ts[live] < until]
             q = self.query
-            if q.mode == "slide":  # moved or not (:meth:`_move_all`)
+            if q.mode == "slide" and until == K.POS_INF:
+                # the end of the input: each graph holding a window record was moved there,
+                # which closed them all, and every start bucket leaves the window there
+                pool.release(live)
+            elif q.mode == "slide":  # moved or not (:meth:`_move_all`)
                 pool.release(live[pool.idle(live, until, q.within, q.slide)])
             else:
                 pool.release(live[pool.empty(live)])
