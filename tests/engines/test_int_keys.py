@@ -139,38 +139,3 @@ def test_stable_sort_of_big_endian_uint64_past_int64():
     order, ordered = stable_sort(values)
     assert order.tolist() == [1, 0, 2]
     assert ordered.tolist() == [2**63 + 1, 2**63 + 5, 2**63 + 5]
-
-
-def test_int_index_keeps_near_keys_in_a_table_and_spread_keys_sorted():
-    """Keys within a small span are found in the table of slots; a key far beyond it moves every
-    key to the sorted arrays, which find the same slots; a key outside the table (below, above,
-    at the extremes of int64) is found in neither."""
-    index = IntIndex()
-    index.grow(64)
-    near = np.array([40, 3, 17, 1000], dtype=np.int64)
-    index.add(IntKeys(near), np.arange(4, dtype=np.int64))
-    model = dict(zip(near.tolist(), range(4)))
-    assert index.table is not None
-    _check(index, model)
-    index.add(IntKeys(np.array([-5, 2000], dtype=np.int64)), np.array([4, 5]))  # the table grows
-    model.update({-5: 4, 2000: 5})
-    assert index.table is not None
-    _check(index, model)
-    _check(pickle.loads(pickle.dumps(index)), model)
-    index.remove(np.array([0]))
-    del model[40]
-    _check(index, model)
-    index.add(IntKeys(np.array([2**40], dtype=np.int64)), np.array([6]))
-    model[2**40] = 6
-    assert index.table is None
-    _check(index, model)
-
-
-def test_int_index_pickled_with_sorted_arrays_only_loads_them():
-    # an index pickled as its sorted keys and slots (no table) finds them, and takes new keys
-    index = IntIndex.__new__(IntIndex)
-    index.__setstate__({"keys": np.array([3, 9], np.int64), "slots": np.array([1, 0], np.int64),
-                        "key_at": np.array([9, 3, 0, 0], np.int64)})
-    _check(index, {3: 1, 9: 0})
-    index.add(IntKeys(np.array([5], np.int64)), np.array([2], np.int64))
-    _check(index, {3: 1, 9: 0, 5: 2})

@@ -215,11 +215,12 @@ def flavour(module: str, twin_: bool) -> ModuleType:
 
 
 #: the fewest partitions a batch touches for its partitions to run stacked, in one kernel call
-#: (A-Seq's ``run_pool``, GRETA's ``pos_run``): below it each runs alone, through the kernel of one
-#: partition that every query compiles. The stacked entry compiles that kernel's work again
-#: (A-Seq's calls it, linked in and optimised again by LLVM, about 5 s; GRETA's writes the
-#: graph's loop out, about 10 s), so a first query over a few keys does not compile it; where
-#: partitions are many, one call saves a call from Python per partition.
+#: (A-Seq's ``run_pool``, GRETA's ``pos_run``): below it each runs alone. A-Seq's stacked entry
+#: compiles the kernel of one partition again (it calls it, linked in and optimised again by
+#: LLVM, about 5 s), so a first query over a few keys does not compile it; GRETA runs a graph
+#: alone as a stack of one, so its stacked entry compiles nothing more, and below this many
+#: partitions a graph's own arrays save copying it into a stack. Where partitions are many, one
+#: call saves a call from Python per partition.
 STACK_MIN_PARTITIONS = 64
 
 

@@ -159,7 +159,7 @@ from cepagg.lang import compile_query
 
 def float_records():
     ti = PosArrays._fields.index("TI")
-    return sorted({str(sig[1].types[ti].dtype) for sig in K.pos_one.signatures})
+    return sorted({str(sig[1].types[ti].dtype) for sig in K.pos_run.signatures})
 
 q = compile_query("RETURN COUNT(*) PATTERN A+ WHERE A.x > NEXT(A).x WITHIN 4 SLIDE 2")
 batch = EventBatch.from_rows([{"type": "A", "ts": t, "x": t % 3} for t in range(9)])

@@ -16,16 +16,16 @@ the latest start of the sub-pattern matches ending at it, and every finished mat
 constrains (Definition 5 as a time threshold: a previous-type event ``p`` may precede a
 following-type event ``e`` iff ``p.ts >= max{start of an N match ending before e}``).
 
-:func:`pos_one` returns ``(status, next_event)``; :func:`pos_run` runs a stack of graphs of
-one shape (:mod:`.pool`) as it does, one after the other, and returns ``(status, graph,
-next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status other than ``DONE``
+:func:`pos_run` runs a stack of graphs of one shape (:mod:`.pool`), one after the other, and
+returns ``(status, graph, next_event)``; :func:`pos_one`, a graph alone as a stack of one,
+returns ``(status, next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status other than ``DONE``
 asks the caller to grow an array or widen the integers (:mod:`.numbers`) and call again from
 there: nothing is ever truncated or wrapped.
 
-The entry points and the two steps of :func:`pos_one` (:func:`move_time`, :func:`take_event`) take
+The entry points and the two steps of the loop (:func:`move_time`, :func:`take_event`) take
 named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays they use,
 and the graph's scalars as one record (``sc.nv``: :func:`state_scalars`). The two steps are spliced
-into :func:`pos_one` and :func:`pos_run` by numba (``@step``); the helpers of the per-event path (``@inline``: record
+into :func:`pos_run` by numba (``@step``); the helpers of the per-event path (``@inline``: record
 arithmetic, index cleaning, the condition interpreter, the start bucket, the SLIDE windows of an
 END event, the negation thresholds) are inlined by LLVM: a call passing a dozen arrays costs more
 than their work (``cepagg bench greta --only index_vs_scan --engines greta --sizes 1000``:
@@ -749,7 +749,6 @@ def kill(sc, V, v_col, v_colv, e_col, e_colv, i, t, s, ST, fol, ns, pg_off, PGC,
 # the loop
 
 
-@jit
 def pos_one(P, G, E, X, i0, until, slide, total, rare):
     """Run one graph ``G`` over its events ``E`` (from event ``i0``), then move time to ``until``
     (exclusive: every event before it has been seen). Returns ``(status, next_event)``: ``DONE``,
@@ -758,32 +757,19 @@ def pos_one(P, G, E, X, i0, until, slide, total, rare):
     The records ``P``, ``G``, ``E``, ``X`` are :mod:`.kernel_args`'; ``slide``, ``total``,
     ``rare``: the code the query may run (:func:`variant`), ``None`` where it may not: numba drops
     the branches behind an ``x is not None`` test of a ``None`` argument before typing them, so a
-    variant compiles only the functions its queries call. A graph alone runs here; the stacked
-    graphs of a batch over many partitions through :func:`pos_run`, whose loop runs each graph
-    as this one does."""
-    pi = plan_scalars(P.pi)
-    sc = state_scalars(G.sc)
-    n = E.e_ts.shape[0]
-    thresholds(P.DER, X.thr, G.negM, pi.ng)
-    i = i0
-    while True:
-        final = i >= n
-        if final:
-            t = until
-            if t <= sc.now:
-                break
-        else:
-            t = E.e_ts[i]
-        if t > sc.now:
-            st = move_time(P, G, E, X, t, final, slide, total, rare)
-            if st != DONE:
-                return st, i
-            if final:
-                break
-        st, i = take_event(P, G, E, X, i, t, slide, total, rare)
-        if st != DONE:
-            return st, i
-    return DONE, i
+    variant compiles only the functions its queries call.
+
+    A graph alone is a stack of one graph for :func:`pos_run` (slot 0, each field's slot as long
+    as any array): one loop is compiled for graphs alone and stacked, so the first stacked batch
+    compiles nothing more, and ``cepagg warmup`` compiles less."""
+    st, _, i = pos_run(P, G, _WHOLE, _SLOT0, E, _SLOT0, np.full(1, E.e_ts.shape[0], np.int64),
+                       np.full(1, until, np.int64), X, 0, i0, slide, total, rare)
+    return st, i
+
+
+#: :func:`pos_one`'s stack of one graph: slot 0, whose fields run to their arrays' ends
+_WHOLE = np.full(len(PosArrays._fields), 2**62, np.int64)
+_SLOT0 = np.zeros(1, np.int64)
 
 
 @jit
@@ -797,12 +783,10 @@ def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rar
     ``GP`` holds graphs of one shape stacked (:class:`.pool.GraphPool`): field ``f`` of graph
     ``s`` is rows ``s * rows[f]`` to ``(s + 1) * rows[f]`` of ``GP``'s field ``f``. The records
     of views are built here, without a call from Python per graph: unboxing the 82 arrays of the
-    four records cost more than a small batch's work. Each graph runs as in :func:`pos_one`, its
-    loop written out here rather than called: a call per graph would pass the ~80 arrays of its
-    records by value and build every view, used or not, more than a graph with one event costs
-    (at 10^6 keys, 0.62 µs for a visit with no event, against 0.27 µs). Compiled the first time
-    a batch stacks graphs (:data:`..kernels.STACK_MIN_PARTITIONS`), a cost a query over a few
-    partitions does not pay."""
+    four records cost more than a small batch's work. The loop over a graph's events is
+    written here, not called per graph: a call would pass the ~80 arrays of its records by value
+    and build every view, used or not, more than a graph with one event costs (at 10^6 keys,
+    0.62 µs for a visit with no event, against 0.27 µs)."""
     for j in range(j0, slots.shape[0]):
         G = graph_of(GP, rows, slots[j])
         E = batch_of(EP, lo[j], hi[j])
