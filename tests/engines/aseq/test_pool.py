@@ -75,6 +75,41 @@ def test_stacked_partition_past_int64_goes_on_exactly(monkeypatch):
     assert ENGINES["aseq"](q).run(batch).rows == expected
 
 
+def test_a_partition_past_int64_sums_leaves_the_stacked_ones_their_window_sums():
+    """Key 0's SUM outgrows int64 inside the stacked run: that partition drops its window sums
+    and goes on alone; the 99 keys stacked after it still keep theirs (the plan's ``sums`` is set
+    again for them), and their windows of one START, still open at the end, count."""
+    q = compile_query("RETURN COUNT(*), SUM(b.x) PATTERN SEQ(A a, B b) WHERE [g] WITHIN 100")
+    rows = [{"type": "A", "ts": 0, "g": 0, "x": 1}]
+    rows += [{"type": "B", "ts": 1 + k, "g": 0, "x": 2**61} for k in range(8)]
+    for g in range(1, 100):
+        rows += [{"type": "A", "ts": 2, "g": g, "x": 1}, {"type": "B", "ts": 3, "g": g, "x": 5}]
+    batch = EventBatch.from_rows(rows).sorted()
+    expected = [(8 + 99, 8 * 2**61 + 99 * 5)]
+    assert ENGINES["reference"](q).run(batch).rows == expected
+    assert ENGINES["aseq"](q).run(batch).rows == expected
+
+
+def test_a_partition_past_128_bits_leaves_the_stacked_ones_checked():
+    """Key 0's SUM passes 2**125 (600**7 matches of its START, each ``h.x`` 2**62): it goes on in
+    Python integers,
+    unchecked; the 99 keys stacked after it are checked again (the plan's ``checked`` is set
+    again for them), so their SUM of 3 * 2**62 each widens instead of wrapping."""
+    types, n = "ABCDEFGH", 600
+    rows = [{"type": "A", "ts": 0, "g": 0, "x": 1}]
+    rows += [{"type": t, "ts": i * n + k, "g": 0, "x": 2**62 if t == "H" else 1}
+             for i, t in enumerate(types[1:], start=1) for k in range(n)]
+    for g in range(1, 100):
+        rows += [{"type": t, "ts": 5000 + i, "g": g, "x": 2**62 if t == "H" else 1} for i, t in enumerate(types)]
+        rows += [{"type": "H", "ts": 5008 + k, "g": g, "x": 2**62} for k in range(2)]
+    q = compile_query(f"RETURN COUNT(*), SUM(h.x) PATTERN SEQ({', '.join(f'{t} {t.lower()}' for t in types)}) "
+                      "WHERE [g] WITHIN 100000")
+    batch = EventBatch.from_rows(rows).sorted()
+    assert n**7 * 2**62 > 2**125
+    expected = [(99 * 3 + n**7, 99 * 3 * 2**62 + n**7 * 2**62)]
+    assert ENGINES["aseq"](q).run(batch).rows == expected
+
+
 def test_stacked_float_mode_matches_alone(monkeypatch):
     rng = random.Random(3)
     q = compile_query("RETURN COUNT(*), SUM(b.x), AVG(a.x) PATTERN SEQ(A a, B b, C c) WHERE [g] WITHIN 6")
@@ -331,7 +366,7 @@ def test_windows_of_one_start_as_a_watermark_or_the_end_passes(twin, monkeypatch
     """Many keys, each with a START and a later pending group when a watermark or the end of the
     input passes: the START leaves before the group or after it (then the group extends it, or a
     negation resets it), alone in its window (:func:`cepagg.engines.aseq._expiry.expire_to`
-    reads its vector from the window's aggregate); rows as the reference's, compiled or twin."""
+    reads its vector from its own item); rows as the reference's, compiled or twin."""
     from cepagg.engines.aseq import counters
 
     if twin:

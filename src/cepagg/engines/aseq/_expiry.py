@@ -172,9 +172,10 @@ def expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM,
                 S.push(aggI0, aggF0, bI0, bF0, bm0, ctr, 0, vI[1], vF[1], N, ts, ell, W, kindI, kindF,
                        checked, True, sums)
             elif S.size(ctr, 0) > 0 and S.oldest_ts(bm0, fm0, ctr, 0, 0) + w == x:  # expire
-                # the window's one START: its vector is the aggregate's affine column (the sum of
-                # the back's vectors), read there without a flip; the window empties
-                alone = sums and ctr.items[0, 1] == 0 and ctr.items[0, 0] == 1
+                # the window's one START: its vector is its own item's affine column (a flip of
+                # one item computes just that), read there without a flip; the window empties.
+                # Not the aggregate's column: a partition without window sums leaves it unkept
+                alone = ctr.items[0, 1] == 0 and ctr.items[0, 0] == 1
                 if not alone and ctr.items[0, 1] == 0 and not S.flip(aggI0, aggF0, bI0, bF0, bm0, fI0, fF0, fm0,
                                                                      ctr, 0, AccI, AccF, NI, NF, vI[2], vF[2], kindI,
                                                                      kindF, checked, anc_ptr, anc_idx, sums):
@@ -183,10 +184,10 @@ def expire_to(t, seg0, seg1, ctr, plan, outnode, totI, totF, lastI, lastF, outM,
                     for o in range(O):  # the START's final vector at each output: checked first
                         j = outnode[o]
                         if alone:
-                            for c in range(aggI0.shape[0]):
-                                tI[o][c, j] = aggI0[c, j, W - 1]
-                            for c in range(aggF0.shape[0]):
-                                tF[o][c, j] = aggF0[c, j, W - 1]
+                            for c in range(bI0.shape[1]):
+                                tI[o][c, j] = bI0[0, c, j, W - 1]
+                            for c in range(bF0.shape[1]):
+                                tF[o][c, j] = bF0[0, c, j, W - 1]
                         elif not S.current(aggI0, aggF0, fI0, fF0, ctr, 0, tI[o], tF[o], j, j + 1, kindI, kindF,
                                            checked, anc_ptr, anc_idx):
                             return 2
