@@ -5,6 +5,7 @@ cells; MIN and MAX stay exact; the cells are Python floats."""
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -170,6 +171,7 @@ print(float_records())
 """
 
 
+@pytest.mark.skipif(os.environ.get("CEPAGG_TWINS") == "1", reason="no compiled kernels under CEPAGG_TWINS=1")
 def test_float_kernels_load_only_when_float_mode_runs():
     # the kernels take float64 records only once a float query runs (exact queries and
     # `cepagg warmup` never compile them); a fresh process, as the cache persists on disk
