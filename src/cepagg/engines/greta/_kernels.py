@@ -18,9 +18,9 @@ following-type event ``e`` iff ``p.ts >= max{start of an N match ending before e
 
 :func:`pos_run` runs a stack of graphs of one shape (:mod:`.pool`), one after the other, and
 returns ``(status, graph, next_event)``; :func:`pos_one`, a graph alone as a stack of one,
-returns ``(status, next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status other than ``DONE``
-asks the caller to grow an array or widen the integers (:mod:`.numbers`) and call again from
-there: nothing is ever truncated or wrapped.
+returns ``(status, next_event)``; :func:`neg_run` returns ``(status, next_event)``. A status
+other than ``DONE`` asks the caller to grow an array or widen the integers (:mod:`.numbers`)
+and call again from there: nothing is ever truncated or wrapped.
 
 The entry points and the two steps of the loop (:func:`move_time`, :func:`take_event`) take
 named records (plan, state, batch, scratch: :mod:`.kernel_args`); helpers take the arrays they use,
@@ -774,11 +774,11 @@ _SLOT0 = np.zeros(1, np.int64)
 
 @jit
 def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rare):
-    """:func:`pos_one` for the graphs ``slots[j0:]`` of ``GP``, one after the other: graph ``j``
-    processes its events ``EP[lo[j]:hi[j]]`` (from ``i0`` for the first, ``j0``), then moves time
-    to ``untils[j]``. Returns
-    ``(status, j, next_event)``: ``DONE`` once every graph ran; otherwise graph ``j`` asks to
-    grow or widen (its arrays grown, it is run again from ``next_event``).
+    """Run the graphs ``slots[j0:]`` of ``GP``, one after the other: graph ``j`` processes its
+    events ``EP[lo[j]:hi[j]]`` (from ``i0`` for the first, ``j0``), then moves time to
+    ``untils[j]`` (as :func:`pos_one` says). Returns ``(status, j, next_event)``: ``DONE`` once
+    every graph ran; otherwise graph ``j`` asks to grow or widen (its arrays grown, it is run
+    again from ``next_event``).
 
     ``GP`` holds graphs of one shape stacked (:class:`.pool.GraphPool`): field ``f`` of graph
     ``s`` is rows ``s * rows[f]`` to ``(s + 1) * rows[f]`` of ``GP``'s field ``f``. The records
@@ -787,11 +787,11 @@ def pos_run(P, GP, rows, slots, EP, lo, hi, untils, X, j0, i0, slide, total, rar
     written here, not called per graph: a call would pass the ~80 arrays of its records by value
     and build every view, used or not, more than a graph with one event costs (at 10^6 keys,
     0.62 µs for a visit with no event, against 0.27 µs)."""
+    pi = plan_scalars(P.pi)
     for j in range(j0, slots.shape[0]):
         G = graph_of(GP, rows, slots[j])
         E = batch_of(EP, lo[j], hi[j])
         until = untils[j]
-        pi = plan_scalars(P.pi)
         sc = state_scalars(G.sc)
         n = E.e_ts.shape[0]
         thresholds(P.DER, X.thr, G.negM, pi.ng)
